@@ -1,0 +1,129 @@
+"""What every formulation shares: the interface, the cvxpy model it builds, and the data scaling.
+
+A formulation turns a :class:`~workbench.problem.TimeStepProblem` into a model a solver can take.
+Conic formulations build a :class:`CvxpyModel`; first-order solvers take a formulation's
+:class:`CCQOModel` (the problem plus how its linear term is treated).
+
+Scaling. Real problems span many orders of magnitude (an FCLib box stack has a dual objective near
+-2.3e-5), while interior-point solvers stop on absolute tolerances near 1e-8. Every conic model is
+therefore built on dimensionless data: with the impulse scale alpha = ||r||_inf / n_N and the
+objective scale c = ||r||_inf^2 / n_N, where n_N is the mean of the diagonal of N, the unknowns are
+nu = alpha x and the objective is divided by c, so that both the quadratic and the linear term are
+O(1). The model maps results back to physical units; every reported number is physical.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from workbench.problem import TimeStepProblem
+
+__all__ = ["Formulation", "CvxpyModel", "CCQOModel", "DataScale", "data_scale"]
+
+
+@dataclass(frozen=True)
+class DataScale:
+    """nu = impulse * x; objective = objective_scale * (scaled objective); velocities = velocity * y."""
+    impulse: float
+    velocity: float
+    objective: float
+
+
+def data_scale(problem: TimeStepProblem) -> DataScale:
+    """Scales that make N and r O(1) (module docstring). Falls back to 1 for zero data."""
+    blocks = problem.N_diagonal_blocks
+    n_N = float(np.mean(np.trace(blocks, axis1=1, axis2=2))) / problem.d
+    r_inf = float(np.abs(problem.r).max())
+    if not (n_N > 0 and np.isfinite(n_N)):
+        n_N = 1.0
+    if not r_inf > 0:
+        r_inf = n_N
+    return DataScale(impulse=r_inf / n_N, velocity=r_inf, objective=r_inf * r_inf / n_N)
+
+
+@dataclass
+class CvxpyModel:
+    """A formulation built as a cvxpy problem, on scaled data.
+
+    ``recover()`` (after a solve) returns the impulses nu and the velocities v in physical units
+    (v is None for local problems); ``objective(nu, v)`` evaluates the formulation's own objective,
+    in physical units, at a returned point.
+    """
+    kind: ClassVar[str] = "cvxpy"
+    problem: TimeStepProblem
+    formulation: str
+    cvx: Any  # cvxpy.Problem
+    recover: Callable[[], tuple[np.ndarray, np.ndarray | None]]
+    objective: Callable[[np.ndarray, np.ndarray | None], float]
+    scale: DataScale
+    relaxed: bool
+    build_seconds: float
+    #: maps the solver's optimal value of the scaled model to the physical objective
+    unscale_objective: Callable[[float], float] = lambda value: value
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CCQOModel:
+    """The (relaxed or anti-relaxed) cone-constrained QP min 1/2 nu^T N nu + (r + a)^T nu, nu in K,
+    for matrix-free first-order solvers (seed 000 eqs. 14-15). ``anti_relaxed`` asks the solver to
+    update a_i = mu_i ||u_t,i|| as it iterates."""
+    kind: ClassVar[str] = "ccqo"
+    problem: TimeStepProblem
+    formulation: str
+    anti_relaxed: bool
+    objective: Callable[[np.ndarray, np.ndarray | None], float]
+    relaxed: bool = True
+    build_seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Formulation(ABC):
+    """One way of posing the time step. Subclasses live one per module in formulations/."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    #: equations of the seeds implemented, for ``workbench list`` and the docs
+    reference: ClassVar[str]
+    #: True when the formulation needs M, D, k (a global problem)
+    needs_global: ClassVar[bool] = False
+    #: True when its solution satisfies the exact (unrelaxed) Coulomb law
+    exact: ClassVar[bool] = False
+    #: model kinds it can build: "cvxpy" and/or "ccqo"
+    builds: ClassVar[tuple[str, ...]] = ("cvxpy",)
+
+    def build(self, problem: TimeStepProblem, kind: str = "cvxpy") -> CvxpyModel | CCQOModel:
+        """Build the model of ``kind`` for ``problem`` (timed into ``build_seconds``)."""
+        from workbench.errors import UnsupportedError
+        if kind not in self.builds:
+            raise UnsupportedError(f"formulation {self.name} cannot be built as a {kind} model "
+                                   f"(it builds {', '.join(self.builds)})")
+        if self.needs_global:
+            problem.require_global(f"formulation {self.name}")
+        t0 = time.perf_counter()
+        model = self._build_cvxpy(problem) if kind == "cvxpy" else self._build_ccqo(problem)
+        model.build_seconds = time.perf_counter() - t0
+        return model
+
+    @abstractmethod
+    def _build_cvxpy(self, problem: TimeStepProblem) -> CvxpyModel: ...
+
+    def _build_ccqo(self, problem: TimeStepProblem) -> CCQOModel:
+        raise NotImplementedError
+
+
+def friction_cone_constraints(x_contacts, mu: np.ndarray):
+    """cvxpy constraints x_i in K_{mu_i} for an (n_c, d) cvxpy expression, vectorised:
+    one SOC block ||x_t,i|| <= mu_i x_n,i, plus x_n >= 0 where mu_i = 0 (the SOC alone would leave
+    x_n free there)."""
+    import cvxpy as cp
+    cons = [cp.SOC(cp.multiply(mu, x_contacts[:, 0]), x_contacts[:, 1:].T, axis=0)]
+    zero = np.flatnonzero(mu == 0)
+    if zero.size:
+        cons.append(x_contacts[zero, 0] >= 0)
+    return cons

@@ -1,0 +1,1 @@
+"""Problems the workbench makes itself: the seeds' scenes, synthetic packings, datasets."""

@@ -1,0 +1,80 @@
+"""Relaxed primal (seed 001 eq. 23) and relaxed dual (eq. 24) through cvxpy: analytic answers and
+agreement between formulations and independent solvers."""
+
+import numpy as np
+import pytest
+
+from factories import random_problem
+from problems.scenes import rolling_ball_2d, rolling_ball_2d_relaxed_impulse
+from workbench.errors import UnsupportedError
+from workbench.solvers import SolveOptions, solve
+
+TIGHT = SolveOptions(tol=1e-7)
+
+
+@pytest.mark.parametrize("formulation", ["dual", "primal"])
+@pytest.mark.parametrize("solver", ["clarabel", "scs"])
+def test_rolling_ball_relaxed_optimum(formulation, solver):
+    res = solve(rolling_ball_2d(), formulation, solver, TIGHT)
+    assert res.status == "solved"
+    np.testing.assert_allclose(res.nu, rolling_ball_2d_relaxed_impulse(), rtol=1e-6)
+    np.testing.assert_allclose(res.nu, [0.43693, -0.087386], rtol=1e-4)
+    assert res.iterations and res.iterations > 0
+    assert res.build_seconds > 0 and res.solve_seconds > 0
+
+
+@pytest.mark.parametrize("case", [
+    dict(d=3, diagonal_mass=True),
+    dict(d=3, diagonal_mass=False),
+    dict(d=2, diagonal_mass=True),
+    dict(d=3, diagonal_mass=True, n_bilateral=3),
+    dict(d=3, diagonal_mass=False, n_bilateral=2),
+])
+def test_primal_and_dual_agree(case):
+    p = random_problem(n_contacts=8, n_bodies=5, seed=11, gap=-0.001, **case)
+    dual = solve(p, "dual", "clarabel", TIGHT)
+    primal = solve(p, "primal", "clarabel", TIGHT)
+    assert dual.status == primal.status == "solved"
+    scale = max(abs(dual.metrics["dual_objective"]), 1e-300)
+    assert abs(primal.metrics["dual_objective"] - dual.metrics["dual_objective"]) <= 1e-6 * scale
+    # the primal's own objective and the dual's satisfy strong duality: p* = -d* - 1/2 k^T M^-1 k
+    const = 0.5 * p.k @ p.solve_M(p.k)
+    np.testing.assert_allclose(primal.objective, -dual.objective - const, rtol=1e-6, atol=1e-9 * const)
+    np.testing.assert_allclose(primal.nu, dual.nu, atol=1e-5 * np.abs(dual.nu).max())
+    if p.n_bilateral:
+        assert dual.metrics["bilateral_violation"] < 1e-7
+        assert primal.metrics["bilateral_violation"] < 1e-7
+    # v returned by the primal is the velocity of its impulses: M v = k + C nu
+    np.testing.assert_allclose(primal.v, p.velocity(primal.nu), atol=1e-6 * np.abs(primal.v).max())
+
+
+def test_primal_refuses_a_local_problem():
+    loc = random_problem(seed=1).as_local()
+    with pytest.raises(UnsupportedError, match="local problem"):
+        solve(loc, "primal", "clarabel")
+
+
+def test_dual_on_local_equals_dual_on_global():
+    g = random_problem(n_contacts=10, n_bodies=6, seed=4)
+    a = solve(g, "dual", "clarabel", TIGHT)
+    b = solve(g.as_local(), "dual", "scs", TIGHT)
+    np.testing.assert_allclose(b.metrics["dual_objective"], a.metrics["dual_objective"], rtol=1e-6)
+
+
+def test_tiny_scale_problem_is_solved_to_relative_accuracy():
+    # the same problem with impulses 1e-6 times smaller and objective 1e-12 times smaller:
+    # scaling makes the relative accuracy independent of units
+    from workbench.problem import TimeStepProblem
+    p = random_problem(seed=7, gap=-0.001)
+    tiny = TimeStepProblem(M=p.M * 1e6, D=p.D, k=p.k, b=p.b * 1e-6, mu=p.mu, d=p.d)  # r scaled by 1e-6
+    ref = solve(p, "dual", "clarabel", TIGHT)
+    res = solve(tiny, "dual", "clarabel", TIGHT)
+    assert res.status == "solved"
+    np.testing.assert_allclose(res.metrics["dual_objective"], ref.metrics["dual_objective"] * 1e-6, rtol=1e-6)
+
+
+def test_cap_is_reported_as_max_iter():
+    p = random_problem(n_contacts=20, n_bodies=10, seed=8, gap=-0.001)
+    res = solve(p, "dual", "scs", SolveOptions(tol=1e-10, max_iter=3))
+    assert res.status == "max_iter"
+    assert res.iterations <= 3

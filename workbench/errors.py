@@ -1,0 +1,22 @@
+"""Exceptions that the CLI turns into a one-line message and exit code 2.
+
+Anything the user can get wrong (a file, an option, a study file) raises a subclass of
+:class:`InputError`; everything else is a bug and keeps its traceback.
+"""
+
+
+class InputError(ValueError):
+    """Bad user input: malformed file, inconsistent data, unknown option."""
+
+
+class ProblemDataError(InputError):
+    """A time-step problem whose data are inconsistent (sizes, NaN/Inf, negative mu, ...)."""
+
+
+class FileFormatError(InputError):
+    """A problem file that cannot be read (missing, truncated, malformed)."""
+
+
+class UnsupportedError(InputError):
+    """A valid request that this problem or solver cannot serve (e.g. a primal formulation of a
+    local problem that has no M and D)."""

@@ -1,0 +1,115 @@
+"""Quality measures of a candidate solution, computed by the workbench from the impulses alone.
+
+Every solver, whatever it claims about its own convergence, is judged by these functions applied to
+the impulses it returns; they exist once, here. Notation: nu = [gamma; lambda] the unknowns,
+u = N nu + r the relative velocity (D^T v + b at the contacts, G^T v + b_G at the joints).
+
+Measures (all evaluated on the exact, unrelaxed Coulomb problem unless stated):
+
+- ``dual_objective``   1/2 nu^T N nu + r^T nu: objective of the relaxed dual CCQO (seed 001 eq. 24,
+  seed 000 eq. 14), whatever formulation produced nu.
+- ``primal_objective`` 1/2 v^T M v - k^T v with v = M^-1 (k + C nu): objective of the relaxed primal
+  (seed 001 eq. 23); global problems only. At the relaxed optimum,
+  primal = -dual - 1/2 k^T M^-1 k (strong duality of the CCQO).
+- ``duality_gap``      nu^T u = sum_i gamma_i . u_i. For any nu, primal + dual + 1/2 k^T M^-1 k = nu^T u,
+  so this is the Lagrangian gap of the relaxed pair; 0 at the relaxed optimum.
+- ``siconos_error``    || nu - P(nu - u_hat) ||_2 / max(||r||, ||nu||, ||u||), with the De Saxce velocity
+  u_hat_i = u_i + [mu_i ||u_t,i||, 0, 0] and P the projection onto K x R^{n_b}: the natural map of the
+  exact Coulomb problem (Siconos fc3d_compute_error). ``siconos_error_q`` divides by ||r|| (= ||q||)
+  only, as the published FCLib comparisons and older Siconos releases do.
+- ``relaxed_error``    the same natural map and normalisation with u instead of u_hat: the error of the
+  relaxed CCP (seed 001 eq. 13), by which relaxed formulations are judged.
+- ``ccp_residual``     ||(nu - P(nu - g_d (N nu + r))) / g_d||_2 (seed 000 eq. 39), the projected-gradient
+  residual of the relaxed CCQO, with g_d = 1e-6 (the "small value" of the seed; Chrono's APGD uses it).
+  Units of velocity [m/s].
+- ``complementarity``  max_i |gamma_n,i u_n,i|: the complementarity error of the unrelaxed normal
+  condition 0 <= u_n ⊥ gamma_n >= 0 (seed 000 eq. 8) [J]. The relaxed solution leaves
+  u_n = mu ||u_t|| > 0 where gamma_n > 0, so it shows there.
+- ``normal_velocity_violation`` max(0, -min_i u_n,i): separating-velocity violation [m/s].
+- ``cone_violation``   max_i dist(gamma_i, K_i) [N s].
+- ``bilateral_violation`` ||G^T v + b_G||_inf [m/s], when there are joints.
+- ``reference_distance`` ||nu - nu_ref|| / ||nu_ref||, when a reference solution is given.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.cones import distance_to_cone, project_unknowns
+from workbench.problem import TimeStepProblem
+
+__all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift",
+           "tangential_speed", "CCP_RESIDUAL_STEP"]
+
+#: g_d of seed 000 eq. 39.
+CCP_RESIDUAL_STEP = 1e-6
+
+
+def tangential_speed(problem: TimeStepProblem, u: np.ndarray) -> np.ndarray:
+    """||u_t,i|| per contact (n_c,), the slip speed."""
+    ut = problem.contacts(u)[:, 1:]
+    return np.sqrt(np.einsum("ij,ij->i", ut, ut))
+
+
+def de_saxce_shift(problem: TimeStepProblem, u: np.ndarray) -> np.ndarray:
+    """The vector [mu_i ||u_t,i||, 0, 0]_i padded with zeros for the joints (length n_unknowns).
+
+    Adding it to u gives the De Saxce velocity; adding it to r is anti-relaxation (seed 000 eq. 15,
+    alpha_i = mu_i lambda_i with lambda_i = ||u_t,i||, eq. 28), with a plus sign.
+    """
+    s = np.zeros(problem.n_unknowns)
+    s[: problem.n_contact_unknowns: problem.d] = problem.mu * tangential_speed(problem, u)
+    return s
+
+
+def dual_objective(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray | None = None) -> float:
+    """1/2 nu^T N nu + r^T nu, using u = N nu + r when given (1/2 nu.(u + r))."""
+    if u is None:
+        u = problem.relative_velocity(nu)
+    return float(0.5 * nu @ (u + problem.r))
+
+
+def natural_map(problem: TimeStepProblem, nu: np.ndarray, w: np.ndarray, step: float = 1.0) -> np.ndarray:
+    """nu - P(nu - step * w), with P the projection onto K x R^{n_b}."""
+    return nu - project_unknowns(nu - step * w, problem.mu, problem.d)
+
+
+def ccp_residual(problem: TimeStepProblem, nu: np.ndarray, grad: np.ndarray,
+                 g_d: float = CCP_RESIDUAL_STEP) -> float:
+    """Seed 000 eq. 39 for the gradient ``grad`` = N nu + r (or N nu + r + a when anti-relaxed)."""
+    return float(np.linalg.norm(natural_map(problem, nu, grad, g_d)) / g_d)
+
+
+def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray | None = None,
+             g_d: float = CCP_RESIDUAL_STEP) -> dict[str, float]:
+    """All measures of the module docstring for the unknowns ``nu`` (length n_unknowns)."""
+    nu = np.asarray(nu, dtype=float).reshape(-1)
+    if nu.shape[0] != problem.n_unknowns:
+        raise ValueError(f"solution has length {nu.shape[0]}, the problem has {problem.n_unknowns} unknowns")
+    r = problem.r
+    u = problem.relative_velocity(nu)
+    out: dict[str, float] = {"dual_objective": dual_objective(problem, nu, u)}
+    if problem.is_global:
+        v = problem.velocity(nu)
+        out["primal_objective"] = float(0.5 * v @ (problem.M @ v) - problem.k @ v)
+    out["duality_gap"] = float(nu @ u)
+    u_hat = u + de_saxce_shift(problem, u)
+    nm = np.linalg.norm(natural_map(problem, nu, u_hat))
+    norm_r = np.linalg.norm(r)
+    scale = max(norm_r, np.linalg.norm(nu), np.linalg.norm(u))
+    out["siconos_error"] = float(nm / scale) if scale > 0 else float(nm)
+    out["siconos_error_q"] = float(nm / norm_r) if norm_r > 0 else float(nm)
+    nm_relaxed = np.linalg.norm(natural_map(problem, nu, u))
+    out["relaxed_error"] = float(nm_relaxed / scale) if scale > 0 else float(nm_relaxed)
+    out["ccp_residual"] = ccp_residual(problem, nu, u, g_d)
+    gc, uc = problem.contacts(nu), problem.contacts(u)
+    out["complementarity"] = float(np.max(np.abs(gc[:, 0] * uc[:, 0])))
+    out["normal_velocity_violation"] = float(max(0.0, -uc[:, 0].min()))
+    out["cone_violation"] = float(distance_to_cone(gc, problem.mu).max())
+    if problem.n_bilateral:
+        out["bilateral_violation"] = float(np.abs(u[problem.n_contact_unknowns:]).max())
+    if reference is not None:
+        ref = np.asarray(reference, dtype=float).reshape(-1)
+        den = np.linalg.norm(ref)
+        out["reference_distance"] = float(np.linalg.norm(nu - ref) / (den if den > 0 else 1.0))
+    return out

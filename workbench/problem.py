@@ -1,0 +1,355 @@
+"""The time-step problem of a nonsmooth rigid multibody simulator (seed 001 section 3, seed 000 eqs. 6-13).
+
+One time step of the DVI/CCP time stepper reads (seed 001 eqs. 8, 14; seed 000 eq. 7)
+
+    M v = k + D gamma + G lambda,          k = M v^l + h f,
+    u   = D^T v + b                          (relative velocity at the contacts, [n, t...] per contact)
+    0   = G^T v + b_G                        (bilateral constraints, optional)
+    K_i ∋ gamma_i ⊥ u_i + [mu_i ||u_t,i||, 0, 0] ∈ K_i^*   (exact Coulomb, De Saxce form)
+
+with the friction cone K_i = {||gamma_t|| <= mu_i gamma_n}. Eliminating v gives the "local" form
+
+    u = N nu + r,   N = C^T M^-1 C,   r = b + C^T M^-1 k,   C = [D G],   nu = [gamma; lambda]
+
+(seed 000 eqs. 12-13, seed 001 eqs. 18-19). FCLib calls the global data M, H (= D), f (= k), w (= b) and
+the local data W (= N), q (= r). A *local* problem is one where only W, q and mu are known; it is the
+same type with the primal data absent.
+
+Units: impulses gamma [N s], velocities [m/s], so N has units [m/(N s^2)] = 1/kg and r is a velocity.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from workbench.errors import ProblemDataError
+
+__all__ = ["TimeStepProblem"]
+
+
+def _vector(name: str, x, n: int | None) -> np.ndarray:
+    a = np.array(x, dtype=float).reshape(-1)
+    if n is not None and a.shape[0] != n:
+        raise ProblemDataError(f"{name} has length {a.shape[0]}, expected {n}")
+    if not np.all(np.isfinite(a)):
+        raise ProblemDataError(f"{name} contains NaN or Inf")
+    a.setflags(write=False)
+    return a
+
+
+def _matrix(name: str, A, shape: tuple[int | None, int | None]) -> sp.csr_matrix:
+    if isinstance(A, np.ndarray) and A.ndim != 2:
+        raise ProblemDataError(f"{name} must be a 2-D matrix, got {A.ndim} dimension(s)")
+    S = sp.csr_matrix(A, dtype=float, copy=True)
+    for axis, (got, want) in enumerate(zip(S.shape, shape)):
+        if want is not None and got != want:
+            raise ProblemDataError(f"{name} has shape {S.shape}, expected {shape[0]} x {shape[1]} "
+                                   f"(dimension {axis} is {got}, expected {want})")
+    if not np.all(np.isfinite(S.data)):
+        raise ProblemDataError(f"{name} contains NaN or Inf")
+    S.sum_duplicates()
+    S.eliminate_zeros()
+    for arr in (S.data, S.indices, S.indptr):
+        arr.setflags(write=False)
+    return S
+
+
+class TimeStepProblem:
+    """One time step of the frictional-contact problem; immutable and validated on construction.
+
+    Global (primal data known): give ``M``, ``D``, ``k`` and optionally ``b``, ``G``, ``b_G``.
+    Local (only the Delassus data known): give ``W`` and ``q``.
+
+    Parameters
+    ----------
+    mu : (n_c,) friction coefficients, >= 0.
+    d : contact dimension, 3 (normal + 2 tangents) or 2 (normal + 1 tangent, planar problems).
+    M : (n_dof, n_dof) symmetric positive definite mass matrix (sparse; diagonal is the fast path).
+    D : (n_dof, d n_c) contact Jacobian, one block of d columns [n, t1, t2] per contact.
+    k : (n_dof,) momentum with applied impulse, M v^l + h f  [N s].
+    b : (d n_c,) stabilisation term, Phi/h in the normal slots  [m/s]. Defaults to 0.
+    G : (n_dof, n_b) bilateral (joint) Jacobian; b_G its stabilisation term (n_b,).
+    W, q : local data, u = W gamma + q.
+    h : step size [s], when known.
+    name, metadata : provenance (file, generator parameters, ...).
+    """
+
+    __slots__ = ("_mu", "_d", "_M", "_D", "_k", "_b", "_G", "_bG", "_W", "_q", "_h", "_name",
+                 "_metadata", "__dict__")
+
+    def __init__(self, *, mu, d: int = 3, M=None, D=None, k=None, b=None, G=None, b_G=None,
+                 W=None, q=None, h: float | None = None, name: str = "",
+                 metadata: Mapping[str, Any] | None = None):
+        if d not in (2, 3):
+            raise ProblemDataError(f"contact dimension d must be 2 or 3, got {d}")
+        mu = _vector("mu", mu, None)
+        n_c = mu.shape[0]
+        if n_c == 0:
+            raise ProblemDataError("the problem has zero contacts")
+        if np.any(mu < 0):
+            raise ProblemDataError(f"mu must be >= 0 (min is {mu.min():g})")
+        m = d * n_c
+        is_global = M is not None or D is not None or k is not None
+        if is_global and (W is not None or q is not None):
+            raise ProblemDataError("give either the global data (M, D, k) or the local data (W, q), not both")
+        if is_global:
+            if M is None or D is None or k is None:
+                missing = [n for n, x in (("M", M), ("D", D), ("k", k)) if x is None]
+                raise ProblemDataError(f"global problem lacks {', '.join(missing)}")
+            M = _matrix("M", M, (None, None))
+            n_dof = M.shape[0]
+            if M.shape[1] != n_dof:
+                raise ProblemDataError(f"M must be square, got shape {M.shape}")
+            D = _matrix("D", D, (n_dof, m))
+            k = _vector("k", k, n_dof)
+            b = _vector("b", np.zeros(m) if b is None else b, m)
+            diag = M.diagonal()
+            if np.any(diag <= 0):
+                raise ProblemDataError("M must be positive definite (it has a non-positive diagonal entry)")
+            asym = abs(M - M.T)
+            if asym.nnz and asym.max() > 1e-10 * abs(M).max():
+                raise ProblemDataError("M must be symmetric")
+            if G is not None:
+                G = _matrix("G", G, (n_dof, None))
+                b_G = _vector("b_G", np.zeros(G.shape[1]) if b_G is None else b_G, G.shape[1])
+                if G.shape[1] == 0:
+                    G, b_G = None, None
+            elif b_G is not None:
+                raise ProblemDataError("b_G given without G")
+        else:
+            if W is None or q is None:
+                raise ProblemDataError("a problem needs either M, D, k (global) or W, q (local)")
+            if b is not None or G is not None or b_G is not None:
+                raise ProblemDataError("b, G and b_G belong to global problems; a local problem has W and q only")
+            W = _matrix("W", W, (m, m))
+            q = _vector("q", q, m)
+        if h is not None:
+            h = float(h)
+            if not (np.isfinite(h) and h > 0):
+                raise ProblemDataError(f"step size h must be positive, got {h}")
+        self._mu, self._d, self._M, self._D, self._k, self._b = mu, d, M, D, k, b
+        self._G, self._bG, self._W, self._q, self._h = G, b_G, W, q, h
+        self._name = str(name)
+        self._metadata = MappingProxyType(dict(metadata or {}))
+
+    def __setattr__(self, key, value):
+        if key.startswith("_") and key in TimeStepProblem.__slots__ and hasattr(self, key):
+            raise AttributeError("TimeStepProblem is immutable")
+        object.__setattr__(self, key, value)
+
+    # ------------------------------------------------------------------ plain data
+    mu = property(lambda self: self._mu, doc="friction coefficients (n_c,)")
+    d = property(lambda self: self._d, doc="contact dimension, 2 or 3")
+    M = property(lambda self: self._M, doc="mass matrix (CSR) or None for a local problem")
+    D = property(lambda self: self._D, doc="contact Jacobian (CSR, n_dof x d n_c) or None")
+    k = property(lambda self: self._k, doc="M v^l + h f, or None")
+    b = property(lambda self: self._b, doc="contact stabilisation term (d n_c,), or None")
+    G = property(lambda self: self._G, doc="bilateral Jacobian (CSR, n_dof x n_b) or None")
+    b_G = property(lambda self: self._bG, doc="bilateral stabilisation term (n_b,) or None")
+    h = property(lambda self: self._h, doc="step size [s] when known")
+    name = property(lambda self: self._name)
+    metadata = property(lambda self: self._metadata)
+
+    @property
+    def is_global(self) -> bool:
+        """True when the primal data M, D, k are known."""
+        return self._M is not None
+
+    @property
+    def kind(self) -> str:
+        return "global" if self.is_global else "local"
+
+    @property
+    def n_contacts(self) -> int:
+        return self._mu.shape[0]
+
+    @property
+    def n_dof(self) -> int | None:
+        return self._M.shape[0] if self.is_global else None
+
+    @property
+    def n_bilateral(self) -> int:
+        return 0 if self._G is None else self._G.shape[1]
+
+    @property
+    def n_contact_unknowns(self) -> int:
+        """d n_c, the length of gamma."""
+        return self._d * self.n_contacts
+
+    @property
+    def n_unknowns(self) -> int:
+        """d n_c + n_b, the length of nu = [gamma; lambda]."""
+        return self.n_contact_unknowns + self.n_bilateral
+
+    def require_global(self, what: str) -> None:
+        """Raise a clear error when ``what`` needs M and D but this is a local problem."""
+        if not self.is_global:
+            from workbench.errors import UnsupportedError
+            raise UnsupportedError(f"{what} needs the primal data M, D, k, but {self.name or 'this problem'} "
+                                   "is a local problem (only W, q, mu are known)")
+
+    # ------------------------------------------------------------------ mass matrix
+    @cached_property
+    def M_is_diagonal(self) -> bool:
+        return self.is_global and self._M.nnz == np.count_nonzero(self._M.diagonal())
+
+    @cached_property
+    def _M_inv_diag(self) -> np.ndarray:
+        return 1.0 / self._M.diagonal()
+
+    @cached_property
+    def _M_factor(self):
+        try:
+            return spla.factorized(self._M.tocsc())
+        except RuntimeError as exc:  # singular M
+            raise ProblemDataError(f"M is singular: {exc}") from None
+
+    def solve_M(self, x: np.ndarray) -> np.ndarray:
+        """M^-1 x for a vector or a dense (n_dof, k) block."""
+        self.require_global("M^-1")
+        if self.M_is_diagonal:
+            return x * (self._M_inv_diag if x.ndim == 1 else self._M_inv_diag[:, None])
+        if x.ndim == 1:
+            return self._M_factor(x)
+        return np.column_stack([self._M_factor(c) for c in x.T])
+
+    # ------------------------------------------------------------------ C = [D G], N, r
+    @cached_property
+    def C(self) -> sp.csr_matrix:
+        """Full constraint Jacobian [D G] (n_dof x (d n_c + n_b))."""
+        self.require_global("C = [D G]")
+        return self._D if self._G is None else sp.hstack([self._D, self._G], format="csr")
+
+    @cached_property
+    def _C_T(self) -> sp.csr_matrix:
+        return self.C.T.tocsr()
+
+    @cached_property
+    def r(self) -> np.ndarray:
+        """Linear term r = [b; b_G] + C^T M^-1 k (seed 000 eq. 13), FCLib local q."""
+        if not self.is_global:
+            return self._q
+        bb = self._b if self._G is None else np.concatenate([self._b, self._bG])
+        out = bb + self._C_T @ self.solve_M(self._k)
+        out.setflags(write=False)
+        return out
+
+    @cached_property
+    def N(self) -> sp.csr_matrix:
+        """Delassus (Schur) matrix N = C^T M^-1 C as a sparse matrix (seed 000 eq. 12); W when local.
+
+        Formed once on demand; solvers should prefer :meth:`apply_N`, which never forms it.
+        """
+        if not self.is_global:
+            return self._W
+        if self.M_is_diagonal:
+            N = (self._C_T @ sp.diags(self._M_inv_diag) @ self.C).tocsr()
+        else:
+            N = sp.csr_matrix(self._C_T @ self.solve_M(self.C.toarray()))
+        N = ((N + N.T) * 0.5).tocsr()  # exactly symmetric: cvxpy/solvers expect it
+        N.sum_duplicates()
+        return N
+
+    @cached_property
+    def _MinvC(self) -> sp.csr_matrix | None:
+        return (sp.diags(self._M_inv_diag) @ self.C).tocsr() if self.M_is_diagonal else None
+
+    def apply_N(self, x: np.ndarray) -> np.ndarray:
+        """N x without forming N: C^T (M^-1 (C x)) for global problems, W x for local ones."""
+        if not self.is_global:
+            return self._W @ x
+        if self._MinvC is not None:
+            return self._C_T @ (self._MinvC @ x)
+        return self._C_T @ self.solve_M(self.C @ x)
+
+    @cached_property
+    def N_operator(self) -> spla.LinearOperator:
+        """N as a matrix-free scipy LinearOperator."""
+        n = self.n_unknowns
+        return spla.LinearOperator((n, n), matvec=self.apply_N, rmatvec=self.apply_N, dtype=float)
+
+    @cached_property
+    def N_diagonal_blocks(self) -> np.ndarray:
+        """The d x d diagonal blocks of N, one per contact, shape (n_c, d, d) (for Gauss-Seidel,
+        preconditioners and scaling). Computed without forming N."""
+        d, n_c = self._d, self.n_contacts
+        if not self.is_global:
+            W = self._W
+            rows = np.repeat(np.arange(d * n_c), d)
+            cols = (np.arange(d * n_c) // d * d).repeat(d) + np.tile(np.arange(d), d * n_c)
+            return np.asarray(W[rows, cols]).reshape(n_c, d, d)
+        D = self._D.tocsc()
+        if self.M_is_diagonal:
+            sqrt_minv = np.sqrt(self._M_inv_diag)
+            A = (sp.diags(sqrt_minv) @ D).tocsc()
+            blocks = np.empty((n_c, d, d))
+            for a in range(d):
+                for c in range(d):
+                    # column a of contact i dotted with column c of contact i, for all i at once
+                    Ai = A[:, a::d]
+                    Ac = A[:, c::d]
+                    blocks[:, a, c] = np.asarray(Ai.multiply(Ac).sum(axis=0)).ravel()
+            return blocks
+        MinvD = self.solve_M(D.toarray())
+        Dd = D.toarray()
+        return np.einsum("kia,kib->iab", Dd.reshape(-1, n_c, d), MinvD.reshape(-1, n_c, d))
+
+    # ------------------------------------------------------------------ kinematics
+    def relative_velocity(self, nu: np.ndarray) -> np.ndarray:
+        """u = N nu + r, i.e. D^T v + b (and G^T v + b_G for the bilateral rows)."""
+        return self.apply_N(nu) + self.r
+
+    def velocity(self, nu: np.ndarray) -> np.ndarray:
+        """v = M^-1 (k + C nu) (seed 001 eq. 9 / 14b)."""
+        self.require_global("the velocity v")
+        return self.solve_M(self._k + self.C @ nu)
+
+    def contacts(self, x: np.ndarray) -> np.ndarray:
+        """View of the contact part of a vector of unknowns as an (n_c, d) array."""
+        return np.asarray(x)[: self.n_contact_unknowns].reshape(self.n_contacts, self._d)
+
+    def with_linear_term(self, r: np.ndarray) -> "TimeStepProblem":
+        """The local problem (N, r') with the same N and a new linear term (anti-relaxation shifts r)."""
+        return TimeStepProblem(mu=self._mu, d=self._d, W=self.N, q=r, h=self._h,
+                               name=self._name, metadata=dict(self._metadata))
+
+    def as_local(self) -> "TimeStepProblem":
+        """The local (W, q) form of this problem (forms N)."""
+        if not self.is_global:
+            return self
+        if self.n_bilateral:
+            raise ProblemDataError("a problem with bilateral constraints has no FCLib-local form")
+        return self.with_linear_term(self.r)
+
+    # ------------------------------------------------------------------ description
+    def summary(self) -> dict[str, Any]:
+        """Size and data ranges, as printed by ``workbench info``."""
+        out: dict[str, Any] = {
+            "name": self._name,
+            "kind": self.kind,
+            "n_contacts": self.n_contacts,
+            "d": self._d,
+            "n_dof": self.n_dof,
+            "n_bilateral": self.n_bilateral,
+            "mu_min": float(self._mu.min()),
+            "mu_max": float(self._mu.max()),
+            "h": self._h,
+        }
+        if self.is_global:
+            out.update(nnz_M=int(self._M.nnz), nnz_D=int(self._D.nnz), M_diagonal=bool(self.M_is_diagonal))
+            if self._G is not None:
+                out["nnz_G"] = int(self._G.nnz)
+        else:
+            out["nnz_W"] = int(self._W.nnz)
+        return out
+
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"TimeStepProblem({s['name']!r}, {s['kind']}, n_contacts={s['n_contacts']}, d={s['d']}, "
+                f"n_dof={s['n_dof']}, n_bilateral={s['n_bilateral']})")

@@ -1,0 +1,69 @@
+"""Solvers, one per module, found through one registry; and ``solve``, which runs one
+(problem, formulation, solver) and judges the result with the workbench's own metrics.
+
+Adding a solver is one module and one line in ``SOLVERS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+
+from workbench.errors import InputError, UnsupportedError
+from workbench.solvers.base import STATUSES, SolveOptions, SolveResult, Solver, finalize
+
+__all__ = ["SOLVERS", "get_solver", "list_solvers", "solve", "SolveOptions", "SolveResult", "Solver",
+           "STATUSES"]
+
+#: name -> "module:Class"
+SOLVERS: dict[str, str] = {
+    "clarabel": "workbench.solvers.clarabel:ClarabelSolver",
+    "scs": "workbench.solvers.scs:ScsSolver",
+    "mosek": "workbench.solvers.mosek:MosekSolver",
+}
+
+
+def get_solver(name: str) -> Solver:
+    """An instance of the solver called ``name`` (registered, or another installed cvxpy conic solver)."""
+    if name in SOLVERS:
+        module, cls = SOLVERS[name].split(":")
+        return getattr(importlib.import_module(module), cls)()
+    from workbench.solvers.cvxpy_generic import GenericCvxpySolver, other_conic_solvers
+    for cvxpy_name in other_conic_solvers(set(SOLVERS)):
+        if cvxpy_name.lower() == name:
+            return GenericCvxpySolver(cvxpy_name)
+    raise InputError(f"unknown solver {name!r}; known: {', '.join(s.name for s in list_solvers())}")
+
+
+def list_solvers() -> list[Solver]:
+    """Every registered solver, then any other installed conic solver cvxpy supports."""
+    from workbench.solvers.cvxpy_generic import GenericCvxpySolver, other_conic_solvers
+    out = [get_solver(n) for n in SOLVERS]
+    out += [GenericCvxpySolver(n) for n in other_conic_solvers(set(SOLVERS))]
+    return out
+
+
+def solve(problem, formulation: str, solver: str, options: SolveOptions | None = None) -> SolveResult:
+    """Build ``formulation`` for ``problem``, solve it with ``solver`` and judge the result.
+
+    Raises InputError for unknown names or combinations that cannot work; an unavailable solver
+    gives status "unavailable" and a solver that fails gives "failed", both with a message.
+    """
+    from formulations import get_formulation
+
+    options = options or SolveOptions()
+    form = get_formulation(formulation)
+    slv = get_solver(solver)
+    kinds = [k for k in slv.accepts if k in form.builds]
+    if not kinds:
+        raise UnsupportedError(f"solver {solver} takes {'/'.join(slv.accepts)} models; formulation "
+                               f"{formulation} builds {'/'.join(form.builds)}")
+    ok, why = slv.availability()
+    if not ok:
+        return SolveResult(solver=solver, formulation=formulation, status="unavailable", message=why)
+    model = form.build(problem, kinds[0])
+    t0 = time.perf_counter()
+    result = slv.solve(model, options)
+    if not result.solve_seconds:
+        result.solve_seconds = time.perf_counter() - t0
+    return finalize(result, model, options, slv.stopped_by(result, options))

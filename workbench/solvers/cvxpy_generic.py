@@ -1,0 +1,30 @@
+"""Any other conic solver that cvxpy finds installed and that handles second-order cones
+(ECOS, CVXOPT, GUROBI, COPT, ...), under its lower-case cvxpy name. Only ``options.params`` and the
+iteration cap are passed on: tolerances have solver-specific names (give them through params)."""
+
+from __future__ import annotations
+
+from workbench.solvers.cvxpy_base import CvxpySolver
+
+
+def other_conic_solvers(known: set[str]) -> list[str]:
+    """cvxpy names of installed solvers that accept second-order cones and are not in ``known``."""
+    import cvxpy as cp
+    from cvxpy.constraints import SOC
+    from cvxpy.reductions.solvers.defines import SOLVER_MAP_CONIC
+
+    names = []
+    for name in cp.installed_solvers():
+        intf = SOLVER_MAP_CONIC.get(name)
+        if intf is not None and SOC in intf.SUPPORTED_CONSTRAINTS and name.lower() not in known:
+            names.append(name)
+    return names
+
+
+class GenericCvxpySolver(CvxpySolver):
+    summary = "conic solver found by cvxpy"
+
+    def __init__(self, cvxpy_name: str):
+        self.cvxpy_name = cvxpy_name
+        self.name = cvxpy_name.lower()
+        self.summary = f"{cvxpy_name} (found installed by cvxpy)"

@@ -1,20 +1,20 @@
 """The ``workbench`` command line.
 
-    workbench info PROBLEM
-    workbench list
-    workbench solve PROBLEM --formulation F --solver S [--tol T] [--max-iter N] [--time-limit S]
-                    [--accept A] [--param KEY=VALUE ...] [--history FILE.csv] [--json]
-    workbench compare PROBLEM... [--formulation F ...] [--solver S ...] [--tol T]
+Each group of subcommands lives in its own module listed in ``COMMANDS``; a module exposes
+``register(subparsers)`` that adds its subparsers and sets ``func``. Adding a command is one module and
+one line here. Bad input (an :class:`~workbench.errors.InputError` anywhere) gives one line on stderr
+and exit code 2, never a traceback.
 
-PROBLEM is a file (FCLib .hdf5, Siconos .dat, native .npz) or a built-in scene ``scene:NAME``.
-Bad input gives one line on stderr and exit code 2.
+PROBLEM arguments are files (FCLib .hdf5, Siconos .dat, native .npz) or built-in scenes ``scene:NAME``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
+import os
 import sys
 from typing import Sequence
 
@@ -22,9 +22,16 @@ from workbench.errors import InputError
 
 EXIT_BAD_INPUT = 2
 
+#: modules that register subcommands, in the order of ``workbench --help``
+COMMANDS = [
+    "workbench.commands.solve",
+]
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2, no usage dump
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2 through InputError, no usage dump)."""
+
+    def error(self, message):
         raise InputError(message)
 
 
@@ -40,18 +47,8 @@ def load(spec: str):
     return load_problem(spec)
 
 
-def _param(text: str):
-    if "=" not in text:
-        raise InputError(f"--param wants KEY=VALUE, got {text!r}")
-    key, value = text.split("=", 1)
-    try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
-        parsed = value
-    return key, parsed
-
-
-def _positive(kind):
+def positive(kind):
+    """argparse type: a positive finite number of ``kind``."""
     def parse(text):
         try:
             x = kind(text)
@@ -63,162 +60,39 @@ def _positive(kind):
     return parse
 
 
-def _options(args):
-    from workbench.solvers import SolveOptions
-    return SolveOptions(tol=args.tol, accept=args.accept, max_iter=args.max_iter, time_limit=args.time_limit,
-                        verbose=args.verbose, params=dict(args.param or []),
-                        keep_history=bool(getattr(args, "history", None)) or getattr(args, "keep_history", False))
-
-
-def _finite(x):
-    return x if x is None or math.isfinite(x) else str(x)
-
-
-def result_record(problem, result) -> dict:
-    """The JSON object of ``workbench solve --json``."""
-    return {
-        "problem": problem.name,
-        "n_contacts": problem.n_contacts,
-        "formulation": result.formulation,
-        "solver": result.solver,
-        "status": result.status,
-        "solver_status": result.solver_status,
-        "objective": _finite(result.objective),
-        "solver_objective": _finite(result.solver_objective),
-        "iterations": result.iterations,
-        "build_seconds": result.build_seconds,
-        "solve_seconds": result.solve_seconds,
-        "metrics": {k: _finite(v) for k, v in result.metrics.items()},
-        "message": result.message,
-    }
-
-
-def cmd_info(args) -> int:
-    problem = load(args.problem)
-    for key, value in problem.summary().items():
-        if value is not None:
-            print(f"{key:>12}: {value}")
-    return 0
-
-
-def cmd_list(args) -> int:
-    from formulations import list_formulations
-    from workbench.solvers import list_solvers
-    print("formulations:")
-    for f in list_formulations():
-        needs = " [needs M, D]" if f.needs_global else ""
-        exact = "exact Coulomb" if f.exact else "relaxed"
-        print(f"  {f.name:<14} {f.summary} ({exact}; {f.reference}; builds {'/'.join(f.builds)}){needs}")
-    print("solvers:")
-    for s in list_solvers():
-        ok, why = s.availability()
-        state = "available" if ok else f"unavailable, because {why}"
-        print(f"  {s.name:<14} {s.summary} (takes {'/'.join(s.accepts)}): {state}")
-    return 0
-
-
-def cmd_solve(args) -> int:
-    from workbench.solvers import solve
-    problem = load(args.problem)
-    result = solve(problem, args.formulation, args.solver, _options(args))
-    if args.history and result.history is not None:
-        result.history.to_csv(args.history, index=False)
-    if args.json:
-        print(json.dumps(result_record(problem, result)))
-        return 0
-    print(f"{problem.name}: {problem.n_contacts} contacts, formulation {result.formulation}, solver {result.solver}")
-    print(f"  status {result.status} (solver said {result.solver_status or '-'}){': ' + result.message if result.message else ''}")
-    if result.nu is not None:
-        print(f"  objective {result.objective:.10g}, iterations {result.iterations}, "
-              f"build {result.build_seconds:.3f} s, solve {result.solve_seconds:.3f} s")
-        for key, value in result.metrics.items():
-            print(f"  {key:>26}: {value:.4e}")
-    return 0
-
-
-def cmd_compare(args) -> int:
-    """Solve each problem with every compatible formulation x solver and print one table."""
-    from formulations import FORMULATIONS, get_formulation
-    from workbench.solvers import get_solver, list_solvers, solve
-
-    forms = args.formulation or list(FORMULATIONS)
-    solvers = args.solver or [s.name for s in list_solvers()]
-    header = (f"| problem | contacts | formulation | solver | status | iterations | build s | solve s "
-              f"| dual objective | relaxed error | siconos error |")
-    print(header)
-    print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|")
-    for spec in args.problems:
-        problem = load(spec)
-        for fname in forms:
-            form = get_formulation(fname)
-            if form.needs_global and not problem.is_global:
-                continue
-            for sname in solvers:
-                slv = get_solver(sname)
-                if not set(slv.accepts) & set(form.builds):
-                    continue
-                res = solve(problem, fname, sname, _options(args))
-                m = res.metrics
-                fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
-                it = "-" if res.iterations is None else res.iterations
-                status = res.status if res.status != "unavailable" else f"unavailable ({res.message})"
-                print(f"| {problem.name} | {problem.n_contacts} | {fname} | {sname} | {status} | {it} "
-                      f"| {res.build_seconds:.3f} | {res.solve_seconds:.3f} | {fmt('dual_objective')} "
-                      f"| {fmt('relaxed_error')} | {fmt('siconos_error')} |", flush=True)
-    return 0
+def key_value(text: str):
+    """argparse type: KEY=VALUE with a JSON value (a plain string when not JSON)."""
+    if "=" not in text:
+        raise InputError(f"expected KEY=VALUE, got {text!r}")
+    key, value = text.split("=", 1)
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="workbench", description=__doc__.split("\n")[0])
-    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    p = Parser(prog="workbench", description="Frictional-contact time-step workbench")
+    sub = p.add_subparsers(dest="command", parser_class=Parser)
     sub.required = True
-
-    s = sub.add_parser("info", help="print sizes and data ranges of a problem")
-    s.add_argument("problem")
-    s.set_defaults(func=cmd_info)
-
-    s = sub.add_parser("list", help="list formulations and solvers, and why any is unavailable")
-    s.set_defaults(func=cmd_list)
-
-    def solve_options(s):
-        s.add_argument("--tol", type=_positive(float), default=1e-6,
-                       help="accuracy wanted on the workbench's error measure (default 1e-6)")
-        s.add_argument("--accept", type=_positive(float), default=None,
-                       help="error below which a run counts as solved (default: --tol)")
-        s.add_argument("--max-iter", type=_positive(int), default=None)
-        s.add_argument("--time-limit", type=_positive(float), default=None, help="seconds")
-        s.add_argument("--param", action="append", type=_param, metavar="KEY=VALUE",
-                       help="solver-specific setting (JSON value), repeatable")
-        s.add_argument("--verbose", action="store_true", help="let the solver print its log (stderr)")
-
-    s = sub.add_parser("solve", help="solve one problem with one formulation and one solver")
-    s.add_argument("problem")
-    s.add_argument("--formulation", "-f", required=True)
-    s.add_argument("--solver", "-s", required=True)
-    solve_options(s)
-    s.add_argument("--history", metavar="FILE.csv", help="write the per-iteration history")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.set_defaults(func=cmd_solve)
-
-    s = sub.add_parser("compare", help="solve problems with every formulation x solver, print a table")
-    s.add_argument("problems", nargs="+")
-    s.add_argument("--formulation", "-f", action="append")
-    s.add_argument("--solver", "-s", action="append")
-    solve_options(s)
-    s.set_defaults(func=cmd_compare)
+    for module in COMMANDS:
+        importlib.import_module(module).register(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        return int(args.func(args) or 0)
     except InputError as exc:
         print(f"workbench: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into head & co.
+        sys.stdout = open(os.devnull, "w")
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,157 @@
+"""``workbench info | list | solve | compare``: look at problems, list methods, solve one, compare all.
+
+    workbench info PROBLEM
+    workbench list
+    workbench solve PROBLEM --formulation F --solver S [--tol T] [--accept A] [--max-iter N]
+                    [--time-limit S] [--param KEY=VALUE ...] [--history FILE.csv] [--json]
+    workbench compare PROBLEM... [--formulation F ...] [--solver S ...] [--tol T]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from workbench.cli import key_value, load, positive
+
+
+def add_solve_options(s) -> None:
+    """Options every command that solves shares."""
+    s.add_argument("--tol", type=positive(float), default=1e-6,
+                   help="accuracy wanted on the workbench's error measure (default 1e-6)")
+    s.add_argument("--accept", type=positive(float), default=None,
+                   help="error below which a run counts as solved (default: --tol)")
+    s.add_argument("--max-iter", type=positive(int), default=None)
+    s.add_argument("--time-limit", type=positive(float), default=None, help="seconds")
+    s.add_argument("--param", action="append", type=key_value, metavar="KEY=VALUE",
+                   help="solver-specific setting (JSON value), repeatable")
+    s.add_argument("--verbose", action="store_true", help="let the solver print its log (stderr)")
+
+
+def solve_options(args, keep_history: bool = False):
+    """SolveOptions from parsed arguments."""
+    from workbench.solvers import SolveOptions
+    return SolveOptions(tol=args.tol, accept=args.accept, max_iter=args.max_iter, time_limit=args.time_limit,
+                        verbose=args.verbose, params=dict(args.param or []), keep_history=keep_history)
+
+
+def _finite(x):
+    return x if x is None or math.isfinite(x) else str(x)
+
+
+def result_record(problem, result) -> dict:
+    """The JSON object of ``workbench solve --json``."""
+    return {
+        "problem": problem.name,
+        "n_contacts": problem.n_contacts,
+        "formulation": result.formulation,
+        "solver": result.solver,
+        "status": result.status,
+        "solver_status": result.solver_status,
+        "objective": _finite(result.objective),
+        "solver_objective": _finite(result.solver_objective),
+        "iterations": result.iterations,
+        "build_seconds": result.build_seconds,
+        "solve_seconds": result.solve_seconds,
+        "metrics": {k: _finite(v) for k, v in result.metrics.items()},
+        "message": result.message,
+    }
+
+
+def cmd_info(args) -> int:
+    problem = load(args.problem)
+    for key, value in problem.summary().items():
+        if value is not None:
+            print(f"{key:>12}: {value}")
+    return 0
+
+
+def cmd_list(args) -> int:
+    from formulations import list_formulations
+    from workbench.solvers import list_solvers
+    print("formulations:")
+    for f in list_formulations():
+        needs = " [needs M, D]" if f.needs_global else ""
+        exact = "exact Coulomb" if f.exact else "relaxed"
+        print(f"  {f.name:<14} {f.summary} ({exact}; {f.reference}; builds {'/'.join(f.builds)}){needs}")
+    print("solvers:")
+    for s in list_solvers():
+        ok, why = s.availability()
+        state = "available" if ok else f"unavailable, because {why}"
+        print(f"  {s.name:<14} {s.summary} (takes {'/'.join(s.accepts)}): {state}")
+    return 0
+
+
+def cmd_solve(args) -> int:
+    from workbench.solvers import solve
+    problem = load(args.problem)
+    result = solve(problem, args.formulation, args.solver, solve_options(args, keep_history=bool(args.history)))
+    if args.history and result.history is not None:
+        result.history.to_csv(args.history, index=False)
+    if args.json:
+        print(json.dumps(result_record(problem, result)))
+        return 0
+    print(f"{problem.name}: {problem.n_contacts} contacts, formulation {result.formulation}, solver {result.solver}")
+    print(f"  status {result.status} (solver said {result.solver_status or '-'})"
+          f"{': ' + result.message if result.message else ''}")
+    if result.nu is not None:
+        print(f"  objective {result.objective:.10g}, iterations {result.iterations}, "
+              f"build {result.build_seconds:.3f} s, solve {result.solve_seconds:.3f} s")
+        for key, value in result.metrics.items():
+            print(f"  {key:>26}: {value:.4e}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    """Solve each problem with every compatible formulation x solver and print one markdown table."""
+    from formulations import FORMULATIONS, get_formulation
+    from workbench.solvers import get_solver, list_solvers, solve
+
+    forms = args.formulation or list(FORMULATIONS)
+    solvers = args.solver or [s.name for s in list_solvers()]
+    print("| problem | contacts | formulation | solver | status | iterations | build s | solve s "
+          "| dual objective | relaxed error | siconos error |")
+    print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for spec in args.problems:
+        problem = load(spec)
+        for fname in forms:
+            form = get_formulation(fname)
+            if form.needs_global and not problem.is_global:
+                continue
+            for sname in solvers:
+                if not set(get_solver(sname).accepts) & set(form.builds):
+                    continue
+                res = solve(problem, fname, sname, solve_options(args))
+                m = res.metrics
+                fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
+                it = "-" if res.iterations is None else res.iterations
+                status = res.status if res.status != "unavailable" else f"unavailable ({res.message})"
+                print(f"| {problem.name} | {problem.n_contacts} | {fname} | {sname} | {status} | {it} "
+                      f"| {res.build_seconds:.3f} | {res.solve_seconds:.3f} | {fmt('dual_objective')} "
+                      f"| {fmt('relaxed_error')} | {fmt('siconos_error')} |", flush=True)
+    return 0
+
+
+def register(sub) -> None:
+    s = sub.add_parser("info", help="print sizes and data ranges of a problem")
+    s.add_argument("problem")
+    s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("list", help="list formulations and solvers, and why any is unavailable")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("solve", help="solve one problem with one formulation and one solver")
+    s.add_argument("problem")
+    s.add_argument("--formulation", "-f", required=True)
+    s.add_argument("--solver", "-s", required=True)
+    add_solve_options(s)
+    s.add_argument("--history", metavar="FILE.csv", help="write the per-iteration history")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_solve)
+
+    s = sub.add_parser("compare", help="solve problems with every formulation x solver, print a table")
+    s.add_argument("problems", nargs="+")
+    s.add_argument("--formulation", "-f", action="append")
+    s.add_argument("--solver", "-s", action="append")
+    add_solve_options(s)
+    s.set_defaults(func=cmd_compare)

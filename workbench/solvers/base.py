@@ -37,7 +37,7 @@ class SolveOptions:
          ``relaxed_error``; exact ones: ``siconos_error``). Iterative solvers stop on it; conic
          solvers map it to their own settings (an interior-point method's natural-map error behaves
          like the square root of its gap, so Clarabel and MOSEK get gap and feasibility tolerances
-         tol^2, floored at 1e-13; SCS gets eps = tol / 100).
+         tol^2, floored at 1e-12; SCS gets eps = tol / 100).
     accept: threshold on that measure for the status "solved"; None means ``tol``.
     max_iter, time_limit: caps (None: the solver's default).
     warm_start: initial impulses nu (physical units), where the solver supports it.

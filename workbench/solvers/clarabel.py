@@ -3,7 +3,7 @@
 Runs the solver object itself (``clarabel.DefaultSolver`` on cvxpy's compiled data, as cvxpy does) so
 that a termination callback can record a per-iteration history: the solver's own primal and dual
 costs (mapped to physical units), gaps and residuals. Tolerances tol_gap_abs = tol_gap_rel =
-tol_feas = max(tol^2, 1e-13) on the O(1)-scaled model (see SolveOptions); one thread (several threads slowed it down on 2 cores).
+tol_feas = max(tol^2, 1e-12) on the O(1)-scaled model (see SolveOptions); one thread (several threads slowed it down on 2 cores).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from workbench.solvers.base import SolveOptions, SolveResult, Solver
 
 def interior_point_tolerance(tol: float) -> float:
     """Gap/feasibility tolerance for an interior-point solver asked for a natural-map error ``tol``."""
-    return max(tol * tol, 1e-13)
+    return max(tol * tol, 1e-12)
 
 
 class CvxpySolver(Solver):
@@ -64,9 +64,14 @@ class CvxpySolver(Solver):
             result.message = f"{self.name} failed: {exc}".splitlines()[0]
             return result
         result.solve_seconds = time.perf_counter() - t1
-        with warnings.catch_warnings():  # cvxpy's "may be inaccurate": the workbench judges that itself
-            warnings.simplefilter("ignore", UserWarning)
-            model.cvx.unpack_results(raw, chain, inverse)
+        try:
+            with warnings.catch_warnings():  # cvxpy's "may be inaccurate": the workbench judges that itself
+                warnings.simplefilter("ignore", UserWarning)
+                model.cvx.unpack_results(raw, chain, inverse)
+        except cp.SolverError as exc:  # the solver stopped on a numerical error: no solution
+            result.solver_status = "solver_error"
+            result.message = f"{self.name} returned no solution: {exc}".splitlines()[0]
+            return result
         result.history = history
         result.solver_status = str(model.cvx.status)
         stats = model.cvx.solver_stats

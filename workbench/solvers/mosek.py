@@ -3,7 +3,7 @@
 Without a licence the mosek package still imports and cvxpy lists it, but solving raises a raw
 mosek.Error; so availability checks a licence out first (about 0.06 s without one) and reports
 "unavailable, because ..." instead. The licence is looked up as MOSEK does: $HOME/mosek/mosek.lic or
-MOSEKLM_LICENSE_FILE. Tolerances: the interior-point relative gap and feasibilities = max(tol^2, 1e-13) (see SolveOptions).
+MOSEKLM_LICENSE_FILE. Tolerances: the interior-point relative gap and feasibilities = max(tol^2, 1e-12) (see SolveOptions).
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ def result_record(problem, result) -> dict:
         "solver_objective": _finite(result.solver_objective),
         "iterations": result.iterations,
         "build_seconds": result.build_seconds,
+        "compile_seconds": result.info.get("compile_seconds"),
         "solve_seconds": result.solve_seconds,
         "metrics": {k: _finite(v) for k, v in result.metrics.items()},
         "message": result.message,

@@ -1,11 +1,9 @@
 """The CLI: JSON record of `workbench solve`, `info`, `list`, and one-line errors with exit code 2."""
 
 import json
-import shutil
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from workbench.cli import main

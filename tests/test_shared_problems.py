@@ -1,7 +1,6 @@
 """Relaxed primal and dual on every real problem of ../shared/data (issue 2's acceptance): the same
 objective to 1e-6 relative, from independent formulations and solvers."""
 
-import numpy as np
 import pytest
 
 from workbench.io import load_problem

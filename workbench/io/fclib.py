@@ -1,0 +1,376 @@
+"""FCLib HDF5 problem files (the Frictional Contact Library format), read and written.
+
+Layout (one problem per file)::
+
+    /fclib_local    spacedim, W (matrix), vectors/q, vectors/mu, info/{title,description,math_info}
+    /fclib_global   spacedim, M, H, [G] (matrices), vectors/f, vectors/w, vectors/mu, [vectors/b],
+                    info/{title,description,math_info}
+    /guesses        number_of_guesses, 1/{r,u[,v]}, 2/..., warm starts
+    /solution       r, u[, v] -- the upstream writer stores zeros here, so it is never read as a
+                    reference solution
+
+Mapping to the seeds' notation (see :mod:`workbench.problem`)::
+
+    local   u = W r + q                            -> TimeStepProblem(W=W, q=q, mu=mu, d=spacedim)
+                                                      (W = N, q = r of the seeds; FCLib's r = gamma)
+    global  M v = H r + G l + f, u = H^T v + w,    -> TimeStepProblem(M=M, D=H, k=f, b=w, G=G, b_G=b,
+            0 = G^T v + b                              mu=mu, d=spacedim)
+
+A matrix is either a plain 2-D dataset (dense, read as stored: rows first) or a group holding
+``m, n, nz, nzmax`` (one-element integer arrays) and ``p, i, x``:
+
+* ``nz == -1``: CSC, ``p`` the n+1 column pointers, ``i`` row indices;
+* ``nz == -2``: CSR, ``p`` the m+1 row pointers, ``i`` column indices;
+* ``nz >= 0``: triplets, ``nz`` entries. Files written by Siconos put the ROW in ``i`` and the COLUMN
+  in ``p``, the opposite of the fclib.h comment; the reader takes the orientation that fits the
+  index ranges (m rows, n columns) and, when both fit, the Siconos one. ``nzmax`` may exceed the
+  stored arrays: only ``nz`` entries (or ``p[-1]`` for compressed storage) are read.
+
+Some files (the LMGC90 dumps CubeH8 and LMGC_GlobalFrictionContactProblem00046) store only the
+upper triangle of the symmetric M; a square M whose off-diagonal entries all lie on one side of
+the diagonal is expanded to T + T^T - diag(T) (recorded in ``metadata["M_storage"]``), since a
+triangular M could not be a mass matrix. The writer always stores the full matrix.
+
+The writer stores matrices as CSC (``nz = -1``) with int32 indices and ``nzmax = nnz``, which both
+this reader and the C FCLib reader accept; a read -> write -> read round trip is exact.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import h5py
+import numpy as np
+import scipy.sparse as sp
+
+from workbench.errors import FileFormatError, ProblemDataError
+from workbench.io.common import build_problem, check_file, format_error, one_line
+from workbench.problem import TimeStepProblem
+
+__all__ = ["read_fclib", "read_fclib_guess", "write_fclib"]
+
+_H5_ERRORS = (OSError, KeyError, ValueError, TypeError, RuntimeError, IndexError, AttributeError)
+_INFO_FIELDS = ("title", "description", "math_info")
+
+
+class _Bad(Exception):
+    """Internal: a format problem, turned into a FileFormatError naming the file."""
+
+
+# --------------------------------------------------------------------------- reading helpers
+def _dataset(group: h5py.Group, name: str) -> h5py.Dataset:
+    obj = group.get(name)
+    if obj is None:
+        raise _Bad(f"{group.name}/{name} is missing")
+    if not isinstance(obj, h5py.Dataset):
+        raise _Bad(f"{obj.name} is not a dataset")
+    return obj
+
+
+def _int(group: h5py.Group, name: str) -> int:
+    a = np.asarray(_dataset(group, name)[()]).reshape(-1)
+    if a.size != 1 or not np.issubdtype(a.dtype, np.number) or not np.isfinite(a[0]) \
+            or float(a[0]) != int(a[0]):
+        raise _Bad(f"{group.name}/{name} must hold one integer, got {a[:4].tolist()!r}")
+    return int(a[0])
+
+
+def _array(group: h5py.Group, name: str, *, integer: bool = False) -> np.ndarray:
+    a = np.asarray(_dataset(group, name)[()])
+    if not np.issubdtype(a.dtype, np.number):
+        raise _Bad(f"{group.name}/{name} is not numeric (dtype {a.dtype})")
+    a = a.reshape(-1)
+    if integer:
+        if not np.issubdtype(a.dtype, np.integer):
+            if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+                raise _Bad(f"{group.name}/{name} must hold integers")
+        return a.astype(np.int64)
+    return a.astype(float)
+
+
+def _vector(group: h5py.Group, name: str) -> np.ndarray:
+    return _array(group, name)
+
+
+def _check_pointers(ptr: np.ndarray, count: int, where: str) -> int:
+    if ptr.shape[0] < count + 1:
+        raise _Bad(f"{where}/p has {ptr.shape[0]} entries, expected {count + 1}")
+    ptr = ptr[: count + 1]
+    if ptr[0] != 0 or np.any(np.diff(ptr) < 0):
+        raise _Bad(f"{where}/p is not a valid pointer array (must start at 0 and not decrease)")
+    return int(ptr[-1])
+
+
+def _matrix(group: h5py.Group, name: str) -> sp.csr_matrix:
+    """A matrix stored as a dense 2-D dataset or as an FCLib sparse group, as CSR."""
+    obj = group.get(name)
+    if obj is None:
+        raise _Bad(f"{group.name}/{name} is missing")
+    if isinstance(obj, h5py.Dataset):
+        a = np.asarray(obj[()])
+        if a.ndim != 2 or not np.issubdtype(a.dtype, np.number):
+            raise _Bad(f"{obj.name} must be a 2-D numeric dataset or a sparse-matrix group, "
+                       f"got shape {a.shape} dtype {a.dtype}")
+        return sp.csr_matrix(a.astype(float))
+    where = obj.name
+    m, n, nz = _int(obj, "m"), _int(obj, "n"), _int(obj, "nz")
+    if m < 0 or n < 0:
+        raise _Bad(f"{where} has negative size {m} x {n}")
+    p, i, x = _array(obj, "p", integer=True), _array(obj, "i", integer=True), _array(obj, "x")
+    if nz in (-1, -2):
+        outer, inner = (n, m) if nz == -1 else (m, n)
+        nnz = _check_pointers(p, outer, where)
+        if i.shape[0] < nnz or x.shape[0] < nnz:
+            raise _Bad(f"{where} has {min(i.shape[0], x.shape[0])} stored entries, its pointers need {nnz}")
+        i, x = i[:nnz], x[:nnz]
+        if nnz and (i.min() < 0 or i.max() >= inner):
+            raise _Bad(f"{where}/i has indices outside [0, {inner})")
+        cls = sp.csc_matrix if nz == -1 else sp.csr_matrix
+        return cls((x, i, p[: outer + 1]), shape=(m, n)).tocsr()
+    if nz < 0:
+        raise _Bad(f"{where}/nz = {nz}: expected -1 (CSC), -2 (CSR) or a triplet count >= 0")
+    if min(p.shape[0], i.shape[0], x.shape[0]) < nz:
+        raise _Bad(f"{where} holds fewer than nz = {nz} triplets")
+    p, i, x = p[:nz], i[:nz], x[:nz]
+    if nz == 0:
+        return sp.csr_matrix((m, n))
+
+    def fits(rows: np.ndarray, cols: np.ndarray) -> bool:
+        return rows.min() >= 0 and rows.max() < m and cols.min() >= 0 and cols.max() < n
+
+    if fits(i, p):          # Siconos-written files: i = row, p = column
+        rows, cols = i, p
+    elif fits(p, i):        # the fclib.h documentation: p = row, i = column
+        rows, cols = p, i
+    else:
+        raise _Bad(f"{where}: triplet indices do not fit a {m} x {n} matrix either way round")
+    return sp.coo_matrix((x, (rows, cols)), shape=(m, n)).tocsr()
+
+
+def _symmetric_from_triangle(M: sp.csr_matrix) -> tuple[sp.csr_matrix, str | None]:
+    """Expand a square matrix stored as one triangle (LMGC90 dumps store only the upper triangle
+    of the symmetric M) into the full symmetric matrix T + T^T - diag(T).
+
+    Returns the matrix and "upper"/"lower" when it expanded one, else (M, None). A matrix with
+    entries on both sides of the diagonal, or none off it, is returned unchanged.
+    """
+    if M.shape[0] != M.shape[1]:
+        return M, None
+    C = M.tocoo()
+    off = C.row != C.col
+    if not np.any(off):
+        return M, None
+    if np.all(C.row[off] < C.col[off]):
+        side = "upper"
+    elif np.all(C.row[off] > C.col[off]):
+        side = "lower"
+    else:
+        return M, None
+    return (M + M.T - sp.diags(M.diagonal())).tocsr(), side
+
+
+def _text(group: h5py.Group, name: str) -> str | None:
+    obj = group.get(name)
+    if not isinstance(obj, h5py.Dataset):
+        return None
+    value = obj[()]
+    if isinstance(value, np.ndarray):
+        if value.size == 0:
+            return ""
+        value = value.reshape(-1)[0]
+    if isinstance(value, bytes):
+        # undecodable bytes (CubeH8's description starts with uninitialised memory) are dropped
+        value = value.decode("utf-8", errors="replace").replace("\ufffd", "")
+    return str(value).strip()
+
+
+def _plain(value: Any) -> Any:
+    """An HDF5 attribute value as plain JSON-able Python data."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+        return value[0] if isinstance(value, list) and len(value) == 1 else value
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _info(root: h5py.Group) -> dict[str, Any]:
+    info = root.get("info")
+    if not isinstance(info, h5py.Group):
+        return {}
+    out: dict[str, Any] = {}
+    for field in _INFO_FIELDS:
+        text = _text(info, field)
+        if text:
+            out[field] = text
+    attrs = {str(k): _plain(v) for k, v in info.attrs.items()}
+    if attrs:
+        out["info_attributes"] = attrs
+    return out
+
+
+def _open(path: Path) -> h5py.File:
+    try:
+        if not h5py.is_hdf5(path):
+            raise format_error(path, "not an HDF5 file")
+        return h5py.File(path, "r")
+    except FileFormatError:
+        raise
+    except _H5_ERRORS as exc:
+        raise format_error(path, f"cannot open as HDF5 (truncated or corrupt?): {exc}") from None
+
+
+# --------------------------------------------------------------------------- public reading API
+def read_fclib(path: os.PathLike | str) -> TimeStepProblem:
+    """Read an FCLib local or global problem (see the module docstring for the mapping)."""
+    p = check_file(path)
+    kwargs: dict[str, Any]
+    with _open(p) as f:
+        try:
+            if "fclib_global" in f:
+                root, kind = f["fclib_global"], "global"
+            elif "fclib_local" in f:
+                root, kind = f["fclib_local"], "local"
+            else:
+                raise _Bad("no /fclib_local or /fclib_global group: not an FCLib problem file")
+            if not isinstance(root, h5py.Group):
+                raise _Bad(f"{root.name} is not a group")
+            d = _int(root, "spacedim")
+            vectors = root.get("vectors")
+            if not isinstance(vectors, h5py.Group):
+                raise _Bad(f"{root.name}/vectors is missing")
+            mu = _vector(vectors, "mu")
+            if kind == "local":
+                kwargs = dict(W=_matrix(root, "W"), q=_vector(vectors, "q"))
+            else:
+                M, triangle = _symmetric_from_triangle(_matrix(root, "M"))
+                kwargs = dict(M=M, D=_matrix(root, "H"), k=_vector(vectors, "f"), b=_vector(vectors, "w"))
+                if "G" in root:
+                    kwargs["G"] = _matrix(root, "G")
+                    if "b" in vectors:
+                        kwargs["b_G"] = _vector(vectors, "b")
+            metadata = {"source": str(p), "format": f"fclib-{kind}", **_info(root)}
+            if kind == "global" and triangle:
+                metadata["M_storage"] = f"{triangle} triangle, expanded to the full symmetric matrix"
+        except _Bad as exc:
+            raise format_error(p, exc) from None
+        except _H5_ERRORS as exc:
+            raise format_error(p, f"cannot read the HDF5 data (truncated or corrupt?): {exc}") from None
+    return build_problem(p, mu=mu, d=d, name=p.stem, metadata=metadata, **kwargs)
+
+
+def read_fclib_guess(path: os.PathLike | str) -> dict[str, np.ndarray] | None:
+    """The first warm start ``/guesses/1`` as ``{"r", "u"[, "v"]}`` arrays, or None when absent.
+
+    The /solution group is deliberately not offered: the upstream writer fills it with zeros.
+    """
+    p = check_file(path)
+    with _open(p) as f:
+        try:
+            guesses = f.get("guesses")
+            if not isinstance(guesses, h5py.Group):
+                return None
+            if "number_of_guesses" in guesses and _int(guesses, "number_of_guesses") < 1:
+                return None
+            first = guesses.get("1")
+            if not isinstance(first, h5py.Group):
+                return None
+            return {key: _vector(first, key) for key in ("r", "u", "v", "l") if key in first}
+        except _Bad as exc:
+            raise format_error(p, exc) from None
+        except _H5_ERRORS as exc:
+            raise format_error(p, f"cannot read /guesses (truncated or corrupt?): {exc}") from None
+
+
+# --------------------------------------------------------------------------- writing
+def _write_matrix(group: h5py.Group, name: str, A: sp.spmatrix) -> None:
+    S = sp.csc_matrix(A)
+    S.sum_duplicates()
+    S.sort_indices()
+    g = group.create_group(name)
+    g.create_dataset("m", data=np.array([S.shape[0]], dtype=np.int32))
+    g.create_dataset("n", data=np.array([S.shape[1]], dtype=np.int32))
+    g.create_dataset("nz", data=np.array([-1], dtype=np.int32))
+    g.create_dataset("nzmax", data=np.array([S.nnz], dtype=np.int32))
+    g.create_dataset("p", data=S.indptr.astype(np.int32))
+    g.create_dataset("i", data=S.indices.astype(np.int32))
+    g.create_dataset("x", data=S.data.astype(np.float64))
+
+
+def _write_text(group: h5py.Group, name: str, text: str) -> None:
+    raw = text.encode("utf-8")
+    group.create_dataset(name, data=np.array(raw, dtype=f"S{max(1, len(raw))}"))
+
+
+def _checked_vectors(values: Mapping[str, Any], sizes: Mapping[str, int | None],
+                     what: str) -> dict[str, np.ndarray]:
+    """``values`` as float vectors after checking their names and lengths against ``sizes``."""
+    out = {}
+    for key, value in values.items():
+        if key not in sizes:
+            raise ProblemDataError(f"{what}: unknown entry {key!r} (expected {', '.join(sizes)})")
+        a = np.asarray(value, dtype=float).reshape(-1)
+        if sizes[key] is not None and a.shape[0] != sizes[key]:
+            raise ProblemDataError(f"{what}[{key!r}] has length {a.shape[0]}, expected {sizes[key]}")
+        out[key] = a
+    return out
+
+
+def _write_vectors(group: h5py.Group, vectors: Mapping[str, np.ndarray]) -> None:
+    for key, a in vectors.items():
+        group.create_dataset(key, data=a)
+
+
+def write_fclib(problem: TimeStepProblem, path: os.PathLike | str, *,
+                solution: Mapping[str, Any] | None = None,
+                guess: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None) -> None:
+    """Write ``problem`` as an FCLib file: ``/fclib_global`` when it is global, else ``/fclib_local``.
+
+    ``solution`` (a mapping with r, u and, for global problems, v) goes to /solution; ``guess``
+    (one such mapping or a sequence of them) to /guesses/1, /guesses/2, ... with number_of_guesses.
+    The info strings come from ``problem.metadata`` (title defaults to the problem name).
+    """
+    m = problem.n_contact_unknowns
+    sizes: dict[str, int | None] = {"r": m, "u": m}
+    if problem.is_global:
+        sizes.update(v=problem.n_dof, l=problem.n_bilateral)
+    guesses = [] if guess is None else [guess] if isinstance(guess, Mapping) else list(guess)
+    # check the extra vectors before the file is created, so that a bad one leaves no file behind
+    guesses = [_checked_vectors(one, sizes, f"guess {n}") for n, one in enumerate(guesses, start=1)]
+    if solution is not None:
+        solution = _checked_vectors(solution, sizes, "solution")
+    meta = problem.metadata
+    try:
+        with h5py.File(path, "w") as f:
+            root = f.create_group("fclib_global" if problem.is_global else "fclib_local")
+            root.create_dataset("spacedim", data=np.array([problem.d], dtype=np.int32))
+            vectors = root.create_group("vectors")
+            if problem.is_global:
+                _write_matrix(root, "M", problem.M)
+                _write_matrix(root, "H", problem.D)
+                vectors.create_dataset("f", data=np.asarray(problem.k, dtype=float))
+                vectors.create_dataset("w", data=np.asarray(problem.b, dtype=float))
+                if problem.G is not None:
+                    _write_matrix(root, "G", problem.G)
+                    vectors.create_dataset("b", data=np.asarray(problem.b_G, dtype=float))
+            else:
+                _write_matrix(root, "W", problem.N)  # N is W for a local problem
+                vectors.create_dataset("q", data=np.asarray(problem.r, dtype=float))  # r is q
+            vectors.create_dataset("mu", data=np.asarray(problem.mu, dtype=float))
+            info = root.create_group("info")
+            _write_text(info, "title", str(meta.get("title", problem.name)))
+            _write_text(info, "description", str(meta.get("description", "")))
+            _write_text(info, "math_info", str(meta.get("math_info", "")))
+            if solution is not None:
+                _write_vectors(f.create_group("solution"), solution)
+            if guesses:
+                g = f.create_group("guesses")
+                g.create_dataset("number_of_guesses", data=np.array([len(guesses)], dtype=np.int32))
+                for n, one in enumerate(guesses, start=1):
+                    _write_vectors(g.create_group(str(n)), one)
+    except OSError as exc:
+        raise FileFormatError(one_line(f"{path}: cannot write the HDF5 file: {exc}")) from None

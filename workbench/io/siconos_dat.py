@@ -1,0 +1,314 @@
+"""Siconos numerics text files (``.dat``): friction-contact problems as whitespace-separated numbers.
+
+The layout is the one of Siconos's ``frictionContact_printInFile`` and
+``globalFrictionContact_printInFile`` (line breaks and blank lines carry no meaning)::
+
+    local   d  nc  MATRIX(W)  q[W.size1]  mu[nc]  [flag]    u = W r + q
+    global  d  nc  MATRIX(M)  MATRIX(H)  q[M.size0]  b[H.size1]  mu[nc]  [flag]
+                                                           M v = q + H r,  u = H^T v + b
+
+``flag`` is the 0/1 ``isComplete`` integer that older Siconos writers appended after mu (most of the
+reference files end with it); it is accepted and ignored, and the writer leaves it out.
+
+Mapping to the seeds' notation (see :mod:`workbench.problem`)::
+
+    local   TimeStepProblem(W=W, q=q, mu=mu, d=d)          (W = N, q = r of the seeds)
+    global  TimeStepProblem(M=M, D=H, k=q, b=b, mu=mu, d=d)
+
+``MATRIX`` is a Siconos ``NumericsMatrix`` (``NM_write_in_file``)::
+
+    storageType size0 size1 <storage>
+
+* storageType 0, dense: ``size0 size1`` (repeated) then the size0*size1 values column-major.
+* storageType 1, sparse block (``SBM_write_in_file``): ``nbblocks`` (0 means the zero matrix and
+  nothing follows), ``blocknumber0 blocknumber1``, the cumulative row sizes of the block rows
+  (blocknumber0 numbers, the last one = size0), the cumulative column sizes of the block columns
+  (blocknumber1 numbers), ``filled1 filled2``, the block-row pointers ``index1_data`` (filled1
+  numbers, CSR-like, starting at 0 and ending at nbblocks), the block-column indices
+  ``index2_data`` (filled2 = nbblocks numbers), then for each block in that order its number
+  (0, 1, 2, ...) followed by its values column-major.
+* storageType 2 (CSparse) is a human-readable dump with words and ``%g`` values (lossy): not read.
+
+Local or global is decided from the structure: after the common ``d nc MATRIX`` the local tail
+``q mu`` is tried first and accepted when it uses up the numbers exactly (the optional flag
+aside); otherwise the global tail ``H q b mu`` must. An error names both attempts.
+
+:func:`write_siconos_dat` writes the same layout with sparse-block storage: d x d blocks for W
+(diagonal blocks always present, as Siconos's local solvers need them); for global problems M is
+split into the finest contiguous diagonal blocks its pattern allows and H uses the same row blocks
+and d-column blocks. Values are written with ``repr`` (shortest exact form): a round trip is exact.
+Problems with bilateral constraints (G) have no ``.dat`` form.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from workbench.errors import FileFormatError, UnsupportedError
+from workbench.io.common import build_problem, check_file, format_error, one_line
+from workbench.problem import TimeStepProblem
+
+__all__ = ["read_siconos_dat", "write_siconos_dat"]
+
+
+class _Bad(Exception):
+    """Internal: a layout problem, turned into a FileFormatError naming the file."""
+
+
+class _Tokens:
+    """A cursor over the numbers of a .dat file."""
+
+    def __init__(self, values: np.ndarray):
+        self.values = values
+        self.pos = 0
+
+    @property
+    def left(self) -> int:
+        return self.values.shape[0] - self.pos
+
+    def take(self, n: int, what: str) -> np.ndarray:
+        if n > self.left:
+            raise _Bad(f"file ends early: {what} needs {n} number(s) at position {self.pos}, "
+                       f"only {self.left} left")
+        out = self.values[self.pos:self.pos + n]
+        self.pos += n
+        return out
+
+    def ints(self, n: int, what: str, lo: int = 0, hi: int | None = None) -> np.ndarray:
+        a = self.take(n, what)
+        if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
+            raise _Bad(f"{what} must be integers (at position {self.pos - n})")
+        wrong = a < lo if hi is None else (a < lo) | (a > hi)
+        if np.any(wrong):
+            rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+            raise _Bad(f"{what} = {a[wrong][0]:g} must be {rng} (at position {self.pos - n})")
+        return a.astype(np.int64)
+
+    def int(self, what: str, lo: int = 0, hi: int | None = None) -> int:
+        return int(self.ints(1, what, lo, hi)[0])
+
+
+def _tokens(path: Path) -> np.ndarray:
+    try:
+        text = path.read_bytes().decode("latin-1")
+    except OSError as exc:
+        raise format_error(path, f"cannot read the file ({exc.strerror or exc})") from None
+    words = text.split()
+    if not words:
+        raise format_error(path, "file holds no numbers")
+    try:
+        return np.array(words, dtype=float)
+    except ValueError:
+        for n, w in enumerate(words):  # only on the error path: find the offending token
+            try:
+                float(w)
+            except ValueError:
+                shown = w if len(w) <= 20 else w[:20] + "..."
+                raise format_error(path, f"non-numeric token {shown!r} (token {n + 1})") from None
+        raise format_error(path, "cannot convert the tokens to numbers") from None
+
+
+# --------------------------------------------------------------------------- matrices
+def _dense(tok: _Tokens, size0: int, size1: int, what: str) -> sp.csr_matrix:
+    s0, s1 = tok.int(f"{what} dense size0"), tok.int(f"{what} dense size1")
+    if (s0, s1) != (size0, size1):
+        raise _Bad(f"{what}: dense sizes {s0} x {s1} differ from the header's {size0} x {size1}")
+    if size0 * size1 > tok.left:
+        raise _Bad(f"file ends early: {what} needs {size0 * size1} values, only {tok.left} left")
+    values = tok.take(size0 * size1, f"{what} values")
+    return sp.csr_matrix(values.reshape(size1, size0).T)
+
+
+def _sparse_block(tok: _Tokens, size0: int, size1: int, what: str) -> sp.csr_matrix:
+    nbblocks = tok.int(f"{what} nbblocks", 0, tok.left)
+    if nbblocks == 0:
+        return sp.csr_matrix((size0, size1))
+    nb0 = tok.int(f"{what} blocknumber0", 1, tok.left)
+    nb1 = tok.int(f"{what} blocknumber1", 1, tok.left)
+    ends0 = tok.ints(nb0, f"{what} block row sizes", 1, size0)
+    ends1 = tok.ints(nb1, f"{what} block column sizes", 1, size1)
+    for ends, size, axis in ((ends0, size0, "row"), (ends1, size1, "column")):
+        if np.any(np.diff(ends) <= 0) or ends[-1] != size:
+            raise _Bad(f"{what}: cumulative block {axis} sizes must increase up to {size}, "
+                       f"got ... {ends[-3:].tolist()}")
+    filled1 = tok.int(f"{what} filled1", 1, nb0 + 1)
+    filled2 = tok.int(f"{what} filled2", 0, tok.left)
+    if filled2 != nbblocks:
+        raise _Bad(f"{what}: filled2 = {filled2} differs from nbblocks = {nbblocks}")
+    index1 = tok.ints(filled1, f"{what} block-row pointers", 0, nbblocks)
+    if index1[0] != 0 or index1[-1] != nbblocks or np.any(np.diff(index1) < 0):
+        raise _Bad(f"{what}: block-row pointers must rise from 0 to nbblocks = {nbblocks}")
+    index2 = tok.ints(filled2, f"{what} block column indices", 0, nb1 - 1)
+
+    starts0 = np.concatenate(([0], ends0[:-1]))
+    starts1 = np.concatenate(([0], ends1[:-1]))
+    brow = np.repeat(np.arange(filled1 - 1), np.diff(index1))   # block row of each block
+    bcol = index2
+    if np.unique(brow * nb1 + bcol).shape[0] != nbblocks:
+        raise _Bad(f"{what}: the same block position appears twice")
+    nrows = (ends0 - starts0)[brow]
+    ncols = (ends1 - starts1)[bcol]
+    sizes = nrows * ncols
+    total = int(nbblocks + sizes.sum())
+    if total > tok.left:
+        raise _Bad(f"file ends early: {what} blocks need {total} numbers, only {tok.left} left")
+    chunk = tok.take(total, f"{what} blocks")
+    # layout of chunk: [number_0, values_0..., number_1, values_1..., ...]
+    heads = np.concatenate(([0], np.cumsum(sizes + 1)[:-1]))
+    if np.any(chunk[heads] != np.arange(nbblocks)):
+        b = int(np.nonzero(chunk[heads] != np.arange(nbblocks))[0][0])
+        raise _Bad(f"{what}: block {b} is numbered {chunk[heads[b]]:g} (block sizes and the "
+                   "data do not line up)")
+    block = np.repeat(np.arange(nbblocks), sizes)                 # block of each value
+    # position of each value inside its block (column-major)
+    k = np.arange(block.shape[0]) - np.repeat(np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes)
+    values = chunk[np.repeat(heads + 1, sizes) + k]
+    nr = nrows[block]
+    rows = starts0[brow][block] + k % nr
+    cols = starts1[bcol][block] + k // nr
+    return sp.coo_matrix((values, (rows, cols)), shape=(size0, size1)).tocsr()
+
+
+def _matrix(tok: _Tokens, what: str) -> sp.csr_matrix:
+    storage = tok.int(f"{what} storage type", 0, 2)
+    size0 = tok.int(f"{what} size0", 0, 10**9)
+    size1 = tok.int(f"{what} size1", 0, 10**9)
+    if storage == 0:
+        return _dense(tok, size0, size1, what)
+    if storage == 1:
+        return _sparse_block(tok, size0, size1, what)
+    raise _Bad(f"{what}: storage type 2 (CSparse text dump) is not supported; "
+               "use dense (0) or sparse-block (1) storage")
+
+
+def _finish(tok: _Tokens) -> None:
+    """Accept the end of the data: nothing left, or the 0/1 ``isComplete`` flag of older writers."""
+    if tok.left == 1 and tok.values[-1] in (0.0, 1.0):
+        tok.pos += 1
+    if tok.left:
+        raise _Bad(f"{tok.left} number(s) left over after mu")
+
+
+def _local_tail(tok: _Tokens, nc: int, W: sp.csr_matrix) -> dict:
+    """After ``d nc W``: ``q mu [flag]``."""
+    q = tok.take(W.shape[1], "q")
+    mu = tok.take(nc, "mu")
+    _finish(tok)
+    return dict(W=W, q=q, mu=mu)
+
+
+def _global_tail(tok: _Tokens, nc: int, M: sp.csr_matrix) -> dict:
+    """After ``d nc M``: ``H q b mu [flag]``."""
+    H = _matrix(tok, "H")
+    q = tok.take(M.shape[0], "q")
+    b = tok.take(H.shape[1], "b")
+    mu = tok.take(nc, "mu")
+    _finish(tok)
+    return dict(M=M, D=H, k=q, b=b, mu=mu)
+
+
+def read_siconos_dat(path: os.PathLike | str) -> TimeStepProblem:
+    """Read a Siconos local or global friction-contact ``.dat`` file (see the module docstring).
+
+    ``d nc MATRIX`` is common to both layouts; the rest is read as the local tail ``q mu`` and,
+    when that does not use up the numbers exactly, as the global tail ``H q b mu``.
+    """
+    p = check_file(path)
+    tok = _Tokens(_tokens(p))
+    try:
+        d = tok.int("d", 1, 3)
+        nc = tok.int("nc", 0, tok.left)
+        first = _matrix(tok, "the first matrix (W or M)")
+    except _Bad as exc:
+        raise format_error(p, exc) from None
+    start = tok.pos
+    try:
+        kwargs, kind = _local_tail(tok, nc, first), "local"
+    except _Bad as local_error:
+        tok.pos = start
+        try:
+            kwargs, kind = _global_tail(tok, nc, first), "global"
+        except _Bad as global_error:
+            raise format_error(p, f"neither a local problem (d nc W q mu: {local_error}) nor a global one "
+                                  f"(d nc M H q b mu: {global_error})") from None
+    metadata = {"source": str(p), "format": "siconos-dat", "kind": kind}
+    return build_problem(p, d=d, name=p.stem, metadata=metadata, **kwargs)
+
+
+# --------------------------------------------------------------------------- writing
+def _contiguous_blocks(M: sp.spmatrix) -> np.ndarray:
+    """Cumulative sizes of the finest split of M into contiguous diagonal blocks (no entry outside)."""
+    n = M.shape[0]
+    C = sp.coo_matrix(M)
+    reach = np.arange(n)
+    np.maximum.at(reach, C.row, C.col)
+    np.maximum.at(reach, C.col, C.row)
+    return np.nonzero(np.maximum.accumulate(reach) <= np.arange(n))[0] + 1
+
+
+def _fmt(values) -> str:
+    return " ".join(map(repr, np.asarray(values, dtype=float).tolist()))
+
+
+def _ints(values) -> str:
+    return "\t".join(str(int(v)) for v in values)
+
+
+def _sbm_lines(A: sp.spmatrix, ends0: np.ndarray, ends1: np.ndarray, diagonal: bool) -> list[str]:
+    """``A`` as a Siconos NumericsMatrix with sparse-block storage, as lines of text."""
+    size0, size1 = A.shape
+    nb0, nb1 = ends0.shape[0], ends1.shape[0]
+    starts0 = np.concatenate(([0], ends0[:-1]))
+    starts1 = np.concatenate(([0], ends1[:-1]))
+    C = sp.coo_matrix(A)
+    rb = np.searchsorted(ends0, C.row, side="right")
+    cb = np.searchsorted(ends1, C.col, side="right")
+    keys = rb * nb1 + cb
+    if diagonal:
+        keys_all = np.concatenate((keys, np.arange(min(nb0, nb1)) * (nb1 + 1)))
+    else:
+        keys_all = keys
+    ukeys = np.unique(keys_all)                      # row-major order of the blocks
+    brow, bcol = ukeys // nb1, ukeys % nb1
+    nrows, ncols = (ends0 - starts0)[brow], (ends1 - starts1)[bcol]
+    offsets = np.concatenate(([0], np.cumsum(nrows * ncols)))
+    flat = np.zeros(offsets[-1])
+    bid = np.searchsorted(ukeys, keys)
+    flat[offsets[bid] + (C.row - starts0[rb]) + (C.col - starts1[cb]) * nrows[bid]] = C.data
+    index1 = np.concatenate(([0], np.cumsum(np.bincount(brow, minlength=nb0))))
+    lines = ["1", str(size0), str(size1), str(ukeys.shape[0])]
+    if ukeys.shape[0] == 0:
+        return lines
+    lines += [str(nb0), str(nb1), _ints(ends0), _ints(ends1), str(nb0 + 1), str(ukeys.shape[0]),
+              _ints(index1), _ints(bcol)]
+    for b in range(ukeys.shape[0]):                  # one line per block: fine, blocks are few
+        lines.append(str(b))
+        lines.append(_fmt(flat[offsets[b]:offsets[b + 1]]))
+    return lines
+
+
+def write_siconos_dat(problem: TimeStepProblem, path: os.PathLike | str) -> None:
+    """Write ``problem`` as a Siconos ``.dat`` file with sparse-block storage (exact round trip)."""
+    d, nc = problem.d, problem.n_contacts
+    contact_ends = np.arange(1, nc + 1) * d
+    lines = [str(d), str(nc)]
+    if problem.is_global:
+        if problem.G is not None:
+            raise UnsupportedError(f"{problem.name or 'this problem'} has bilateral constraints (G), "
+                                   "which the Siconos .dat format cannot hold")
+        dof_ends = _contiguous_blocks(problem.M)
+        lines += _sbm_lines(problem.M, dof_ends, dof_ends, diagonal=True)
+        lines += _sbm_lines(problem.D, dof_ends, contact_ends, diagonal=False)
+        lines += [_fmt(problem.k), _fmt(problem.b)]
+    else:
+        lines += _sbm_lines(problem.N, contact_ends, contact_ends, diagonal=True)  # N is W
+        lines.append(_fmt(problem.r))                                              # r is q
+    lines.append(_fmt(problem.mu))
+    try:
+        Path(path).write_text("\n".join(lines) + "\n")
+    except OSError as exc:
+        raise FileFormatError(one_line(f"{path}: cannot write the file: {exc}")) from None

@@ -14,6 +14,10 @@ FORMULATIONS: dict[str, str] = {
     "primal": "formulations.relaxed_primal:RelaxedPrimal",
     "dual": "formulations.relaxed_dual:RelaxedDual",
     "anti-relaxed": "formulations.anti_relaxed:AntiRelaxed",
+    "dual-fixed-point": "formulations.dual_fixed_point:DualFixedPoint",
+    "primal-fixed-point": "formulations.primal_fixed_point:PrimalFixedPoint",
+    "ncp": "formulations.ncp:NCP",
+    "lcp-pyramid": "formulations.lcp_pyramid:LCPPyramid",
 }
 
 

@@ -97,8 +97,9 @@ class Formulation(ABC):
     #: model kinds it can build: "cvxpy" and/or "ccqo"
     builds: ClassVar[tuple[str, ...]] = ("cvxpy",)
 
-    def build(self, problem: TimeStepProblem, kind: str = "cvxpy") -> CvxpyModel | CCQOModel:
-        """Build the model of ``kind`` for ``problem`` (timed into ``build_seconds``)."""
+    def build(self, problem: TimeStepProblem, kind: str = "cvxpy", options=None) -> CvxpyModel | CCQOModel:
+        """Build the model of ``kind`` for ``problem`` (timed into ``build_seconds``). ``options`` (a
+        SolveOptions, may be None) reaches formulations with build-time settings in options.params."""
         from workbench.errors import UnsupportedError
         if kind not in self.builds:
             raise UnsupportedError(f"formulation {self.name} cannot be built as a {kind} model "
@@ -106,9 +107,13 @@ class Formulation(ABC):
         if self.needs_global:
             problem.require_global(f"formulation {self.name}")
         t0 = time.perf_counter()
-        model = self._build_cvxpy(problem) if kind == "cvxpy" else self._build_ccqo(problem)
+        model = self._build(problem, kind, options)
         model.build_seconds = time.perf_counter() - t0
         return model
+
+    def _build(self, problem: TimeStepProblem, kind: str, options):
+        """Dispatch on ``kind``; a formulation with other model kinds or build-time settings overrides it."""
+        return self._build_cvxpy(problem) if kind == "cvxpy" else self._build_ccqo(problem)
 
     @abstractmethod
     def _build_cvxpy(self, problem: TimeStepProblem) -> CvxpyModel: ...

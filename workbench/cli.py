@@ -25,6 +25,10 @@ EXIT_BAD_INPUT = 2
 #: modules that register subcommands, in the order of ``workbench --help``
 COMMANDS = [
     "workbench.commands.solve",
+    "workbench.commands.simulate",
+    "workbench.commands.generate",
+    "workbench.commands.study",
+    "workbench.commands.export",
 ]
 
 

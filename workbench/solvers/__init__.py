@@ -15,16 +15,33 @@ from workbench.solvers.base import STATUSES, SolveOptions, SolveResult, Solver, 
 __all__ = ["SOLVERS", "get_solver", "list_solvers", "solve", "SolveOptions", "SolveResult", "Solver",
            "STATUSES"]
 
-#: name -> "module:Class"
+#: name -> "module:Class"; a key "FAMILY:*" registers a family: get_solver("FAMILY:NAME") returns
+#: Class(NAME), and list_solvers shows the members in the module's LISTED
 SOLVERS: dict[str, str] = {
     "clarabel": "workbench.solvers.clarabel:ClarabelSolver",
     "scs": "workbench.solvers.scs:ScsSolver",
     "mosek": "workbench.solvers.mosek:MosekSolver",
+    "newton": "workbench.solvers.newton:NewtonSolver",
+    "pqn": "workbench.solvers.pqn:PQNSolver",
+    "siconos:*": "workbench.solvers.siconos:SiconosSolver",
+    "lemke": "workbench.solvers.lemke:LemkeSolver",
+    "lcp1": "workbench.solvers.lcp1:LCP1Solver",
+    "lcp2": "workbench.solvers.lcp2:LCP2Solver",
+    "apgd": "workbench.solvers.apgd:APGDSolver",
+    "pgs": "workbench.solvers.pgs:PGSSolver",
+    "jacobi": "workbench.solvers.jacobi:JacobiSolver",
+    "bb": "workbench.solvers.bb:BBSolver",
+    "admm": "workbench.solvers.admm:ADMMSolver",
 }
 
 
 def get_solver(name: str) -> Solver:
-    """An instance of the solver called ``name`` (registered, or another installed cvxpy conic solver)."""
+    """An instance of the solver called ``name`` (registered, a member of a registered family, or
+    another installed cvxpy conic solver)."""
+    family, sep, member = name.partition(":")
+    if sep and member and f"{family}:*" in SOLVERS:
+        module, cls = SOLVERS[f"{family}:*"].split(":")
+        return getattr(importlib.import_module(module), cls)(member)
     if name in SOLVERS:
         module, cls = SOLVERS[name].split(":")
         return getattr(importlib.import_module(module), cls)()
@@ -38,7 +55,13 @@ def get_solver(name: str) -> Solver:
 def list_solvers() -> list[Solver]:
     """Every registered solver, then any other installed conic solver cvxpy supports."""
     from workbench.solvers.cvxpy_generic import GenericCvxpySolver, other_conic_solvers
-    out = [get_solver(n) for n in SOLVERS]
+    out = []
+    for n in SOLVERS:
+        if n.endswith(":*"):
+            module = importlib.import_module(SOLVERS[n].split(":")[0])
+            out += [get_solver(n[:-1] + member) for member in module.LISTED]
+        else:
+            out.append(get_solver(n))
     out += [GenericCvxpySolver(n) for n in other_conic_solvers(set(SOLVERS))]
     return out
 
@@ -61,7 +84,7 @@ def solve(problem, formulation: str, solver: str, options: SolveOptions | None =
     ok, why = slv.availability()
     if not ok:
         return SolveResult(solver=solver, formulation=formulation, status="unavailable", message=why)
-    model = form.build(problem, kinds[0])
+    model = form.build(problem, kinds[0], options)
     t0 = time.perf_counter()
     result = slv.solve(model, options)
     if not result.solve_seconds:

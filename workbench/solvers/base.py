@@ -122,7 +122,12 @@ def finalize(result: SolveResult, model, options: SolveOptions, stopped: str | N
         return result
     result.metrics = metrics.evaluate(problem, result.nu)
     result.objective = model.objective(result.nu, result.v)
-    err = judged_error(result.metrics, model.relaxed)
+    # a model with measures of its own (the LCP model: its complementarity residual) adds them and
+    # names the one it is judged by
+    own = getattr(model, "own_metrics", None)
+    if own is not None:
+        result.metrics.update(own(result))
+    err = result.metrics[model.judged_by] if own is not None else judged_error(result.metrics, model.relaxed)
     result.metrics["judged_error"] = err
     if err <= (options.tol if options.accept is None else options.accept):
         result.status = "solved"

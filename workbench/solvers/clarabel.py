@@ -12,12 +12,15 @@ import time
 
 import pandas as pd
 
+from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.solvers.cvxpy_base import CvxpySolver, interior_point_tolerance
+from workbench.solvers.fixed_point import FixedPointCapable, FixedPointSession
 
 
-class ClarabelSolver(CvxpySolver):
+class ClarabelSolver(FixedPointCapable, CvxpySolver):
     name = "clarabel"
     summary = "Clarabel interior-point conic solver (via cvxpy)"
+    accepts = ("cvxpy", FIXED_POINT_KIND)
     cvxpy_name = "CLARABEL"
     install_hint = "pip install clarabel"
 
@@ -30,17 +33,29 @@ class ClarabelSolver(CvxpySolver):
             s["time_limit"] = float(options.time_limit)
         return s
 
-    def run(self, model, data, chain, options, opts):
+    @staticmethod
+    def new_solver(data, chain, options, opts):
+        """A clarabel.DefaultSolver on cvxpy's compiled data, as cvxpy builds it."""
         import clarabel
         import scipy.sparse as sp
         from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import dims_to_solver_cones
         from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver
 
-        intf = chain.solver
         P = data["P"] if "P" in data else sp.csc_array((data["c"].size, data["c"].size))
-        settings = intf.parse_solver_opts(options.verbose, opts)
-        solver = clarabel.DefaultSolver(sp.triu(P).tocsc(), data["c"], data["A"], data["b"],
-                                        dims_to_solver_cones(data[ConicSolver.DIMS]), settings)
+        settings = chain.solver.parse_solver_opts(options.verbose, opts)
+        return clarabel.DefaultSolver(sp.triu(P).tocsc(), data["c"], data["A"], data["b"],
+                                      dims_to_solver_cones(data[ConicSolver.DIMS]), settings)
+
+    def open_session(self, model, data, chain, options, opts):
+        solver = self.new_solver(data, chain, options, opts)
+        if not solver.is_data_update_allowed():  # presolve removed rows: the data layout changed
+            raise RuntimeError("Clarabel does not allow data updates on this problem")
+        return FixedPointSession(solve=solver.solve,
+                                 update=lambda key, vector: solver.update(**{"q" if key == "c" else "b": vector}),
+                                 iterations=lambda raw: int(raw.iterations))
+
+    def run(self, model, data, chain, options, opts):
+        solver = self.new_solver(data, chain, options, opts)
         rows: list[dict] = []
         unscale = model.unscale_objective
         t0 = time.perf_counter()

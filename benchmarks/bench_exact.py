@@ -1,0 +1,131 @@
+"""Exact Coulomb methods side by side: time to a Siconos error of 1e-8 (python -m benchmarks.bench_exact).
+
+For every shared problem (../shared/data) and one generated problem of about 10,000 contacts, each
+exact method is run once with tol = 1e-8 and judged by the workbench (status "solved" means
+siconos_error <= 1e-8). Printed as markdown tables:
+
+1. time to 1e-8 [s] (solve time, compile excluded; "-" not applicable) or the status and the error
+   reached, per problem and method; the fixed points add their outer-iteration count;
+2. the overhead of one outer iteration of a fixed point (mean wall time of outer iterations 2..K:
+   data update, re-solve, unpack, slip speeds) against one plain relaxed solve with the same solver
+   (solve time of the relaxed formulation, the solver's set-up included), target <= 1.1x; and the
+   same per inner iteration, which separates the machinery's overhead from a shifted subproblem
+   needing more or fewer iterations than the relaxed one;
+3. SCS's inner warm start on/off (outer iterations, inner iterations, time).
+
+``--quick`` skips the large problem (problems.synthetic.sphere_packing, 4,500 spheres). Siconos
+methods are left out when python3-siconos is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from workbench.io import load_problem
+from workbench.problem import TimeStepProblem
+from workbench.solvers import SolveOptions, solve
+from workbench.solvers.siconos import SICONOS_PYTHON, probe
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+TOL = 1e-8
+FIXED_POINTS = [("dual-fixed-point", "clarabel"), ("dual-fixed-point", "scs"), ("primal-fixed-point", "clarabel"),
+                ("primal-fixed-point", "scs")]
+
+
+def large_problem() -> TimeStepProblem:
+    """The shared generator's packing of 4,500 spheres in a box: about 10,000 contacts."""
+    from problems.synthetic import sphere_packing
+    return sphere_packing(4500, seed=0)
+
+
+def methods(problem: TimeStepProblem, siconos: bool) -> list[tuple[str, str]]:
+    out = [("ncp", "newton"), ("ncp", "pqn")]
+    if siconos and not problem.n_bilateral:
+        out += [("ncp", "siconos:NSN_AC"), ("ncp", "siconos:NSGS")]
+    return out + [m for m in FIXED_POINTS if problem.is_global or m[0] == "dual-fixed-point"]
+
+
+def cell(res) -> str:
+    err = res.metrics.get("siconos_error")
+    if res.status == "solved":
+        text = f"{res.solve_seconds:.3g}"
+    else:
+        text = f"{res.status}" + (f" ({err:.1e})" if err is not None else "")
+    if "outer_iterations" in res.info:
+        text += f" [{res.info['outer_iterations']} outer]"
+    return text
+
+
+def run(problem, form, slv, time_limit, **params):
+    max_iter = 20_000 if slv.startswith("siconos") else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return solve(problem, form, slv, SolveOptions(tol=TOL, max_iter=max_iter, time_limit=time_limit,
+                                                      keep_history=False, params=params))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="shared problems only")
+    ap.add_argument("--time-limit", type=float, default=40.0, help="per run on the large problem [s]")
+    args = ap.parse_args(argv)
+    siconos = probe(SICONOS_PYTHON)[0] is not None
+    problems = [load_problem(f) for f in sorted(SHARED.glob("*/*")) if f.suffix in (".hdf5", ".dat")]
+    if not args.quick:
+        t0 = time.perf_counter()
+        problems.append(large_problem())
+        print(f"generated {problems[-1].name} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    all_methods = [("ncp", "newton"), ("ncp", "pqn")] + \
+        ([("ncp", "siconos:NSN_AC"), ("ncp", "siconos:NSGS")] if siconos else []) + FIXED_POINTS
+    results, overhead, warm = {}, [], []
+    for p in problems:
+        limit = args.time_limit if p.n_contacts > 1000 else None
+        for m in methods(p, siconos):
+            results[p.name, m] = run(p, *m, limit)
+            print(f"{p.name} {m}: {cell(results[p.name, m])}", file=sys.stderr, flush=True)
+        for form, slv in FIXED_POINTS:
+            fp = results.get((p.name, (form, slv)))
+            if fp is None or len(fp.info.get("outer_seconds", [])) < 2:
+                continue
+            plain = run(p, form.replace("-fixed-point", ""), slv, limit)
+            outer = float(np.mean(fp.info["outer_seconds"][1:]))
+            overhead.append((p.name, form, slv, outer, plain.solve_seconds, plain.iterations,
+                             float(np.mean(fp.info["inner_iterations"][1:]))))
+        if p.n_contacts > 50:
+            on = run(p, "dual-fixed-point", "scs", limit, inner_warm_start=True)
+            off = results[p.name, ("dual-fixed-point", "scs")]
+            warm.append((p.name, off, on))
+
+    header = " | ".join(f"{f.replace('-fixed-point', '-fp')}/{s}" for f, s in all_methods)
+    print(f"\n### Time to Siconos error {TOL:g} [s] (else status and error reached)\n")
+    print(f"| problem | contacts | {header} |")
+    print("|---|---:|" + "---|" * len(all_methods))
+    for p in problems:
+        cells = [cell(results[p.name, m]) if (p.name, m) in results else "-" for m in all_methods]
+        print(f"| {p.name} | {p.n_contacts} | " + " | ".join(cells) + " |")
+    print("\n### One outer iteration against one plain relaxed solve (same solver)\n")
+    print("| problem | formulation | solver | outer iteration [s] | relaxed solve [s] | ratio | inner its "
+          "(outer mean) | relaxed its | ratio per iteration |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, form, slv, outer, plain, plain_it, inner_it in overhead:
+        per_it = (outer / inner_it) / (plain / plain_it) if inner_it and plain_it else float("nan")
+        print(f"| {name} | {form} | {slv} | {outer:.4g} | {plain:.4g} | {outer / plain:.2f} | {inner_it:.1f} "
+              f"| {plain_it} | {per_it:.2f} |")
+    print("\n### SCS inner warm start (dual-fixed-point)\n")
+    print("| problem | warm start | status | outer | inner iterations | solve [s] |")
+    print("|---|---|---|---:|---:|---:|")
+    for name, off, on in warm:
+        for label, r in (("off", off), ("on", on)):
+            print(f"| {name} | {label} | {r.status} | {r.info.get('outer_iterations')} | {r.iterations} "
+                  f"| {r.solve_seconds:.3g} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

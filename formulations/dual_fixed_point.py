@@ -1,0 +1,105 @@
+"""Exact Coulomb by a fixed point on the relaxed dual CCQO, compiled once (seed 001 eq. 27, section 4.3).
+
+Outer iteration k solves the relaxed dual (formulations.relaxed_dual, seed 001 eq. 24) with the
+normal entries of its linear term shifted by the slip speeds s^k of the previous iterate:
+
+    min_nu 1/2 nu^T N nu + (r + a^k)^T nu   s.t. gamma_i in K_i,     a^k_i = [mu_i s^k_i, 0, 0],
+    s^{k+1}_i = ||u_t,i(nu^k)||,  u = N nu + r,  s^0 = 0 (the first solve is the relaxed one).
+
+The shift enters with a plus sign: seed 001 eq. 27 prints "- mu sqrt(...)", but the De Saxce form
+(seed 000 eq. 15 with alpha_i = mu_i lambda_i, eqs. 27-28) needs r_n + mu ||u_t||; on the 2D ball the
+plus sign gives the analytic impulse [0.0981, -0.01962] and the minus sign does not. A fixed point
+(s^{k+1} = s^k) satisfies K ∋ gamma ⊥ u + [mu ||u_t||, 0, 0] ∈ K^*, the exact problem.
+
+Only the linear term changes between outer iterations, so the cvxpy problem is built and compiled
+once; the solver (Clarabel, SCS) updates the affected entries of its data in place (the compiled
+objective vector c, at the columns of the scaled impulses) and re-solves; cvxpy's unpack maps every
+solution back. The loop itself is workbench.solvers.fixed_point. Outer iterations converge linearly
+(a contraction for moderate mu); they are not guaranteed to converge for every problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from formulations.base import CvxpyModel, Formulation
+from formulations.relaxed_dual import RelaxedDual
+from workbench.errors import UnsupportedError
+from workbench.problem import TimeStepProblem
+
+__all__ = ["DualFixedPoint", "FixedPointModel", "FIXED_POINT_KIND"]
+
+FIXED_POINT_KIND = "cvxpy-fixed-point"
+
+
+@dataclass
+class FixedPointModel:
+    """A relaxed cvxpy model plus where the anti-relaxation shift enters its compiled data.
+
+    ``shifted`` names the vector of the compiled conic data (cvxpy's get_problem_data) that holds the
+    normal entries of r: "c" (the dual's objective) or "b" (the primal's cone constraint).
+    ``locate(data)`` returns the indices into data[shifted] of those entries, one per contact, after
+    checking they hold r_n / velocity scale (so a change of cvxpy's layout fails loudly).
+    ``linear_term(data, rows, s)`` is that vector with the shift [mu_i s_i, 0, 0] added (s in m/s).
+    """
+    kind: ClassVar[str] = FIXED_POINT_KIND
+    problem: TimeStepProblem
+    formulation: str
+    inner: CvxpyModel
+    shifted: str
+    locate: Callable[[dict], np.ndarray]
+    relaxed: bool = False
+    build_seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cvx(self):
+        return self.inner.cvx
+
+    def recover(self):
+        return self.inner.recover()
+
+    def objective(self, nu, v=None) -> float:
+        """The relaxed model's own objective at the returned point (the shift depends on the
+        solution, so the relaxed objective is the comparable number)."""
+        return self.inner.objective(nu, v)
+
+    def linear_term(self, data: dict, rows: np.ndarray, s: np.ndarray) -> np.ndarray:
+        out = np.array(data[self.shifted], dtype=float, copy=True)
+        out[rows] += self.problem.mu * s / self.inner.scale.velocity
+        return out
+
+
+def check_located(values: np.ndarray, expected: np.ndarray, what: str) -> None:
+    """Raise if the compiled data do not hold ``expected`` where the shift is to enter."""
+    if not np.allclose(values, expected, rtol=1e-12, atol=1e-14 * max(1.0, float(np.abs(expected).max(initial=0)))):
+        raise RuntimeError(f"cvxpy compiled the {what} differently than expected; the fixed point "
+                           "cannot locate the linear term to update")
+
+
+class DualFixedPoint(Formulation):
+    name = "dual-fixed-point"
+    summary = "exact Coulomb: relaxed dual CCQO compiled once, re-solved with r_n + mu ||u_t|| until s is fixed"
+    reference = "seed 001 eq. 27 (plus sign), section 4.3; seed 000 eqs. 15, 27-28"
+    exact = True
+    builds = (FIXED_POINT_KIND,)
+
+    def _build_cvxpy(self, problem: TimeStepProblem):
+        raise UnsupportedError(f"{self.name} builds a {FIXED_POINT_KIND} model (for clarabel, scs)")
+
+    def _build(self, problem: TimeStepProblem, kind: str, options) -> FixedPointModel:
+        inner = RelaxedDual().build(problem, "cvxpy")
+        x = next(v for v in inner.cvx.variables() if v.name() == "nu_scaled")
+        d, n = problem.d, problem.n_unknowns
+        r_s = problem.r / inner.scale.velocity
+
+        def locate(data: dict) -> np.ndarray:
+            col = data["param_prob"].var_id_to_col[x.id]
+            check_located(data["c"][col:col + n], r_s, "dual objective")
+            return col + d * np.arange(problem.n_contacts)
+
+        return FixedPointModel(problem=problem, formulation=self.name, inner=inner, shifted="c", locate=locate,
+                               info={"inner_build_seconds": inner.build_seconds})

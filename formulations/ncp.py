@@ -1,0 +1,73 @@
+"""The exact Coulomb problem as a nonlinear complementarity problem in De Saxce form (no relaxation).
+
+Seed 000 eqs. 8-10 (Signorini condition, maximal dissipation, the exact normal condition with the
+mu ||u_t|| tilt), seed 004 eqs. 10-15 (De Saxce-Feng form and its root-finding statement):
+
+    find nu = [gamma; lambda]  with  u = N nu + r,
+    K_i ∋ gamma_i ⊥ u_hat_i = u_i + [mu_i ||u_t,i||, 0, 0] ∈ K_i^*   (i = 1..n_c),   u_j = 0 (joints),
+
+equivalently the root of the natural map C(nu) = nu - P_{K x R^{n_b}}(nu - u_hat) (seed 004 eq. 15,
+whose m(S) = S - P_K(S) gives C = F + m(nu - F) = nu - P_K(nu - F) with F = u_hat). Unlike the relaxed
+CCQO this is not the optimality system of a convex program: the tilt makes it non-monotone, and a
+solution may be non-unique. Its residual, normalised as Siconos does, is the workbench's
+``siconos_error``; an exact method is judged by it.
+
+The model is for methods that work on the NCP directly (projected quasi-Newton, nonsmooth Newton,
+Siconos): it carries the problem, the O(1) data scales of formulations.base (nu = impulse * x,
+u = velocity * y, so W_s = N impulse / velocity has unit mean diagonal) and the stopping test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from formulations.base import DataScale, Formulation, data_scale
+from formulations.relaxed_dual import ccqo_objective
+from workbench.errors import UnsupportedError
+from workbench.metrics import de_saxce_shift, natural_map
+from workbench.problem import TimeStepProblem
+
+__all__ = ["NCP", "NCPModel", "exact_error"]
+
+
+def exact_error(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray) -> float:
+    """The workbench's ``siconos_error`` at nu with u = N nu + r already computed (metrics.evaluate
+    computes the same number together with every other measure; an iterative method needs this one
+    alone, every iteration): ||nu - P(nu - u_hat)|| / max(||r||, ||nu||, ||u||)."""
+    nm = float(np.linalg.norm(natural_map(problem, nu, u + de_saxce_shift(problem, u))))
+    scale = max(float(np.linalg.norm(problem.r)), float(np.linalg.norm(nu)), float(np.linalg.norm(u)))
+    return nm / scale if scale > 0 else nm
+
+
+@dataclass
+class NCPModel:
+    """The exact problem for NCP methods. ``error(nu, u)`` is the judged measure (siconos_error)."""
+    kind: ClassVar[str] = "ncp"
+    problem: TimeStepProblem
+    formulation: str
+    scale: DataScale
+    objective: Callable[[np.ndarray, np.ndarray | None], float]
+    relaxed: bool = False
+    build_seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def error(self, nu: np.ndarray, u: np.ndarray) -> float:
+        return exact_error(self.problem, nu, u)
+
+
+class NCP(Formulation):
+    name = "ncp"
+    summary = "exact Coulomb problem in De Saxce form (nonlinear complementarity), for NCP solvers"
+    reference = "seed 000 eqs. 8-10; seed 004 eqs. 10-15"
+    exact = True
+    builds = ("ncp",)
+
+    def _build_cvxpy(self, problem: TimeStepProblem):
+        raise UnsupportedError("ncp is not a convex program; for cvxpy use dual-fixed-point or primal-fixed-point")
+
+    def _build(self, problem: TimeStepProblem, kind: str, options) -> NCPModel:
+        return NCPModel(problem=problem, formulation=self.name, scale=data_scale(problem),
+                        objective=ccqo_objective(problem))

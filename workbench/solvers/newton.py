@@ -1,0 +1,174 @@
+"""Nonsmooth (semismooth) Newton method on the Alart-Curnier function of the exact Coulomb problem.
+
+Model: :class:`formulations.ncp.NCPModel` (the De Saxce problem; Alart-Curnier has the same solution
+set: Signorini, Coulomb's disk, maximal dissipation). Per contact i, with u = N nu + r and the
+per-contact step rho_i = d / trace(N_ii) [impulse per velocity, 1/(1/kg) = kg], which makes the
+function homogeneous in units:
+
+    xi_i    = gamma_n - rho_i u_n,                       (normal predictor)
+    Phi_n   = gamma_n - max(0, xi_i),                    (Signorini)
+    z_i     = gamma_t - rho_i u_t,   R_i = mu_i max(0, xi_i),
+    Phi_t   = gamma_t - P_{B(R_i)}(z_i),                 (Coulomb disk of radius R_i)
+    Phi_j   = rho_j u_j  for a joint j (rho_j = 1 / N_jj).
+
+Phi(nu) = 0 iff nu solves the exact problem (Alart & Curnier 1991; Siconos NSN_AC, "STD" variant).
+An element of the generalised Jacobian is J = A + B N with A, B block diagonal (d x d per contact):
+on a sticking contact (||z|| <= R) Phi_t = rho u_t; on a sliding one
+dPhi_t = dgamma_t - z_hat dR - (R / ||z||)(I - z_hat z_hat^T) dz; on an open contact Phi = gamma.
+The Newton system J dnu = -Phi is sparse with N's pattern and is solved by a sparse LU of
+J + eps_k I with eps_k = eps_rel * ||Phi|| / ||nu||_scale (a vanishing Levenberg-Marquardt shift that
+keeps J invertible when N is singular, as it is for rigid bodies with more contact unknowns than
+degrees of freedom, without spoiling the local superlinear rate). Globalisation: Armijo backtracking
+on the merit psi = 1/2 ||Phi||^2 (psi(nu + t dnu) <= (1 - 2 sigma t) psi(nu), sigma = 1e-4, t halved
+down to t_min = 2^-20; when no step decreases psi, the smallest is taken and counted).
+
+N is the sparse matrix of the problem (formed once; never dense). The method stops when the
+workbench's siconos_error <= tol; caps: options.max_iter (default 200), options.time_limit.
+Parameters (options.params): ``eps_rel`` (default 1e-2: on the singular N of the shared rigid problems
+1e-8 and 1e-4 stalled on BoxesStack1 and Capsules, 1e-1 and 1 took more iterations).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from workbench.solvers.base import SolveOptions, SolveResult, Solver
+
+__all__ = ["NewtonSolver", "alart_curnier"]
+
+ARMIJO_SIGMA = 1e-4
+MIN_STEP = 2.0 ** -20
+
+
+def contact_steps(problem) -> np.ndarray:
+    """rho per unknown: d / trace(N_ii) on each contact's d entries, 1 / N_jj on joints; a zero or
+    non-finite diagonal (a contact that no body can move) falls back to the mean."""
+    blocks = problem.N_diagonal_blocks
+    tr = np.trace(blocks, axis1=1, axis2=2) / problem.d
+    good = np.isfinite(tr) & (tr > 0)
+    tr = np.where(good, tr, tr[good].mean() if good.any() else 1.0)
+    rho = np.repeat(1.0 / tr, problem.d)
+    if problem.n_bilateral:
+        nj = problem.N.diagonal()[problem.n_contact_unknowns:]
+        rho = np.concatenate([rho, 1.0 / np.where(nj > 0, nj, tr.mean())])
+    return rho
+
+
+def alart_curnier(problem, nu: np.ndarray, u: np.ndarray, rho: np.ndarray, jacobian: bool = True):
+    """Phi(nu) of the module docstring and, if ``jacobian``, the block-diagonal A, B with
+    dPhi = A dnu + B du, as (n_c, d, d) stacks for the contacts (joints: A = 0, B = rho_j)."""
+    d, m = problem.d, problem.n_contact_unknowns
+    g = problem.contacts(nu)
+    w = problem.contacts(u)
+    rc = rho[:m:d]
+    mu = problem.mu
+    xi = g[:, 0] - rc * w[:, 0]
+    act = xi > 0
+    R = mu * np.maximum(xi, 0.0)
+    z = g[:, 1:] - rc[:, None] * w[:, 1:]
+    nz = np.sqrt(np.einsum("ij,ij->i", z, z))
+    stick = (nz <= R) & (R > 0)  # R = 0 (open or frictionless): Phi_t = gamma_t
+    safe = np.where(nz > 0, nz, 1.0)
+    zh = z / safe[:, None]
+    proj = np.where(stick[:, None], z, R[:, None] * zh)
+    phi = np.empty_like(nu)
+    pc = phi[:m].reshape(-1, d)
+    pc[:, 0] = g[:, 0] - np.maximum(xi, 0.0)
+    pc[:, 1:] = g[:, 1:] - proj
+    phi[m:] = rho[m:] * u[m:]
+    if not jacobian:
+        return phi
+    n_c = problem.n_contacts
+    eye_t = np.eye(d - 1)
+    A = np.zeros((n_c, d, d))
+    B = np.zeros((n_c, d, d))
+    A[:, 0, 0] = np.where(act, 0.0, 1.0)
+    B[:, 0, 0] = np.where(act, rc, 0.0)
+    # sliding (or R = 0): Phi_t = g_t - R z_hat
+    ratio = np.where(stick, 0.0, R / safe)
+    tang = eye_t[None] - zh[:, :, None] * zh[:, None, :]
+    slide_A = eye_t[None] - ratio[:, None, None] * tang
+    slide_B = (rc * ratio)[:, None, None] * tang
+    A[:, 1:, 1:] = np.where(stick[:, None, None], 0.0, slide_A)
+    B[:, 1:, 1:] = np.where(stick[:, None, None], rc[:, None, None] * eye_t[None], slide_B)
+    dR = np.where(act & ~stick, mu, 0.0)  # dR = mu (dg_n - rho du_n) where xi > 0
+    A[:, 1:, 0] = -dR[:, None] * zh
+    B[:, 1:, 0] = (dR * rc)[:, None] * zh
+    return phi, A, B
+
+
+def block_diagonal(blocks: np.ndarray, tail: np.ndarray) -> sp.csr_matrix:
+    """Sparse block-diagonal matrix from (n_c, d, d) blocks followed by the diagonal ``tail``."""
+    n_c, d, _ = blocks.shape
+    bsr = sp.bsr_matrix((blocks, np.arange(n_c), np.arange(n_c + 1)), shape=(n_c * d, n_c * d))
+    return sp.block_diag([bsr, sp.diags(tail)], format="csr") if tail.size else bsr.tocsr()
+
+
+class NewtonSolver(Solver):
+    name = "newton"
+    summary = "nonsmooth Newton on Alart-Curnier with Armijo line search (sparse LU)"
+    accepts = ("ncp",)
+
+    def solve(self, model, options: SolveOptions) -> SolveResult:
+        problem = model.problem
+        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
+                             build_seconds=model.build_seconds)
+        eps_rel = float(options.params.get("eps_rel", 1e-2))
+        max_iter = int(options.max_iter or 200)
+        t0 = time.perf_counter()
+        N = problem.N.tocsr()
+        n, m = problem.n_unknowns, problem.n_contact_unknowns
+        rho = contact_steps(problem)
+        nu = np.zeros(n) if options.warm_start is None else np.array(options.warm_start, dtype=float)
+        u = problem.relative_velocity(nu)
+        phi, A, B = alart_curnier(problem, nu, u, rho)
+        history, failures, stopped, k = [], 0, "max_iter", 0
+        for k in range(max_iter + 1):
+            err = model.error(nu, u)
+            psi = 0.5 * float(phi @ phi)
+            if options.keep_history:
+                history.append({"iteration": k, "elapsed": time.perf_counter() - t0, "siconos_error": err,
+                                "merit": psi})
+            if err <= options.tol:
+                stopped = None
+                break
+            if k == max_iter:
+                break
+            if options.time_limit is not None and time.perf_counter() - t0 >= options.time_limit:
+                stopped = "timeout"
+                break
+            J = block_diagonal(A, np.zeros(n - m)) + block_diagonal(B, rho[m:]) @ N
+            eps = eps_rel * np.sqrt(2 * psi) / max(float(np.abs(nu).max()), float(np.abs(rho * u).max()), 1e-300)
+            try:
+                dnu = spla.splu((J + eps * sp.eye(n)).tocsc()).solve(-phi)
+            except RuntimeError:  # exactly singular even with the shift
+                dnu = spla.lsqr(J, -phi)[0]
+            if not np.all(np.isfinite(dnu)):
+                result.message = f"non-finite Newton direction at iteration {k}"
+                stopped = None
+                break
+            du = N @ dnu
+            t = 1.0
+            while True:
+                trial_phi = alart_curnier(problem, nu + t * dnu, u + t * du, rho, jacobian=False)
+                if 0.5 * trial_phi @ trial_phi <= (1 - 2 * ARMIJO_SIGMA * t) * psi or t <= MIN_STEP:
+                    break
+                t *= 0.5
+            if 0.5 * trial_phi @ trial_phi > psi:
+                failures += 1
+            nu = nu + t * dnu
+            u = N @ nu + problem.r  # afresh rather than u + t du: no drift over many iterations
+            phi, A, B = alart_curnier(problem, nu, u, rho)
+        result.solve_seconds = time.perf_counter() - t0
+        result.nu = nu
+        result.v = problem.velocity(nu) if problem.is_global else None
+        result.iterations = k
+        result.solver_status = stopped or ("diverged" if result.message else "converged")
+        result.history = pd.DataFrame(history) if history else None
+        result.info.update(stopped=stopped, line_search_failures=failures)
+        return result

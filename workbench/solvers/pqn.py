@@ -1,0 +1,238 @@
+"""Projected quasi-Newton method of seed 004 (Koziara, Algorithm 1) for the exact Coulomb problem.
+
+Model: :class:`formulations.ncp.NCPModel`. The method works on the dimensionless data of the model
+(x = nu / impulse scale, y = u / velocity scale, y = W x + q with W = N impulse/velocity, mean W_ii = 1),
+because the natural map R - proj_K(R - F(R)) of the seed adds impulses and velocities with unit step.
+Vectors are [normal, tangent...] per contact here; the seed writes [T, N].
+
+Root finding (seed 004 eq. 15): C(x) = F(y) + m(x - F(y)) = 0, x in K, where F is the De Saxce
+velocity [y_n + mu ||y_t||, y_t] (eq. 11) and m(S) = S - proj_K(S) = proj_{K°}(S) (eqs. 14, 18).
+Smoothing (section 4): the polar projection through the spectral values
+lambda_1 = (-S_n - mu ||S_t||) / (1 + mu^2), lambda_2 = (||S_t|| - mu S_n) / (1 + mu^2) (eq. 20) and
+vectors u_1 = [-1, -mu w], u_2 = [-mu, w], w = S_t / ||S_t|| (eqs. 21-22):
+m_w(S) = g_1 u_1 + g_2 u_2 with g_1 = (lambda_1 + sqrt(lambda_1^2 + 4 w^2)) / 2,
+g_2 = (lambda_2 + sqrt(lambda_2^2 + 4 mu^2 w^2)) / 2 (eqs. 24-25, 31), and F_w with the smoothed norm
+sqrt(||y_t||^2 + w^2) - w (eq. 39); w here is omega. Gradient of m_w (eqs. 27, 34-38):
+[[d, c w^T], [c w, a I + (b - a) w w^T]] with a, b, c, d of eqs. 35-38 (for mu = 0: a = b = 1, c = 0,
+section 4.1.1). Linearisation (eqs. 42-49): grad C = X W + Y, X = (I - Y) grad F_w, Y = grad m_w.
+
+Algorithm 1: repeat
+    (a) y = W x + q;  (b) C_w and A = X W + Y + delta I;
+    (c) dx = A^-1 C_w by GMRES, absolute accuracy eps ||C_w||, at most m iterations, restart 20,
+        preconditioned by the inverted 3x3 diagonal blocks of A (X_i W_ii + Y_i + delta I);
+    (d) x = proj_K(x - dx)
+until the stopping test holds or k = n, then (3) fall back on Gauss-Seidel.
+W is applied matrix-free (problem.apply_N); its diagonal blocks come from problem.N_diagonal_blocks.
+Joints (not in the seed): C_j = y_j (their "cone" is R, whose polar is {0}), preconditioned by 1.
+
+Stopping test: the workbench's siconos_error <= tol (the measure every exact method is judged by);
+with ``gamma`` given, Algorithm 1's own test g(R) < gamma on the merit of eq. 40,
+g = sum_i C_i^T W_ii^-1 C_i / sum_i q_i^T W_ii^-1 q_i (contacts; C unsmoothed), which is recorded in the
+history either way.
+
+Defaults (seed 004 Table 1): n = 1000 iterations (options.max_iter), omega = 1e-3 gamma (gamma =
+``gamma`` or tol), delta = 0, m = 10, eps = 0.25, GMRES restart 20, at most 100000 matrix-vector products
+in total. ``delta_mode`` (section 8.1.2): "absolute" (delta added as given, in units of the scaled
+W) or "min" / "avg" / "max" (delta times min / mean / max of the scaled W_ii; "avg" equals "absolute"
+here since the scaled mean is 1). Fallback: ``fallback`` names the solver run on the anti-relaxed
+formulation from the last iterate when PQN does not converge (default "pgs", projected Gauss-Seidel;
+None disables it); the result then says so in message and info["fallback"].
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+import scipy.sparse.linalg as spla
+
+from workbench.cones import project_unknowns
+from workbench.metrics import de_saxce_shift, natural_map
+from workbench.solvers.base import SolveOptions, SolveResult, Solver
+
+__all__ = ["PQNSolver", "smoothed_residual"]
+
+DEFAULTS = {"max_iter": 1000, "omega_factor": 1e-3, "delta": 0.0, "delta_mode": "absolute", "m": 10,
+            "eps": 0.25, "restart": 20, "max_matvec": 100_000, "fallback": "pgs"}
+
+
+def _gdot(lam: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """g'(lambda / s) = (1 + lambda / sqrt(lambda^2 + 4 s^2)) / 2 written with root = that sqrt;
+    root = 0 only for s = 0, lambda = 0 (mu = 0), where the one-sided values average to 1/2."""
+    return 0.5 * (1.0 + np.divide(lam, root, out=np.zeros_like(lam), where=root > 0))
+
+
+def smoothed_residual(x: np.ndarray, y: np.ndarray, mu: np.ndarray, omega: float):
+    """C_w and the per-contact blocks X, Y of seed 004 (module docstring) for contact arrays
+    x, y of shape (n_c, d). Returns (C (n_c, d), X (n_c, d, d), Y (n_c, d, d))."""
+    n_c, d = x.shape
+    yt = y[:, 1:]
+    sq = np.sqrt(np.einsum("ij,ij->i", yt, yt) + omega * omega)
+    F = y.copy()
+    F[:, 0] += mu * (sq - omega)
+    gradF = np.broadcast_to(np.eye(d), (n_c, d, d)).copy()
+    gradF[:, 0, 1:] = (mu / sq)[:, None] * yt
+    S = x - F
+    St = S[:, 1:]
+    nt = np.sqrt(np.einsum("ij,ij->i", St, St))
+    w = np.zeros_like(St)
+    w[:, 0] = 1.0  # any unit vector where S_t = 0: the tangential terms cancel there (g_2 = mu g_1)
+    np.divide(St, nt[:, None], out=w, where=nt[:, None] > 0)
+    k = 1.0 + mu * mu
+    lam1 = (-S[:, 0] - mu * nt) / k
+    lam2 = (nt - mu * S[:, 0]) / k
+    root1 = np.sqrt(lam1 * lam1 + 4 * omega * omega)
+    root2 = np.sqrt(lam2 * lam2 + 4 * (mu * omega) ** 2)
+    g1 = 0.5 * (lam1 + root1)
+    g2 = 0.5 * (lam2 + root2)
+    m_s = np.empty_like(S)
+    m_s[:, 0] = -g1 - mu * g2
+    m_s[:, 1:] = (g2 - mu * g1)[:, None] * w
+    gd1 = _gdot(lam1, root1)
+    gd2 = _gdot(lam2, root2)
+    denom = root2 + mu * root1
+    a = 0.5 * (1.0 + np.divide(lam2 + mu * lam1, denom, out=np.zeros_like(denom), where=denom > 0))
+    b = (mu * mu * gd1 + gd2) / k
+    c = mu * (gd1 - gd2) / k
+    dd = (gd1 + mu * mu * gd2) / k
+    frictionless = mu == 0  # section 4.1.1: the tangential direction is not smoothed
+    a = np.where(frictionless, 1.0, a)
+    b = np.where(frictionless, 1.0, b)
+    c = np.where(frictionless, 0.0, c)
+    Y = np.empty((n_c, d, d))
+    Y[:, 0, 0] = dd
+    Y[:, 0, 1:] = c[:, None] * w
+    Y[:, 1:, 0] = c[:, None] * w
+    Y[:, 1:, 1:] = a[:, None, None] * np.eye(d - 1) + (b - a)[:, None, None] * (w[:, :, None] * w[:, None, :])
+    X = np.einsum("cij,cjk->cik", np.eye(d) - Y, gradF)
+    return F + m_s, X, Y
+
+
+def _inverse_blocks(blocks: np.ndarray) -> np.ndarray:
+    """Inverses of a stack of small blocks; pseudo-inverses where a block is singular."""
+    try:
+        return np.linalg.inv(blocks)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(blocks)
+
+
+class PQNSolver(Solver):
+    name = "pqn"
+    summary = "projected quasi-Newton with smoothing and block-preconditioned GMRES (seed 004, Algorithm 1)"
+    accepts = ("ncp",)
+
+    def solve(self, model, options: SolveOptions) -> SolveResult:
+        problem = model.problem
+        p = {**DEFAULTS, **options.params}
+        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
+                             build_seconds=model.build_seconds)
+        t0 = time.perf_counter()
+        n, m, d, n_c = problem.n_unknowns, problem.n_contact_unknowns, problem.d, problem.n_contacts
+        alpha, vel = model.scale.impulse, model.scale.velocity
+        to_w = alpha / vel
+        q = problem.r / vel
+        mu = problem.mu
+        W_blocks = problem.N_diagonal_blocks * to_w
+        W_inv = _inverse_blocks(W_blocks)
+        q_c = q[:m].reshape(n_c, d)
+        merit_den = float(np.einsum("ci,cij,cj->", q_c, W_inv, q_c)) or 1.0
+        gamma = p.get("gamma")
+        omega = p["omega_factor"] * (options.tol if gamma is None else float(gamma))
+        diag_w = np.einsum("cii->ci", W_blocks)
+        delta = float(p["delta"]) * {"absolute": 1.0, "min": diag_w.min(), "avg": diag_w.mean(),
+                                     "max": diag_w.max()}[p["delta_mode"]]
+        max_iter = int(options.max_iter or p["max_iter"])
+        restart = min(int(p["restart"]), int(p["m"]))
+        matvecs = 0
+
+        def apply_W(v):
+            nonlocal matvecs
+            matvecs += 1
+            return problem.apply_N(v) * to_w
+
+        x = np.zeros(n) if options.warm_start is None else np.asarray(options.warm_start, dtype=float) / alpha
+        x = project_unknowns(x, mu, d)
+        history, stopped, k = [], "max_iter", 0
+        while True:
+            y = apply_W(x) + q                                                   # (a)
+            nu, u = alpha * x, vel * y
+            err = model.error(nu, u)
+            C = natural_map(problem, x, y + de_saxce_shift(problem, y))
+            C_c = C[:m].reshape(n_c, d)
+            merit = float(np.einsum("ci,cij,cj->", C_c, W_inv, C_c)) / merit_den
+            if options.keep_history:
+                history.append({"iteration": k, "elapsed": time.perf_counter() - t0, "siconos_error": err,
+                                "merit": merit, "matvecs": matvecs})
+            if (err <= options.tol) if gamma is None else (merit < float(gamma)):
+                stopped = None
+                break
+            if not np.all(np.isfinite(x)):
+                stopped = "diverged"
+                break
+            if k >= max_iter:
+                break
+            if matvecs >= p["max_matvec"]:
+                stopped = "max_matvec"
+                break
+            if options.time_limit is not None and time.perf_counter() - t0 >= options.time_limit:
+                stopped = "timeout"
+                break
+            Cw_c, X, Y = smoothed_residual(x[:m].reshape(n_c, d), y[:m].reshape(n_c, d), mu, omega)   # (b)
+            Cw = np.concatenate([Cw_c.reshape(-1), y[m:]])
+            P_inv = _inverse_blocks(np.einsum("cij,cjk->cik", X, W_blocks) + Y + delta * np.eye(d))
+
+            def apply_A(v, X=X, Y=Y):
+                Wv = apply_W(v)
+                out = Wv + delta * v  # joints: X = I, Y = 0
+                vc, Wvc = v[:m].reshape(n_c, d), Wv[:m].reshape(n_c, d)
+                out[:m] = (np.einsum("cij,cj->ci", X, Wvc) + np.einsum("cij,cj->ci", Y, vc)).reshape(-1) \
+                    + delta * v[:m]
+                return out
+
+            def apply_P(v, P_inv=P_inv):
+                out = v.copy()
+                out[:m] = np.einsum("cij,cj->ci", P_inv, v[:m].reshape(n_c, d)).reshape(-1)
+                return out
+
+            A = spla.LinearOperator((n, n), matvec=apply_A, dtype=float)
+            Pm = spla.LinearOperator((n, n), matvec=apply_P, dtype=float)
+            dx, _ = spla.gmres(A, Cw, rtol=0.0, atol=p["eps"] * float(np.linalg.norm(Cw)), restart=restart,
+                               maxiter=-(-int(p["m"]) // restart), M=Pm)                       # (c)
+            x = project_unknowns(x - dx, mu, d)                                                     # (d)
+            k += 1
+        result.iterations = k
+        result.nu = alpha * x
+        result.info.update(stopped=stopped if stopped in ("max_iter", "timeout") else None, matvecs=matvecs,
+                           pqn_stop=stopped, merit=merit, omega=omega, delta=delta)
+        result.solver_status = stopped or "converged"
+        if stopped is not None and p["fallback"]:
+            self._fall_back(result, model, options, p["fallback"], t0)
+        result.solve_seconds = time.perf_counter() - t0
+        result.v = problem.velocity(result.nu) if problem.is_global and result.nu is not None else None
+        result.history = pd.DataFrame(history) if history else None
+        return result
+
+    @staticmethod
+    def _fall_back(result: SolveResult, model, options: SolveOptions, solver: str, t0: float) -> None:
+        """Algorithm 1, line 3: Gauss-Seidel on the exact problem from the last PQN iterate."""
+        from workbench.errors import InputError
+        from workbench.solvers import solve
+
+        warm = result.nu if np.all(np.isfinite(result.nu)) else None
+        left = None if options.time_limit is None else max(options.time_limit - (time.perf_counter() - t0), 1e-3)
+        try:
+            fb = solve(model.problem, "anti-relaxed", solver,
+                       SolveOptions(tol=options.tol, time_limit=left, warm_start=warm, keep_history=False))
+        except InputError as exc:
+            result.message = f"PQN stopped ({result.solver_status}); fallback {solver} unavailable: {exc}"
+            return
+        result.info["fallback"] = {"solver": solver, "status": fb.status, "iterations": fb.iterations,
+                                   "message": fb.message}
+        if fb.nu is None:
+            result.message = f"PQN stopped ({result.solver_status}); fallback {solver} returned nothing ({fb.status})"
+            return
+        result.nu = fb.nu
+        result.info["stopped"] = fb.info.get("stopped")
+        result.message = f"PQN stopped ({result.solver_status}) after {result.iterations} iterations; " \
+                         f"result of the {solver} fallback ({fb.iterations} iterations)"

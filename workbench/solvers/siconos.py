@@ -1,0 +1,150 @@
+"""Siconos's frictional-contact solvers as side-by-side peers: the solver family ``siconos:NAME``.
+
+NAME is any SICONOS_FRICTION_3D_NAME of Siconos numerics (NSGS, NSN_AC, NSN_FB, ADMM, FPP, EG,
+ACLMFP, PROX, ...). Siconos is Debian's python3-siconos (4.4), built for the system interpreter only
+(``apt-get install python3-siconos python3-scipy``), so each solve runs
+:mod:`workbench.solvers.siconos_worker` in a subprocess of that interpreter (``SICONOS_PYTHON``,
+/usr/bin/python3 or $WORKBENCH_SICONOS_PYTHON; isolated, -I, so that the worker's folder, which
+holds this module, does not shadow the siconos package): the problem goes over as an .npz file (W = N sparse,
+q = r, mu, the initial impulses), and r, u, Siconos's own error and iteration count, its return code
+and the wall time of fc3d_driver come back. A Solver crash kills the subprocess only. Results are
+judged by the workbench's metrics like every other solver; Siconos's claims go to ``info``.
+
+Model: :class:`formulations.ncp.NCPModel` (the exact problem, local form u = N nu + r). Problems with
+joints have no fc3d form and are refused. Planar problems (d = 2) are embedded in 3D: each contact
+gets a second tangent with W = W_tt of that contact on the diagonal, no coupling, q = 0. The
+embedding is exact: on that direction u_t2 = r_t2, and Coulomb's law (stick: u_t = 0; slide:
+u_t = -a r_t, a >= 0) forces (1 + a) r_t2 = 0, so r_t2 = 0 and the other components solve the
+planar problem, with the same Siconos error.
+
+Options: tol -> dparam[SICONOS_DPARAM_TOL] (on Siconos's own error), max_iter ->
+iparam[SICONOS_IPARAM_MAX_ITER] (unset: the method's default), time_limit -> the subprocess is
+killed after time_limit + start-up, status "timeout". ``params``: "iparam" / "dparam", maps of index
+to value written into the SolverOptions. ``solve_seconds`` is fc3d_driver's wall time alone
+(info["process_seconds"] includes start-up and the file transfer).
+
+``get_solver("siconos:NAME")`` resolves through the family entry "siconos:*" of SOLVERS;
+``list_solvers`` shows the members in ``LISTED``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from workbench.errors import InputError, UnsupportedError
+from workbench.solvers.base import SolveOptions, SolveResult, Solver
+
+__all__ = ["SiconosSolver", "SICONOS_PYTHON", "LISTED", "probe"]
+
+SICONOS_PYTHON = os.environ.get("WORKBENCH_SICONOS_PYTHON", "/usr/bin/python3")
+WORKER = Path(__file__).with_name("siconos_worker.py")
+#: members shown by list_solvers (any other NAME Siconos knows works through get_solver)
+LISTED = ("NSGS", "NSN_AC", "NSN_FB", "ADMM", "FPP", "EG", "ACLMFP", "PROX")
+#: seconds allowed for the interpreter's start-up and Siconos's import on top of a time limit
+START_UP_SECONDS = 30.0
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+@functools.lru_cache(maxsize=None)
+def probe(python: str) -> tuple[dict | None, str]:
+    """({"version", "methods"}, "") when ``python`` runs Siconos, else (None, why not)."""
+    hint = "apt-get install python3-siconos python3-scipy"
+    if not Path(python).is_file():
+        return None, f"no interpreter {python} for Siconos ({hint})"
+    try:
+        proc = subprocess.run([python, "-I", str(WORKER), "--probe"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"{python} could not be run for Siconos: {exc}"
+    if proc.returncode != 0:
+        return None, f"{python} cannot import siconos ({hint}): {_last_line(proc.stderr)}"
+    return json.loads(proc.stdout), ""
+
+
+def embed_3d(problem) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
+    """(W, q, index) of the 3D local problem: W = N, q = r for d = 3; for d = 2 the embedding of the
+    module docstring, ``index`` being the 3D positions of the 2D unknowns."""
+    W, q = problem.N.tocsc(), np.asarray(problem.r)
+    if problem.d == 3:
+        return W, q, np.arange(q.size)
+    n_c = problem.n_contacts
+    index = (3 * np.arange(n_c)[:, None] + np.arange(2)[None, :]).reshape(-1)
+    P = sp.csc_matrix((np.ones(index.size), (index, np.arange(index.size))), shape=(3 * n_c, 2 * n_c))
+    extra = np.zeros(3 * n_c)
+    extra[2::3] = problem.N_diagonal_blocks[:, 1, 1]
+    W3 = (P @ W @ P.T + sp.diags(extra)).tocsc()
+    return W3, P @ q, index
+
+
+class SiconosSolver(Solver):
+    accepts = ("ncp",)
+
+    def __init__(self, method: str):
+        self.method = method
+        self.name = f"siconos:{method}"
+        self.summary = f"Siconos fc3d {method} (Debian python3-siconos, in a subprocess)"
+        info, _ = probe(SICONOS_PYTHON)
+        if info is not None and method not in info["methods"]:
+            raise InputError(f"unknown solver siconos:{method}; Siconos {info['version']} has "
+                             f"{', '.join(info['methods'])}")
+
+    def availability(self) -> tuple[bool, str]:
+        info, why = probe(SICONOS_PYTHON)
+        return info is not None, why
+
+    def solve(self, model, options: SolveOptions) -> SolveResult:
+        problem = model.problem
+        if problem.n_bilateral:
+            raise UnsupportedError(f"{self.name} solves contacts only; {problem.name or 'this problem'} has "
+                                   f"{problem.n_bilateral} joint unknowns")
+        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
+                             build_seconds=model.build_seconds)
+        W, q, index = embed_3d(problem)
+        r0 = np.zeros(q.size)
+        if options.warm_start is not None:
+            r0[index] = np.asarray(options.warm_start, dtype=float)
+        pairs = {key: np.array([[int(i), v] for i, v in options.params.get(key, {}).items()],
+                               dtype=float).reshape(-1, 2) for key in ("iparam", "dparam")}
+        t0 = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="siconos_") as tmp:
+            path_in, path_out = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
+            np.savez(path_in, W_data=W.data, W_indices=W.indices, W_indptr=W.indptr, q=q, mu=problem.mu, r0=r0,
+                     method=self.method, tol=float(options.tol), max_iter=int(options.max_iter or 0), **pairs)
+            timeout = None if options.time_limit is None else options.time_limit + START_UP_SECONDS
+            try:
+                proc = subprocess.run([SICONOS_PYTHON, "-I", str(WORKER), path_in, path_out], capture_output=True,
+                                      text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                result.solve_seconds = time.perf_counter() - t0
+                result.info["stopped"] = "timeout"
+                result.message = f"{self.name} killed after the time limit of {options.time_limit} s"
+                return result
+            result.info["process_seconds"] = time.perf_counter() - t0
+            if proc.returncode != 0:
+                result.solve_seconds = result.info["process_seconds"]
+                result.solver_status = "crash"
+                result.message = f"{self.name} crashed (exit {proc.returncode}): {_last_line(proc.stderr)}"
+                return result
+            out = dict(np.load(path_out))
+        result.solve_seconds = float(out["seconds"])
+        result.iterations = int(out["iterations"])
+        code = int(out["info"])
+        result.solver_status = "converged" if code == 0 else f"not converged (info {code})"
+        result.info.update(siconos_info=code, siconos_error=float(out["error"]))
+        if code != 0 and options.max_iter is not None and result.iterations >= options.max_iter:
+            result.info["stopped"] = "max_iter"
+        result.nu = np.asarray(out["r"])[index]
+        result.v = problem.velocity(result.nu) if problem.is_global else None
+        return result

@@ -1,0 +1,315 @@
+"""Plumbing shared by the in-house iterative solvers (apgd, pgs, jacobi, bb, admm).
+
+Every one of them solves the model of a formulation's :class:`~formulations.base.CCQOModel`,
+
+    min_nu  1/2 nu^T N nu + (r + a)^T nu   s.t.  gamma_i in K_i,  lambda free          (seed 000 eq. 15)
+
+with a = 0 for the relaxed dual (seed 000 eq. 14) and, for the anti-relaxed model, the shift
+a_i = [mu_i ||u_t,i||, 0, 0] of the current relative velocity u = N nu + r (eqs. 27-28, algorithm lines
+33-37; a plus sign). What is shared lives here, once: the operator N, the linear term, the stopping
+measure, the caps, the best iterate, the history and the SolveResult; a solver only writes its update
+rule (:meth:`IterativeSolver.iterate`), calling :meth:`Run.tick` once per iteration.
+
+Operator. N is applied matrix-free through ``problem.apply_N`` (C^T (M^-1 (C x)) for global problems),
+except for a relaxed local problem whose W is not symmetric (Siconos dumps W with asymmetry 1e-4..1e-3):
+the relaxed dual is then the QP of the symmetric part W_s = (W + W^T)/2 (nu^T W nu = nu^T W_s nu), as for
+the conic solvers, and the solvers iterate with W_s. The exact (anti-relaxed) problem is the
+complementarity problem of W itself, judged by the Siconos error computed with W, so anti-relaxed runs
+keep W.
+
+Stopping measure (one per mode, consistent with :func:`workbench.solvers.base.finalize`):
+
+* relaxed (and the relaxed sub-problems of the outer anti-relaxation loop, with their fixed shift a):
+  the residual is the CCP residual of seed 000 eq. 39, rho = ||nu - P(nu - g_d w)|| / g_d with
+  w = N nu + r + a and g_d = 1e-6 (:func:`workbench.metrics.ccp_residual`); the measure is rho / s with
+  s = max(||r||, ||nu||, ||u||), the normalisation of the ``relaxed_error`` that finalize judges. For a
+  feasible nu, t -> ||nu - P(nu - t w)|| / t is non-increasing (Calamai and More 1987, lemma 2.2), so
+  the natural-map error e_1 = ||nu - P(nu - w)|| / s <= rho / s: in exact arithmetic rho / s <= tol
+  implies relaxed_error <= tol. In floating point, eq. 39 cannot resolve relative errors below about
+  eps ||nu|| / (g_d s) ~ 2e-10 (the step g_d w vanishes against nu): rho / s is then rounding noise,
+  too small or too large. So the run stops when rho / s <= max(tol, 1e-9) AND e_1 <= tol, e_1 being
+  computed only once the first test passes (one more projection, near the end only): the point it
+  stops at is the one finalize calls solved, for any tol.
+* anti-relaxed: the Siconos error ||nu - P(nu - u_hat)|| / s, u_hat = u + a(u) (De Saxce velocity), from
+  the u = N nu + r the solver already has: one projection, no call to metrics.evaluate.
+
+The iterate with the smallest measure is kept and returned when a cap stops the run (seed 000
+algorithm lines 19-23); a run that converges returns the iterate that passed the test.
+
+Anti-relaxation, ``options.params["anti_relaxation"]``:
+
+* "inner" (default): the shift is updated after every iteration from the current u (seed 000 lines
+  33-37); the solver reads :attr:`Run.linear_term` after each :meth:`Run.tick`.
+* "outer": a fixed-point (Picard) loop: solve the relaxed problem with a fixed shift a_j to the inner
+  tolerance max(tol / 2, err_{j-1} / 10) (inexact early solves, exact later ones), set
+  a_{j+1} = a(u(nu_j)), repeat until the Siconos error is <= tol, a cap stops it, or the error has not
+  improved for ``outer_patience`` outer iterations ("stagnated": the shift stopped changing usefully).
+  By nonexpansiveness of P, err_j <= inner error + ||a_{j+1} - a_j|| / s, so tol / 2 inner accuracy
+  suffices once the shift has converged.
+
+Caps: ``options.max_iter`` (default 10,000; in the outer mode it counts all inner iterations) and
+``options.time_limit`` [s, wall clock], both checked every iteration; the result's
+``info["stopped"]`` is "max_iter" or "timeout" when one stopped the run.
+
+History (``options.keep_history``): one row per iteration with iteration, elapsed [s], dual_objective
+(1/2 nu.(u + r) from the u at hand), residual (eq. 39 with the gradient of the problem being solved,
+N nu + r + a) and, for anti-relaxed models, siconos_error. When it is off nothing beyond the stopping
+measure is computed.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import abstractmethod
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from workbench import metrics
+from workbench.cones import project_unknowns
+from workbench.errors import InputError
+from workbench.solvers.base import SolveOptions, SolveResult, Solver
+
+__all__ = ["IterativeSolver", "Run", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES"]
+
+DEFAULT_MAX_ITER = 10_000
+ANTI_RELAXATION_MODES = ("inner", "outer")
+#: settings every iterative solver understands (options.params)
+COMMON_PARAMS = {"anti_relaxation": "inner", "outer_patience": 10}
+#: relative accuracy below which eq. 39 (g_d = 1e-6) is rounding noise (module docstring)
+CCP_RESOLUTION = 1e-9
+
+
+class Run:
+    """State of one solve: operator, linear term, measure, caps, best iterate and history."""
+
+    def __init__(self, model, options: SolveOptions, params: dict[str, Any]):
+        self.problem = p = model.problem
+        self.options = options
+        self.params = params
+        self.d, self.n_c, self.n = p.d, p.n_contacts, p.n_unknowns
+        self.m = p.n_contact_unknowns
+        self.mu = p.mu
+        self.r0 = np.asarray(p.r)
+        self.norm_r0 = float(np.linalg.norm(self.r0))
+        self.anti = bool(model.anti_relaxed)
+        self.mode = params["anti_relaxation"] if self.anti else "relaxed"
+        if self.mode not in ANTI_RELAXATION_MODES + ("relaxed",):
+            raise InputError(f"anti_relaxation must be one of {', '.join(ANTI_RELAXATION_MODES)}, got {self.mode!r}")
+        self.tol = float(options.tol)
+        self.max_iter = DEFAULT_MAX_ITER if options.max_iter is None else int(options.max_iter)
+        self.time_limit = options.time_limit
+        self.keep = bool(options.keep_history)
+        self.rows: list[tuple] = []
+        self.k = 0                      # iterations done (all inner iterations in the outer mode)
+        self.t0 = time.perf_counter()
+        self.a = np.zeros(self.n)       # the shift in the linear term r + a
+        self.target = self.tol          # the stopping tolerance of the current (sub-)problem
+        self.stopped: str | None = None  # "max_iter" | "timeout"
+        self.converged = False           # the current (sub-)problem met self.target
+        self.best_x: np.ndarray | None = None
+        self.best_err = np.inf
+        self.info: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ operator and data
+    @cached_property
+    def _symmetrise(self) -> bool:
+        """Relaxed local problem with a non-symmetric W: iterate with W_s (module docstring)."""
+        if self.anti or self.problem.is_global:
+            return False
+        W = self.problem.N
+        asym = abs(W - W.T)
+        return bool(asym.nnz) and asym.max() > 1e-14 * abs(W).max()
+
+    @cached_property
+    def N_matrix(self) -> sp.csr_matrix:
+        """N as a sparse matrix (formed once, for the solvers that need its entries: pgs, admm);
+        W_s for a relaxed non-symmetric local problem."""
+        N = self.problem.N
+        return ((N + N.T) * 0.5).tocsr() if self._symmetrise else N
+
+    def apply_N(self, x: np.ndarray) -> np.ndarray:
+        """N x, matrix-free where the problem allows it."""
+        return self.N_matrix @ x if self._symmetrise else self.problem.apply_N(x)
+
+    @cached_property
+    def diagonal_blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """Symmetric parts of the d x d contact diagonal blocks of N (n_c, d, d) and the joint
+        diagonal entries (n_b,) (for the joints N is formed, sparse)."""
+        B = self.problem.N_diagonal_blocks
+        S = 0.5 * (B + np.transpose(B, (0, 2, 1)))
+        joints = self.N_matrix.diagonal()[self.m:] if self.n > self.m else np.zeros(0)
+        return S, np.asarray(joints, dtype=float)
+
+    @property
+    def linear_term(self) -> np.ndarray:
+        """r + a for the current shift."""
+        return self.r0 + self.a
+
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """Projection onto K x R^{n_b} (workbench.cones)."""
+        return project_unknowns(x, self.mu, self.d)
+
+    def initial_point(self) -> np.ndarray:
+        """options.warm_start (physical impulses) projected onto K x R^{n_b}, or 0."""
+        w = self.options.warm_start
+        if w is None:
+            return np.zeros(self.n)
+        w = np.asarray(w, dtype=float).reshape(-1)
+        if w.shape[0] != self.n:
+            raise InputError(f"warm start has length {w.shape[0]}, the problem has {self.n} unknowns")
+        return self.project(w)
+
+    def shift(self, u: np.ndarray) -> np.ndarray:
+        """The anti-relaxation shift a(u) = [mu_i ||u_t,i||, 0, 0]_i (0 for the joints)."""
+        return metrics.de_saxce_shift(self.problem, u)
+
+    def _scale(self, x: np.ndarray, u: np.ndarray) -> float:
+        s = max(self.norm_r0, float(np.linalg.norm(x)), float(np.linalg.norm(u)))
+        return s if s > 0 else 1.0
+
+    def siconos_error(self, x: np.ndarray, u: np.ndarray, a: np.ndarray) -> float:
+        """||x - P(x - (u + a))|| / s with a = a(u): the exact-problem error of workbench.metrics."""
+        return float(np.linalg.norm(metrics.natural_map(self.problem, x, u + a))) / self._scale(x, u)
+
+    # ------------------------------------------------------------------ one iteration
+    def tick(self, x: np.ndarray, u: np.ndarray) -> bool:
+        """Account one iteration that produced the feasible iterate ``x`` with u = N x + r (no shift).
+
+        Computes the stopping measure (module docstring), keeps the best iterate, records the
+        history row and checks the caps. In the inner anti-relaxed mode it also sets the new shift
+        a(u) (read it through :attr:`linear_term`). Returns True when the solver must stop."""
+        self.k += 1
+        scale = self._scale(x, u)
+        if self.mode == "inner":
+            self.a = self.shift(u)
+            err = self.siconos_error(x, u, self.a)
+            self.converged = err <= self.target
+        else:
+            w = u + self.a
+            err = metrics.ccp_residual(self.problem, x, w) / scale
+            self.converged = (err <= max(self.target, CCP_RESOLUTION)
+                              and np.linalg.norm(metrics.natural_map(self.problem, x, w)) / scale <= self.target)
+        if err < self.best_err or self.converged:
+            self.best_err = err
+            self.best_x = x.copy()
+        elapsed = time.perf_counter() - self.t0
+        if self.keep:
+            self._record(x, u, err, scale, elapsed)
+        if self.converged:
+            return True
+        if self.k >= self.max_iter:
+            self.stopped = "max_iter"
+            return True
+        if self.time_limit is not None and elapsed >= self.time_limit:
+            self.stopped = "timeout"
+            return True
+        return False
+
+    def _record(self, x: np.ndarray, u: np.ndarray, err: float, scale: float, elapsed: float) -> None:
+        """One history row (module docstring) from the stopping measure ``err`` and its scale s."""
+        row = [self.k, elapsed, metrics.dual_objective(self.problem, x, u)]
+        if self.mode == "relaxed":
+            row.append(err * scale)
+        elif self.mode == "inner":
+            row += [metrics.ccp_residual(self.problem, x, u + self.a), err]
+        else:
+            row += [err * scale, self.siconos_error(x, u, self.shift(u))]
+        self.rows.append(tuple(row))
+
+    # ------------------------------------------------------------------ outer anti-relaxation
+    def fixed_point(self, solve_relaxed) -> np.ndarray:
+        """The outer anti-relaxation loop (module docstring). ``solve_relaxed(x0)`` runs the solver on
+        the relaxed problem with linear term r + self.a to ``self.target`` from x0 and returns its
+        best iterate."""
+        x = self.initial_point()
+        u = self.apply_N(x) + self.r0
+        a_next = self.shift(u)
+        best_x, best_err = x, self.siconos_error(x, u, a_next)
+        since_best, outer = 0, 0
+        status = "stagnated"
+        while True:
+            outer += 1
+            self.a = a_next
+            self.target = max(0.5 * self.tol, 0.1 * best_err)
+            self.best_x, self.best_err = None, np.inf
+            x = solve_relaxed(x)
+            u = self.apply_N(x) + self.r0
+            a_next = self.shift(u)
+            err = self.siconos_error(x, u, a_next)
+            if err < best_err:
+                best_x, best_err, since_best = x, err, 0
+            else:
+                since_best += 1
+            if best_err <= self.tol:
+                status = "converged"
+                break
+            if self.stopped is not None:
+                status = self.stopped
+                break
+            if since_best >= int(self.params["outer_patience"]):
+                break
+        self.info.update(outer_iterations=outer, outer_status=status)
+        self.best_x, self.best_err = best_x, best_err
+        return best_x
+
+    # ------------------------------------------------------------------ result
+    def result(self, solver: str, formulation: str) -> SolveResult:
+        """The SolveResult of the best iterate; finalize() adds the workbench's metrics."""
+        x = self.best_x if self.best_x is not None else np.zeros(self.n)
+        if self.mode == "outer":
+            status = self.info["outer_status"]
+        else:
+            status = "converged" if self.converged else self.stopped
+        p = self.problem
+        cols = ["iteration", "elapsed", "dual_objective", "residual"] + (["siconos_error"] if self.anti else [])
+        info = dict(self.info, stopped=self.stopped if status in ("max_iter", "timeout") else None,
+                    measure=self.best_err, anti_relaxation=self.mode if self.anti else None)
+        return SolveResult(solver=solver, formulation=formulation, status="", solver_status=status, nu=x,
+                           v=p.velocity(x) if p.is_global else None, iterations=self.k,
+                           solve_seconds=time.perf_counter() - self.t0,
+                           history=pd.DataFrame(self.rows, columns=cols) if self.keep else None, info=info)
+
+
+class IterativeSolver(Solver):
+    """Template of the five in-house solvers: ``solve`` builds the :class:`Run`, runs ``iterate``
+    directly (relaxed, inner anti-relaxation) or inside the outer fixed-point loop, and returns
+    ``run.result``. Subclasses set ``name``, ``summary``, ``defaults`` (their own options.params) and
+    write ``iterate``."""
+
+    accepts: ClassVar[tuple[str, ...]] = ("ccqo",)
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def params(self, options: SolveOptions) -> dict[str, Any]:
+        """Defaults updated with options.params; unknown keys are an input error."""
+        known = {**COMMON_PARAMS, **self.defaults}
+        unknown = set(options.params) - set(known)
+        if unknown:
+            raise InputError(f"solver {self.name} has no setting {', '.join(sorted(unknown))}; "
+                             f"known: {', '.join(sorted(known))}")
+        return {**known, **options.params}
+
+    def solve(self, model, options: SolveOptions) -> SolveResult:
+        run = Run(model, options, self.params(options))
+        self.setup(run)
+        if run.mode == "outer":
+            run.fixed_point(lambda x0: self._until_stop(run, x0))
+        else:
+            self._until_stop(run, run.initial_point())
+        return run.result(self.name, model.formulation)
+
+    def _until_stop(self, run: Run, x0: np.ndarray) -> np.ndarray:
+        self.iterate(run, x0)
+        return run.best_x if run.best_x is not None else x0
+
+    def setup(self, run: Run) -> None:
+        """Work done once per solve before the iterations (factorisations, scalings); timed."""
+
+    @abstractmethod
+    def iterate(self, run: Run, x0: np.ndarray) -> None:
+        """Iterate from the feasible x0 on the problem with linear term ``run.linear_term`` (updated by
+        run.tick in the inner anti-relaxed mode), calling ``run.tick(x, u)`` once per iteration with
+        u = N x + r, until it returns True."""

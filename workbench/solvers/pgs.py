@@ -1,0 +1,297 @@
+"""Projected Gauss-Seidel / SOR over contacts with an exact local solver (numba kernel).
+
+One sweep visits the contacts (and then the joints) in order, or in a random order per sweep, and
+replaces the impulse of each by the exact solution of its one-contact problem with the others frozen.
+For contact i with the d x d diagonal block S_i of N (its symmetric part) and
+w_i = (N nu + r + a)_i the current local velocity:
+
+    x* = argmin_{x in K_i} 1/2 x^T S_i x + c^T x,     c = w_i - S_i nu_i,                       (L)
+
+then nu_i <- P_K(nu_i + omega (x* - nu_i)) (the projection is only active for omega > 1: for
+omega <= 1 the point lies on the segment between two points of K_i). A fixed point has x* = nu_i, i.e.
+K_i ∋ nu_i ⊥ w_i ∈ K_i^*: the CCP, whatever omega and the order. Writing c with S_i instead of the full
+block also makes the skew part of a non-symmetric W block (Siconos dumps) enter through w_i only,
+so the fixed points are those of W itself. Joints (free, scalar): lambda_j <- lambda_j - omega w_j / N_jj.
+
+Inner anti-relaxation: w_i is the velocity (N nu + r)_i plus [mu_i ||w_t,i||, 0, 0] from the same,
+current velocity, just before the contact is solved - the per-contact form of seed 000 lines 33-37
+(a Gauss-Seidel update of the shift). The outer mode and relaxed runs use the fixed linear term r + a.
+
+Exact solution of (L) (d = 2 or 3, mu > 0). With T = diag(mu, 1, ..) the cone becomes the Lorentz cone
+Q = {x0 >= ||x_t||} in x~ = T x, the objective 1/2 x~^T A x~ + c~^T x~ with A = T^-1 S T^-1, c~ = T^-1 c.
+Three cases:
+  (a) c~ in Q (= Q^*): x* = 0;
+  (b) the unconstrained minimiser -A^-1 c~ lies in Q: it is x~*;
+  (c) otherwise x~* is on the boundary: A x~ + c~ = lambda R x~ with R = diag(1, -1, ..), lambda > 0
+      (the multiplier s = A x~ + c~ in Q, orthogonal to x~), x~^T R x~ = 0, x~0 > 0.
+With A = L L^T and L^-1 R L^-T = V diag(Lam) V^T (one eigenvalue Lam_+ > 0, the others < 0: the inertia
+of R), G = V^T L^-1, c^ = G c~: x~(lambda) = G^T z, z_j = -c^_j / (1 - lambda Lam_j) and
+x~^T R x~ = phi(lambda) = sum_j Lam_j c^_j^2 / (1 - lambda Lam_j)^2. phi increases on (0, 1/Lam_+), and
+psi(m) = sum_j Lam_j c^_j^2 / (m - Lam_j)^2 (phi with lambda = 1/m, times lambda^2) increases on
+(0, Lam_+): each branch has at most one root, found by safeguarded Newton (bisection when Newton leaves
+the bracket) to machine precision; the root with x~0 > 0 (the KKT point of Q rather than of -Q) is
+the minimiser - the problem is strictly convex, so it is unique. G and Lam are computed once per solve
+for all contacts (batched numpy); a sweep costs one pass over the rows of N plus O(d^2) per contact.
+For mu = 0: x* = [max(0, -c_n / S_nn), 0, 0]. A block whose smallest eigenvalue is below 1e-12 times
+the largest gets S_i + eps I (the c = w - S_i nu_i form turns it into a proximal step: the fixed points
+do not change).
+
+Stopping: after each sweep u = N nu + r is formed (one sparse product) and judged by Run.tick
+(workbench.solvers.iterative). N is formed once, sparse (problem.N; W_s for a relaxed non-symmetric W).
+
+options.params: omega (relaxation, 0 < omega < 2, default 1), random_order (default False), seed
+(random order seed, default 0), anti_relaxation, outer_patience.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from workbench.errors import InputError
+from workbench.solvers.iterative import IterativeSolver, Run
+
+__all__ = ["PGSSolver", "local_factors", "solve_local", "project_local"]
+
+_NEWTON_MAX = 100
+
+
+@njit(cache=True)
+def project_local(x, mu, out):
+    """Projection of one contact's d-vector onto K_mu (the scalar form of
+    workbench.cones.project_friction_cone, for use inside compiled sweeps)."""
+    d = x.shape[0]
+    s = 0.0
+    for j in range(1, d):
+        s += x[j] * x[j]
+    s = np.sqrt(s)
+    if s <= mu * x[0]:
+        for j in range(d):
+            out[j] = x[j]
+    elif mu * s <= -x[0]:
+        for j in range(d):
+            out[j] = 0.0
+    else:
+        pn = (x[0] + mu * s) / (1.0 + mu * mu)
+        out[0] = pn
+        for j in range(1, d):
+            out[j] = mu * pn / s * x[j]
+
+
+@njit(cache=True)
+def _secular_root(ch2, lam, inverted, pole):
+    """Root in (0, pole) of the increasing function phi (inverted=False) or psi (inverted=True) of
+    the module docstring, negative at 0: Newton from 0, bisection of the bracket [lo, hi] whenever
+    the Newton point leaves it; stops when the Newton step or the bracket reaches round-off."""
+    lo, hi = 0.0, pole
+    t = 0.0
+    for _ in range(_NEWTON_MAX):
+        f = 0.0
+        df = 0.0
+        for j in range(lam.shape[0]):
+            den = (t - lam[j]) if inverted else (1.0 - t * lam[j])
+            term = lam[j] * ch2[j] / (den * den)
+            f += term
+            df += (-2.0 if inverted else 2.0 * lam[j]) * term / den     # > 0 term by term
+        if f < 0.0:
+            lo = t
+        elif f > 0.0:
+            hi = t
+        else:
+            return t
+        newton = t - f / df
+        if lo < newton < hi:
+            if abs(newton - t) <= 4e-16 * newton:
+                return newton
+            t = newton
+        else:
+            t = 0.5 * (lo + hi)
+        if hi - lo <= 4e-16 * hi:
+            return t
+    return t
+
+
+@njit(cache=True)
+def solve_local(S, G, lam, mu, c, out, work):
+    """Exact minimiser of 1/2 x^T S x + c^T x over K_mu (module docstring) into ``out``; G and lam are
+    the factors of :func:`local_factors` for this contact, ``work`` a (4, d) scratch array. Returns
+    False if no boundary root has x~0 > 0 (not seen in practice; ``out`` is then left unchanged).
+    Written with explicit loops: d <= 3, where a BLAS call costs more than the arithmetic."""
+    d = c.shape[0]
+    if mu == 0.0:
+        for j in range(d):
+            out[j] = 0.0
+        out[0] = max(0.0, -c[0] / S[0, 0])
+        return True
+    ch = work[0]
+    ch2 = work[1]
+    z = work[2]
+    cand = work[3]
+    nt = 0.0
+    for j in range(1, d):
+        nt += c[j] * c[j]
+    if c[0] / mu >= np.sqrt(nt):                           # (a) c~ in Q: the apex
+        for j in range(d):
+            out[j] = 0.0
+        return True
+    for j in range(d):                                     # c^ = G c~
+        acc = G[j, 0] * c[0] / mu
+        for l in range(1, d):
+            acc += G[j, l] * c[l]
+        ch[j] = acc
+    for l in range(d):                                     # (b) x~ = -G^T c^
+        acc = 0.0
+        for j in range(d):
+            acc -= G[j, l] * ch[j]
+        cand[l] = acc
+    nt = 0.0
+    for j in range(1, d):
+        nt += cand[j] * cand[j]
+    if cand[0] >= np.sqrt(nt):
+        out[0] = cand[0] / mu
+        for j in range(1, d):
+            out[j] = cand[j]
+        return True
+    top = lam[d - 1]                                       # (c) the positive eigenvalue (ascending)
+    phi0 = 0.0
+    psi0 = 0.0
+    for j in range(d):
+        ch2[j] = ch[j] * ch[j]
+        phi0 += lam[j] * ch2[j]
+        psi0 += ch2[j] / lam[j]
+    if ch2[d - 1] == 0.0:                                    # no pole: neither branch has a root
+        return False
+    found = False
+    best0 = 0.0
+    for branch in range(2):
+        if (phi0 if branch == 0 else psi0) >= 0.0:
+            continue
+        root = _secular_root(ch2, lam, branch == 1, 1.0 / top if branch == 0 else top)
+        for j in range(d):
+            z[j] = -ch[j] / (1.0 - root * lam[j]) if branch == 0 else -ch[j] * root / (root - lam[j])
+        for l in range(d):                                 # x~ = G^T z
+            acc = 0.0
+            for j in range(d):
+                acc += G[j, l] * z[j]
+            cand[l] = acc
+        if cand[0] > best0:
+            best0 = cand[0]
+            found = True
+            out[0] = cand[0] / mu
+            for j in range(1, d):
+                out[j] = cand[j]
+    return found
+
+
+@njit(cache=True)
+def _sweep(indptr, indices, data, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c):
+    """One Gauss-Seidel sweep in ``order`` (contacts < n_c, then joints), in place on x. Returns the
+    number of local problems without a boundary root."""
+    w = np.empty(d)
+    c = np.empty(d)
+    xs = np.empty(d)
+    trial = np.empty(d)
+    work = np.empty((4, d))
+    failures = 0
+    for idx in range(order.shape[0]):
+        i = order[idx]
+        if i < n_c:
+            base = d * i
+            for j in range(d):
+                row = base + j
+                acc = rlin[row]
+                for p in range(indptr[row], indptr[row + 1]):
+                    acc += data[p] * x[indices[p]]
+                w[j] = acc
+            if anti:                                       # per-contact anti-relaxation shift
+                st = 0.0
+                for j in range(1, d):
+                    st += w[j] * w[j]
+                w[0] += mu[i] * np.sqrt(st)
+            for j in range(d):
+                acc = w[j]
+                for l in range(d):
+                    acc -= S[i, j, l] * x[base + l]
+                c[j] = acc
+            if not solve_local(S[i], G[i], lam[i], mu[i], c, xs, work):
+                failures += 1
+                continue
+            if omega == 1.0:
+                for j in range(d):
+                    x[base + j] = xs[j]
+            else:
+                for j in range(d):
+                    trial[j] = x[base + j] + omega * (xs[j] - x[base + j])
+                if omega > 1.0:
+                    project_local(trial, mu[i], xs)
+                    for j in range(d):
+                        trial[j] = xs[j]
+                for j in range(d):
+                    x[base + j] = trial[j]
+        else:
+            row = d * n_c + (i - n_c)
+            acc = rlin[row]
+            for p in range(indptr[row], indptr[row + 1]):
+                acc += data[p] * x[indices[p]]
+            x[row] -= omega * acc / joint_diag[i - n_c]
+    return failures
+
+
+def local_factors(S: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-contact data of the exact local solver, batched: the (regularised) blocks S (n_c, d, d),
+    G = V^T L^-1 and the eigenvalues Lam (ascending, the last one positive) of the module docstring.
+    Contacts with mu = 0 get identity factors (their local problem is solved without them)."""
+    n_c, d, _ = S.shape
+    ev = np.linalg.eigvalsh(S)
+    eps = np.where(ev[:, 0] <= 1e-12 * ev[:, -1], 1e-12 * np.maximum(ev[:, -1], 1e-300) - np.minimum(ev[:, 0], 0.0), 0.0)
+    S = S + eps[:, None, None] * np.eye(d)
+    G = np.broadcast_to(np.eye(d), (n_c, d, d)).copy()
+    lam = np.broadcast_to(np.r_[-np.ones(d - 1), 1.0], (n_c, d)).copy()
+    pos = mu > 0
+    if np.any(pos):
+        tinv = np.ones((int(pos.sum()), d))
+        tinv[:, 0] = 1.0 / mu[pos]
+        A = tinv[:, :, None] * S[pos] * tinv[:, None, :]
+        Linv = np.linalg.inv(np.linalg.cholesky(A))
+        R = np.diag(np.r_[1.0, -np.ones(d - 1)])
+        B = Linv @ R @ np.transpose(Linv, (0, 2, 1))
+        lam_pos, V = np.linalg.eigh(0.5 * (B + np.transpose(B, (0, 2, 1))))
+        G[pos] = np.transpose(V, (0, 2, 1)) @ Linv
+        lam[pos] = lam_pos
+    return S, G, lam
+
+
+class PGSSolver(IterativeSolver):
+    name = "pgs"
+    summary = "projected Gauss-Seidel / SOR over contacts, exact local solver (numba)"
+    defaults = {"omega": 1.0, "random_order": False, "seed": 0}
+
+    def setup(self, run: Run) -> None:
+        omega = float(run.params["omega"])
+        if not 0.0 < omega < 2.0:
+            raise InputError(f"pgs: omega must lie in (0, 2), got {omega}")
+        N = run.N_matrix
+        S, joints = run.diagonal_blocks
+        if np.any(joints <= 0):
+            raise InputError("pgs: a joint has a zero diagonal entry in N (redundant or empty joint)")
+        self._N = N
+        self._csr = (N.indptr, N.indices, N.data)
+        self._S, self._G, self._lam = local_factors(S, run.mu)
+        self._joints = joints
+        self._omega = omega
+        self._rng = np.random.default_rng(int(run.params["seed"])) if run.params["random_order"] else None
+        run.info["local_failures"] = 0
+
+    def iterate(self, run: Run, x0: np.ndarray) -> None:
+        x = np.array(x0, dtype=float)
+        n_items = run.n_c + (run.n - run.m)
+        order = np.arange(n_items)
+        anti = run.mode == "inner"
+        rlin = run.r0 if anti else run.linear_term
+        while True:
+            if self._rng is not None:
+                order = self._rng.permutation(n_items)
+            run.info["local_failures"] += _sweep(*self._csr, x, rlin, run.mu, self._S, self._G, self._lam,
+                                                 self._joints, order, self._omega, anti, run.d, run.n_c)
+            if run.tick(x, self._N @ x + run.r0):
+                break

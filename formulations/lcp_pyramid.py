@@ -1,0 +1,226 @@
+"""Pyramidal friction cones: the time step as a linear complementarity problem (seed 003 eqs. 4-7).
+
+Friction model (seed 003 eq. 4). Each contact gets m_C unit tangent directions t_1..t_m_C in its
+frame [n, t1, t2], a symmetric set (t_i = -t_j for some j): in 2D the two directions +t, -t
+(m_C = 2); in 3D the angles 2 pi i / m_C, i = 0..m_C-1, measured from t1 towards t2 (m_C even, >= 4,
+default 8). The tangential impulse is gamma_t = sum_i beta_i t_i with beta >= 0 and
+e^T beta <= mu c_n: the friction cone is replaced by the pyramid inscribed in it, and maximal
+dissipation over that pyramid reads
+
+    t_i . u_t + lambda      >= 0  ⊥  beta_i >= 0        (i = 1..m_C)
+    mu c_n - e^T beta       >= 0  ⊥  lambda >= 0
+    u_n                     >= 0  ⊥  c_n >= 0,
+
+with lambda ~ the slip speed. Together with the momentum balance M v = k + D gamma + G lambda_G and
+the joint rows G^T v + b_G = 0 this is the mixed LCP (6)-(7) of seed 003 (its q^(l) = -k, its
+Delta = the normal entries of b). It is the exact (unrelaxed, non-associated) friction problem for
+the pyramid; there is no convex program behind it, and Lemke's method (LCP0) solves it.
+
+Reduction to a standard LCP. Eliminating v = M^-1 (k + C nu) leaves the workbench's u = N nu + r;
+the joint impulses are eliminated through the Schur complement of the joint block of N,
+
+    N_c = N_cc - N_cG N_GG^-1 N_Gc,   r_c = r_c - N_cG N_GG^-1 r_G,   lambda_G = -N_GG^-1 (r_G + N_Gc gamma)
+
+(G must have full column rank; with joints N_c couples every contact a joint touches). With
+z = [c_n, beta_1..beta_m_C, lambda] per contact (interleaved, one block of m_C + 2 per contact) and
+the sparse map gamma = T z (gamma_n = c_n, gamma_t = sum_i beta_i t_i, lambda unused):
+
+    w = A z + q,  A = T^T N_c T + K,  q = T^T r_c,  0 <= z ⊥ w >= 0,
+
+where K holds the constant rows: +1 from lambda into each beta row, +mu and -1 from c_n and beta
+into the lambda row. w = [u_n, t_i . u_t + lambda, mu c_n - e^T beta] per contact. Since the pyramid
+directions are combinations of the frame's tangent columns, T^T N_c T is built from N alone, so local
+problems (W, q) work too; N is the problem's sparse N (W when local), never a dense one.
+
+Units: c_n, beta [N s], lambda [m/s]; w's rows [m/s], [m/s], [N s]. The model keeps A and q in
+physical units and the unit of each entry (impulse and velocity scales of formulations.base), so
+solvers work on the dimensionless LCP and the residual ||min(z, w)||_inf is unit-free.
+
+Judging. ``own_metrics`` adds the LCP measures (workbench.lcp_metrics): lcp_residual (the judged
+error of this formulation) and the normal-velocity error of seed 003 Table 1; the impulses
+nu = [gamma; lambda_G] are judged on the round-cone problem by workbench.metrics as for every
+formulation (their siconos_error measures the pyramid's faceting and vanishes as m_C grows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from formulations.base import DataScale, Formulation, data_scale
+from formulations.relaxed_dual import ccqo_objective
+from workbench.errors import InputError, ProblemDataError, UnsupportedError
+from workbench.lcp_metrics import lcp_residual, normal_velocity_error
+from workbench.problem import TimeStepProblem
+
+__all__ = ["LCPPyramid", "LCPModel", "pyramid_directions", "DEFAULT_M_C_3D"]
+
+DEFAULT_M_C_3D = 8
+
+
+def pyramid_directions(d: int, m_C: int) -> np.ndarray:
+    """The m_C tangent directions (m_C, d - 1) in the contact frame's tangent coordinates (module
+    docstring). Raises InputError for a count that does not give a symmetric spanning set."""
+    if isinstance(m_C, bool) or not isinstance(m_C, (int, np.integer)):
+        raise InputError(f"m_C must be an integer, got {m_C!r}")
+    if d == 2:
+        if m_C != 2:
+            raise InputError(f"a 2D contact has exactly m_C = 2 tangent directions (+t, -t), got {m_C}")
+        return np.array([[1.0], [-1.0]])
+    if m_C < 4 or m_C % 2:
+        raise InputError(f"m_C must be even and >= 4 in 3D (a symmetric set spanning the tangent plane), got {m_C}")
+    angle = 2.0 * np.pi * np.arange(m_C) / m_C
+    return np.column_stack([np.cos(angle), np.sin(angle)])
+
+
+def _contact_operator(problem: TimeStepProblem):
+    """(N_c, r_c, joint_impulses): the contact-space Delassus operator and linear term with the joint
+    impulses eliminated (module docstring), and gamma -> lambda_G (None without joints)."""
+    m = problem.n_contact_unknowns
+    N, r = problem.N, problem.r
+    if not problem.n_bilateral:
+        return N, r, None
+    N = N.tocsr()
+    NcG = N[:m, m:]
+    NGG = N[m:, m:].toarray()
+    eig = np.linalg.eigvalsh(NGG)
+    if not eig[0] > 1e-12 * max(eig[-1], 1e-300):
+        raise ProblemDataError("the joint Jacobian G must have full column rank (G^T M^-1 G is singular), "
+                               "so the joint impulses can be eliminated")
+    fac = sla.cho_factor(NGG)
+    X = sla.cho_solve(fac, NcG.T.toarray())  # N_GG^-1 N_Gc, (n_b, m)
+    N_c = (N[:m, :m] - NcG @ sp.csr_matrix(X)).tocsr()
+    r_c = r[:m] - NcG @ sla.cho_solve(fac, r[m:])
+    NGc = NcG.T.tocsr()
+    return N_c, r_c, (lambda gamma: -sla.cho_solve(fac, r[m:] + NGc @ gamma))
+
+
+@dataclass
+class LCPModel:
+    """The standard LCP w = A z + q of the pyramid friction problem (module docstring).
+
+    Index maps into z (and w): ``i_n`` (n_c,) the normal impulses, ``i_beta`` (n_c, m_C) the
+    direction multipliers, ``i_lambda`` (n_c,) the slip variables. ``T`` maps z to the contact
+    impulses gamma (d n_c); ``H = T^T N_c T`` is the part of A from the Delassus operator (LCP1/LCP2
+    build their QP from it). ``z_unit``, ``w_unit``: the unit of each entry (dimensionless z = z / z_unit).
+    """
+    kind: ClassVar[str] = "lcp"
+    #: the metric finalize judges this model by
+    judged_by: ClassVar[str] = "lcp_residual"
+    problem: TimeStepProblem
+    formulation: str
+    m_C: int
+    directions: np.ndarray
+    T: sp.csr_matrix
+    H: sp.csc_matrix
+    A: sp.csc_matrix
+    q: np.ndarray
+    i_n: np.ndarray
+    i_beta: np.ndarray
+    i_lambda: np.ndarray
+    z_unit: np.ndarray
+    w_unit: np.ndarray
+    scale: DataScale
+    objective: Callable[[np.ndarray, np.ndarray | None], float]
+    joint_impulses: Callable[[np.ndarray], np.ndarray] | None = None
+    relaxed: bool = False
+    build_seconds: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return self.q.shape[0]
+
+    @cached_property
+    def scaled(self) -> tuple[sp.csc_matrix, np.ndarray]:
+        """The dimensionless LCP (A_s, q_s): w / w_unit = A_s (z / z_unit) + q_s."""
+        A_s = (sp.diags(1.0 / self.w_unit) @ self.A @ sp.diags(self.z_unit)).tocsc()
+        return A_s, self.q / self.w_unit
+
+    def w(self, z: np.ndarray) -> np.ndarray:
+        """A z + q (physical units)."""
+        return self.A @ z + self.q
+
+    def slip(self, z: np.ndarray) -> np.ndarray:
+        """Lambda(v) of seed 003 eq. 17 per contact: max_i t_i . u_t (= max_i -t_i . u_t by symmetry),
+        the least lambda with t_i . u_t + lambda >= 0 for all i [m/s]."""
+        w = self.w(z)
+        t_dot_u = w[self.i_beta] - z[self.i_lambda][:, None]
+        return (-t_dot_u).max(axis=1)
+
+    def recover(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The workbench unknowns nu = [gamma; lambda_G] and the velocity v (None when local) of z."""
+        gamma = self.T @ z
+        nu = gamma if self.joint_impulses is None else np.concatenate([gamma, self.joint_impulses(gamma)])
+        return nu, (self.problem.velocity(nu) if self.problem.is_global else None)
+
+    def measures(self, z: np.ndarray) -> dict[str, float]:
+        """LCP residual (dimensionless) and the normal-velocity error of seed 003 [m/s] at z."""
+        w = self.w(z)
+        out = {"lcp_residual": lcp_residual(z / self.z_unit, w / self.w_unit)}
+        out.update(normal_velocity_error(z[self.i_n], w[self.i_n]))
+        return out
+
+    def own_metrics(self, result) -> dict[str, float]:
+        """finalize's hook: the measures at the z the solver left in result.info["z"]."""
+        return self.measures(result.info["z"])
+
+
+class LCPPyramid(Formulation):
+    name = "lcp-pyramid"
+    summary = "pyramidal friction cones (m_C directions) as a standard LCP, for Lemke and LCP1/LCP2"
+    reference = "seed 003 eqs. 4-7 (mixed LCP), reduced by eliminating v and the joint impulses"
+    exact = True  # unrelaxed Coulomb friction, on the inscribed pyramid
+    builds = ("lcp",)
+
+    def __init__(self, m_C: int | None = None):
+        #: directions per contact; None: 2 in 2D, DEFAULT_M_C_3D in 3D. options.params["m_C"] overrides.
+        self.m_C = m_C
+
+    def _build_cvxpy(self, problem: TimeStepProblem):
+        raise UnsupportedError("lcp-pyramid is a complementarity problem (no convex program): "
+                               "use the solvers lemke, lcp1 or lcp2")
+
+    def _build(self, problem: TimeStepProblem, kind: str, options) -> LCPModel:
+        params = getattr(options, "params", None) or {}
+        m_C = params.get("m_C", self.m_C)
+        if m_C is None:
+            m_C = 2 if problem.d == 2 else DEFAULT_M_C_3D
+        return self.build_lcp(problem, m_C)
+
+    def build_lcp(self, problem: TimeStepProblem, m_C: int) -> LCPModel:
+        d, n_c = problem.d, problem.n_contacts
+        dirs = pyramid_directions(d, m_C)
+        p = m_C + 2
+        i_n = np.arange(n_c) * p
+        i_beta = i_n[:, None] + 1 + np.arange(m_C)[None, :]
+        i_lambda = i_n + p - 1
+        n_z = n_c * p
+        # gamma = T z: gamma_n <- c_n, gamma_t <- sum_i beta_i t_i
+        t_rows = (np.arange(n_c) * d)[:, None, None] + 1 + np.arange(d - 1)[None, None, :]
+        shape = (n_c, m_C, d - 1)
+        rows = np.concatenate([i_n // p * d, np.broadcast_to(t_rows, shape).ravel()])
+        cols = np.concatenate([i_n, np.broadcast_to(i_beta[:, :, None], shape).ravel()])
+        vals = np.concatenate([np.ones(n_c), np.broadcast_to(dirs[None, :, :], shape).ravel()])
+        T = sp.csr_matrix((vals, (rows, cols)), shape=(d * n_c, n_z))
+        # constant rows: +lambda in each beta row; mu c_n - e^T beta in the lambda row
+        k_rows = np.concatenate([i_beta.ravel(), i_lambda, np.repeat(i_lambda, m_C)])
+        k_cols = np.concatenate([np.repeat(i_lambda, m_C), i_n, i_beta.ravel()])
+        k_vals = np.concatenate([np.ones(n_c * m_C), problem.mu, -np.ones(n_c * m_C)])
+        K = sp.csc_matrix((k_vals, (k_rows, k_cols)), shape=(n_z, n_z))
+        N_c, r_c, joints = _contact_operator(problem)
+        H = (T.T @ N_c @ T).tocsc()
+        sc = data_scale(problem)
+        z_unit = np.full(n_z, sc.impulse)
+        z_unit[i_lambda] = sc.velocity
+        w_unit = np.full(n_z, sc.velocity)
+        w_unit[i_lambda] = sc.impulse
+        return LCPModel(problem=problem, formulation=self.name, m_C=int(m_C), directions=dirs, T=T, H=H,
+                        A=(H + K).tocsc(), q=T.T @ r_c, i_n=i_n, i_beta=i_beta, i_lambda=i_lambda,
+                        z_unit=z_unit, w_unit=w_unit, scale=sc, objective=ccqo_objective(problem),
+                        joint_impulses=joints, info={"m_C": int(m_C), "lcp_size": n_z})

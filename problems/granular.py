@@ -1,0 +1,74 @@
+"""Granular worlds: spheres in a box container (seed 000 sections 3.2-3.4, seed 001 section 5.1).
+
+Spheres (radius R = 1 m, mass 1 kg, mu = 0.25 unless stated) start on a jittered square lattice
+above the floor of an open container (floor z = 0 and four walls, :func:`problems.rigid.container_planes`)
+and fall under gravity. The lattice has cells of side ``spacing`` * 2R, as many per layer as fit the
+floor; horizontal jitter (uniform, +-``jitter`` * R, seeded) breaks the symmetry so that layers nest.
+The compaction world adds a heavy slab (a box spanning the container, clearance 0.05 m to the walls)
+resting on top of the lattice; it is a free rigid body that the walls guide through its corners.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from problems.rigid import BOX, SPHERE, Bodies, World, container_planes
+from workbench.errors import InputError
+
+__all__ = ["lattice", "container_world", "compaction_world", "container_width_for"]
+
+
+def container_width_for(n: int, radius: float = 1.0, layers: float = 5.0) -> float:
+    """A square floor [m] that holds about n / layers spheres per settled layer (a whole number of
+    diameters, at least 4)."""
+    per_side = max(4, int(np.ceil(np.sqrt(n / layers))))
+    return 2.0 * radius * per_side
+
+
+def lattice(n: int, width: float, depth: float, radius: float, z0: float, spacing: float, jitter: float,
+            rng: np.random.Generator) -> np.ndarray:
+    """Centres (n, 3) of a square lattice of cells spacing * 2R, layer after layer from height
+    z0 + spacing * R, inside a width x depth floor centred on the z axis, with horizontal jitter."""
+    if n < 1:
+        raise InputError(f"the number of spheres must be positive, got {n}")
+    cell = spacing * 2.0 * radius
+    nx, ny = int((width - 2 * radius) // cell) + 1, int((depth - 2 * radius) // cell) + 1
+    if nx < 1 or ny < 1 or cell < 2 * radius:
+        raise InputError(f"a {width} x {depth} m floor holds no sphere of radius {radius} at spacing {spacing}")
+    i = np.arange(n)
+    layer, cell_index = np.divmod(i, nx * ny)
+    iy, ix = np.divmod(cell_index, nx)
+    x0 = -(nx - 1) * cell / 2.0
+    y0 = -(ny - 1) * cell / 2.0
+    pos = np.column_stack([x0 + ix * cell, y0 + iy * cell, z0 + spacing * radius + layer * cell])
+    room = min(jitter * radius, (cell - 2 * radius) / 2.0)  # never overlap a neighbour
+    pos[:, :2] += rng.uniform(-room, room, size=(n, 2))
+    return pos
+
+
+def container_world(n: int, *, width: float | None = None, radius: float = 1.0, mass: float = 1.0,
+                    mu: float = 0.25, spacing: float = 1.1, jitter: float = 0.1, seed: int = 0,
+                    envelope: float | None = None, height: float = 0.0) -> World:
+    """n spheres on a lattice above the floor (lowest layer ``height`` m above it) of a square container."""
+    width = container_width_for(n, radius) if width is None else float(width)
+    rng = np.random.default_rng(seed)
+    x = lattice(n, width, width, radius, height, spacing, jitter, rng)
+    bodies = Bodies.create(shape=np.full(n, SPHERE), size=radius, mass=mass, mu=mu, x=x)
+    return World(bodies, container_planes(width, width, mu), envelope=0.05 * radius if envelope is None else envelope)
+
+
+def compaction_world(n: int, *, slab_mass: float = 4000.0, slab_thickness: float = 1.0, width: float | None = None,
+                     radius: float = 1.0, mass: float = 1.0, mu: float = 0.25, seed: int = 0,
+                     spacing: float = 1.1, jitter: float = 0.1) -> World:
+    """:func:`container_world` plus a slab of mass ``slab_mass`` spanning the container (clearance
+    0.05 m to each wall), placed one radius above the top of the lattice."""
+    spheres = container_world(n, width=width, radius=radius, mass=mass, mu=mu, seed=seed, spacing=spacing,
+                              jitter=jitter).bodies
+    width = container_width_for(n, radius) if width is None else float(width)
+    half = np.array([width / 2 - 0.05, width / 2 - 0.05, slab_thickness / 2])
+    top = spheres.x[:, 2].max() + radius
+    x = np.vstack([spheres.x, [0.0, 0.0, top + radius + half[2]]])
+    size = np.vstack([np.repeat(spheres.size[:, :1], 3, axis=1), half])
+    bodies = Bodies.create(shape=np.append(np.full(n, SPHERE), BOX), size=size,
+                           mass=np.append(np.full(n, mass), slab_mass), mu=mu, x=x)
+    return World(bodies, container_planes(width, width, mu), envelope=0.05 * radius)

@@ -1,0 +1,163 @@
+"""The DVI time stepper of nonsmooth rigid multibody dynamics (seed 000 eqs. 6-9, seed 001 eq. 2).
+
+One step from (q^l, v^l), with the active set A(q^l, delta) of contacts whose gap is at most the
+envelope delta:
+
+    M (v^{l+1} - v^l) = h f(q^l, v^l) + D gamma                          (seed 000 eq. 7)
+    0 <= Phi_i / h + D_i,n^T v^{l+1}  ⊥  gamma_i,n >= 0                 (eq. 8)
+    (gamma_i,u, gamma_i,w) = argmin over the friction disc of v^{l+1 T} D_i,t gamma_i,t   (eq. 9)
+    q^{l+1} = q^l + h T(q^l) v^{l+1}                                     (eq. 6)
+
+The stepper detects the contacts (:func:`problems.contact.detect`), builds the workbench's
+:class:`~workbench.problem.TimeStepProblem` (M diagonal, D of seed 000 eq. 5, k = M v^l + h f,
+b = [Phi_i / h, 0, 0] per contact) and hands it to any formulation x solver through
+:func:`workbench.solvers.solve`: the relaxed formulations solve the CCP with the mu ||u_t|| tilting
+term of seed 001 eq. 2d, the exact ones (anti-relaxed, fixed point, ...) eqs. 8-9 as written. The
+new velocities are v^{l+1} = M^-1 (k + D gamma) (seed 001 eq. 9) from the returned impulses.
+Impulses of contacts that persist (same body pair and feature) warm-start the next solve.
+
+Units: SI throughout; impulses [N s], forces reported as impulse / h [N].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from problems.contact import Contacts, detect, jacobian
+from problems.rigid import World
+from workbench.errors import InputError, UnsupportedError
+from workbench.problem import TimeStepProblem
+from workbench.solvers import SolveOptions, solve
+
+__all__ = ["Simulation", "StepRecord", "SimulationError"]
+
+
+class SimulationError(RuntimeError):
+    """A solver returned no usable impulses during a simulation."""
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step did. ``complementarity`` is max_i |gamma_i,n u_i,n| (seed 000 eq. 8) [N s m/s];
+    ``fixed_force`` the magnitude of the total contact force on the fixed bodies (container) [N];
+    ``max_speed`` max_j |v_j| after the step [m/s]; ``kinetic_energy`` after the step [J]."""
+    t: float
+    contacts: int
+    iterations: int
+    solve_seconds: float
+    status: str
+    complementarity: float
+    max_speed: float
+    fixed_force: float
+    kinetic_energy: float
+
+
+class Simulation:
+    """Time stepping of a :class:`~problems.rigid.World` with one formulation x solver.
+
+    ``options`` are the SolveOptions of every step (their warm_start is replaced by the previous
+    step's impulses when ``warm_start``). ``name`` labels the step problems.
+    """
+
+    def __init__(self, world: World, h: float, formulation: str, solver: str,
+                 options: SolveOptions | None = None, *, warm_start: bool = True, name: str = "simulation"):
+        if not (np.isfinite(h) and h > 0):
+            raise InputError(f"step size must be positive, got {h}")
+        self.world, self.h, self.formulation, self.solver = world, float(h), formulation, solver
+        self.options = options or SolveOptions(keep_history=False)
+        self.warm_start, self.name = warm_start, name
+        self.t, self.step_index = 0.0, 0
+        self._previous: tuple[np.ndarray, np.ndarray] | None = None  # sorted keys, impulses (n_c, d)
+
+    # ------------------------------------------------------------------ the time-step problem
+    def problem(self) -> tuple[TimeStepProblem | None, Contacts, np.ndarray]:
+        """The time-step problem at the current state, its contacts and its bodies.
+
+        Only the bodies that touch a contact enter the problem (the others fly freely and would add
+        zero rows to D), numbered in increasing order: ``bodies[j]`` is the world index of the
+        problem's body j. The problem is None when there is no contact."""
+        w, b, h = self.world, self.world.bodies, self.h
+        contacts = detect(w)
+        if contacts.n == 0:
+            return None, contacts, np.zeros(0, np.int64)
+        bodies = np.unique(np.concatenate([contacts.a[contacts.a >= 0], contacts.b]))
+        local = np.full(b.n, -1, np.int64)
+        local[bodies] = np.arange(bodies.shape[0])
+        renumbered = dataclasses.replace(contacts, a=np.where(contacts.a >= 0, local[contacts.a], -1),
+                                         b=local[contacts.b])
+        dof = (np.arange(b.dof)[None, :] + b.dof * bodies[:, None]).ravel()
+        mass = b.mass_diagonal()[dof]
+        M = sp.diags(mass)
+        k = mass * b.velocity_vector()[dof] + h * w.applied_force()[dof]
+        d = b.dim
+        stab = np.zeros(d * contacts.n)
+        stab[::d] = contacts.phi / h
+        problem = TimeStepProblem(
+            M=M, D=jacobian(renumbered, b.rotations()[bodies], bodies.shape[0]), k=k, b=stab, mu=contacts.mu,
+            d=d, h=h, name=f"{self.name}-step{self.step_index}",
+            metadata={"scene": self.name, "t": self.t, "step": self.step_index, "h": h,
+                      "envelope": w.envelope, "bodies_in_problem": int(bodies.shape[0]), "bodies": b.n})
+        return problem, contacts, bodies
+
+    def _warm_start(self, contacts: Contacts, d: int) -> np.ndarray | None:
+        if not self.warm_start or self._previous is None:
+            return None
+        keys, gamma = self._previous
+        pos = np.searchsorted(keys, contacts.key)
+        pos = np.minimum(pos, keys.shape[0] - 1)
+        found = keys[pos] == contacts.key
+        out = np.zeros((contacts.n, d))
+        out[found] = gamma[pos[found]]
+        return out.ravel()
+
+    # ------------------------------------------------------------------ stepping
+    def step(self) -> StepRecord:
+        """Advance by h; raise SimulationError when the solver returns no impulses."""
+        w, b, h = self.world, self.world.bodies, self.h
+        problem, contacts, bodies = self.problem()
+        # free flight for every body; those in the problem get their velocities from the impulses
+        v = b.velocity_vector() + h * w.applied_force() / b.mass_diagonal()
+        if problem is None:
+            iterations, seconds, status, compl, force = 0, 0.0, "no_contact", 0.0, 0.0
+            self._previous = None
+        else:
+            options = dataclasses.replace(self.options, warm_start=self._warm_start(contacts, problem.d))
+            res = solve(problem, self.formulation, self.solver, options)
+            if res.status == "unavailable":
+                raise UnsupportedError(f"solver {self.solver} is unavailable: {res.message}")
+            if res.nu is None:
+                raise SimulationError(f"t = {self.t:.6g} s ({contacts.n} contacts): {self.formulation} x "
+                                      f"{self.solver} returned no impulses (status {res.status}"
+                                      f"{': ' + res.message if res.message else ''})")
+            gamma = problem.contacts(res.nu)
+            v.reshape(b.n, b.dof)[bodies] = problem.velocity(res.nu).reshape(-1, b.dof)
+            iterations = int(res.iterations or 0)
+            seconds, status, compl = float(res.solve_seconds), res.status, float(res.metrics["complementarity"])
+            fixed = contacts.a < 0
+            force = np.einsum("nij,nj->i", contacts.frame[fixed], gamma[fixed]) / h
+            force = float(np.linalg.norm(force))
+            order = np.argsort(contacts.key)
+            self._previous = (contacts.key[order], gamma[order].copy())
+        b.set_velocity_vector(v)
+        b.advance(h)
+        self.t += h
+        self.step_index += 1
+        speed = float(np.sqrt(np.einsum("ij,ij->i", b.v, b.v)).max())
+        return StepRecord(t=self.t, contacts=contacts.n, iterations=iterations, solve_seconds=seconds,
+                          status=status, complementarity=compl, max_speed=speed, fixed_force=force,
+                          kinetic_energy=b.kinetic_energy())
+
+    def run(self, steps: int, callback: Callable[["Simulation", StepRecord], None] | None = None) -> list[StepRecord]:
+        """``steps`` steps; ``callback(sim, record)`` after each (recording, progress)."""
+        records = []
+        for _ in range(int(steps)):
+            rec = self.step()
+            records.append(rec)
+            if callback is not None:
+                callback(self, rec)
+        return records

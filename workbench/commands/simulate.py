@@ -1,0 +1,162 @@
+"""``workbench simulate``: run a dynamic scene with the DVI time stepper, one formulation x solver.
+
+    workbench simulate SCENE --formulation F --solver S [--steps N] [--dt H] [--out DIR]
+                       [--set KEY=VALUE ...] [--every K] [--tol T] [--max-iter N] ...
+
+Scenes: problems.dynamic_scenes.SCENARIOS (ball-on-plane, ball-on-plane-2d, box-on-plane,
+box-on-incline, box-incline-to-rest, filling, compaction); ``--set`` changes a scene parameter
+(n=200, mu=0.1, v0=3, angle=30, duration=1, ...). Writes into DIR (default sim-SCENE):
+
+- trajectory.csv: t, body, x, y, z, vx, vy, vz, wx, wy, wz (world frame; 2D scenes have z = 0 and the
+  rotation rate in wz), the initial state and every K-th step;
+- steps.csv: t, contacts, iterations, solve_seconds, status, complementarity (seed 000 eq. 8),
+  fixed_force (magnitude of the total contact force on the fixed bodies [N]), max_speed,
+  kinetic_energy, and for single-body scenes the tracked velocities with their analytic values;
+- velocities.png (single-body scenes: simulated vs analytic velocities) and steps.png (contacts,
+  iterations, complementarity, force on the fixed bodies vs the total weight).
+
+Progress goes to stderr; a one-line summary to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from workbench.cli import key_value, positive
+from workbench.commands.solve import add_solve_options, solve_options
+from workbench.errors import InputError
+
+
+def _state_rows(t: float, bodies) -> np.ndarray:
+    """One row per body: t, body, x, y, z, vx, vy, vz, wx, wy, wz (world frame)."""
+    n, dim = bodies.n, bodies.dim
+    pad = np.zeros((n, 3 - dim))
+    w = bodies.world_angular_velocity()
+    w3 = np.column_stack([np.zeros((n, 2)), w]) if dim == 2 else w
+    return np.column_stack([np.full(n, t), np.arange(n), bodies.x, pad, bodies.v, pad, w3])
+
+
+def plot(out: Path, steps, scenario) -> list[Path]:
+    """velocities.png (when the scene has analytic curves) and steps.png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    t = steps["t"].to_numpy()
+    if scenario.analytic is not None:
+        keys = [k for k in ("v_slope", "rolling", "v_normal") if k in steps]
+        fig, axes = plt.subplots(len(keys), 1, figsize=(7, 2.6 * len(keys)), sharex=True, squeeze=False)
+        labels = {"v_slope": "velocity along the slope [m/s]", "rolling": "rolling speed R w [m/s]",
+                  "v_normal": "normal velocity [m/s]"}
+        for ax, key in zip(axes[:, 0], keys):
+            ax.plot(t, steps[key], "o", ms=2.5, label="simulated")
+            ax.plot(t, steps[f"{key}_analytic"], "-", lw=1, label="analytic")
+            ax.set_ylabel(labels[key])
+            ax.grid(alpha=0.3)
+        axes[0, 0].legend()
+        axes[0, 0].set_title(f"{scenario.name}: {steps.attrs['method']}")
+        axes[-1, 0].set_xlabel("t [s]")
+        fig.tight_layout()
+        written.append(out / "velocities.png")
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
+    axes[0, 0].plot(t, steps["contacts"])
+    axes[0, 0].set_ylabel("contacts")
+    axes[0, 1].plot(t, steps["iterations"])
+    axes[0, 1].set_ylabel("solver iterations")
+    compl = steps["complementarity"].to_numpy()
+    axes[1, 0].semilogy(t, np.where(compl > 0, compl, np.nan))
+    axes[1, 0].set_ylabel("complementarity max|g_n u_n|")
+    axes[1, 1].plot(t, steps["fixed_force"], label="simulated")
+    if scenario.weight is not None:
+        axes[1, 1].axhline(scenario.weight, color="k", lw=0.8, ls="--", label="total weight")
+        axes[1, 1].legend()
+    axes[1, 1].set_ylabel("force on fixed bodies [N]")
+    for ax in axes[1]:
+        ax.set_xlabel("t [s]")
+    for ax in axes.ravel():
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{scenario.name}: {steps.attrs['method']}")
+    fig.tight_layout()
+    written.append(out / "steps.png")
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+    return written
+
+
+def cmd_simulate(args) -> int:
+    import pandas as pd
+
+    from problems.dynamic_scenes import get_scenario
+    from problems.stepper import Simulation, SimulationError
+
+    scenario = get_scenario(args.scene, **dict(args.set or []))
+    h = args.dt or scenario.h
+    n_steps = args.steps or max(1, int(round(scenario.duration / h)))
+    out = Path(args.out or f"sim-{scenario.name}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {out}: {exc.strerror or exc}") from None
+    sim = Simulation(scenario.world, h, args.formulation, args.solver, solve_options(args), name=scenario.name)
+    bodies = scenario.world.bodies
+    traj = [_state_rows(0.0, bodies)]
+    rows = []
+    t0 = time.perf_counter()
+    report_every = max(1, n_steps // 20)
+
+    def record(s, rec):
+        row = {"t": rec.t, "contacts": rec.contacts, "iterations": rec.iterations,
+               "solve_seconds": rec.solve_seconds, "status": rec.status, "complementarity": rec.complementarity,
+               "fixed_force": rec.fixed_force, "max_speed": rec.max_speed, "kinetic_energy": rec.kinetic_energy}
+        row.update(scenario.observe())
+        if scenario.analytic is not None:
+            row.update({f"{k}_analytic": float(v) for k, v in scenario.analytic(rec.t).items()})
+        rows.append(row)
+        if s.step_index % args.every == 0 or s.step_index == n_steps:
+            traj.append(_state_rows(rec.t, bodies))
+        if s.step_index % report_every == 0:
+            print(f"{scenario.name}: step {s.step_index}/{n_steps}, t = {rec.t:.4g} s, {rec.contacts} contacts, "
+                  f"{rec.iterations} iterations, {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+
+    try:
+        sim.run(n_steps, record)
+    except SimulationError as exc:
+        print(f"workbench: simulation stopped: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if rows:
+            steps = pd.DataFrame(rows)
+            steps.to_csv(out / "steps.csv", index=False)
+            columns = ["t", "body", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz"]
+            trajectory = pd.DataFrame(np.concatenate(traj), columns=columns)
+            trajectory["body"] = trajectory["body"].astype(int)
+            trajectory.to_csv(out / "trajectory.csv", index=False)
+    steps.attrs["method"] = f"{args.formulation} x {args.solver}, h = {h:g} s"
+    written = plot(out, steps, scenario)
+    print(f"{scenario.name}: {n_steps} steps of {h:g} s with {args.formulation} x {args.solver} in "
+          f"{time.perf_counter() - t0:.1f} s; wrote {out / 'trajectory.csv'}, {out / 'steps.csv'}, "
+          f"{', '.join(str(p) for p in written)}")
+    return 0
+
+
+def register(sub) -> None:
+    s = sub.add_parser("simulate", help="run a dynamic scene with the DVI time stepper")
+    s.add_argument("scene", help="ball-on-plane, ball-on-plane-2d, box-on-plane, box-on-incline, "
+                                 "box-incline-to-rest, filling, compaction")
+    s.add_argument("--formulation", "-f", required=True)
+    s.add_argument("--solver", "-s", required=True)
+    s.add_argument("--steps", type=positive(int), default=None, help="number of steps (default: the scene's duration / dt)")
+    s.add_argument("--dt", type=positive(float), default=None, help="step size h [s] (default: the scene's)")
+    s.add_argument("--out", default=None, help="output folder (default sim-SCENE)")
+    s.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE",
+                   help="scene parameter (n, mu, v0, angle, duration, seed, ...), repeatable")
+    s.add_argument("--every", type=positive(int), default=1, help="write the trajectory every K steps")
+    add_solve_options(s)
+    s.set_defaults(func=cmd_simulate)

@@ -1,0 +1,346 @@
+"""Study files and the runner: validation errors (one line, exit code 2), an end-to-end grid with
+exactly one row per (problem, method, repetition), resume after SIGKILL, hard time limits and
+crashes recorded while the study goes on, and the same rows on a Dask LocalCluster."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import workbench.solvers
+from problems.scenes import rolling_ball_2d, rolling_ball_2d_relaxed_impulse
+from factories import random_problem
+from workbench.cli import main
+from workbench.io import load_problem, save_problem
+from workbench.metrics import dual_objective
+from workbench.study import generators
+from workbench.study.problems import problem_digest
+from workbench.study.store import ResultStore
+
+REPO = Path(__file__).resolve().parents[1]
+METRICS = ("dual_objective", "duality_gap", "siconos_error", "relaxed_error", "ccp_residual", "complementarity",
+           "cone_violation", "judged_error")
+
+METHODS = """
+[methods.clarabel-dual]
+formulation = "dual"
+solver = "clarabel"
+
+[methods.scs-dual]
+label = "SCS, dual"
+formulation = "dual"
+solver = "scs"
+"""
+
+#: test-only solvers, registered by a study plugin (so the worker processes see them too)
+MISBEHAVING = '''
+import os, signal, time
+from workbench.solvers import SOLVERS
+from workbench.solvers.base import Solver
+from workbench.solvers.clarabel import ClarabelSolver
+
+class Hang(Solver):
+    name = "hang"
+    accepts = ("ccqo",)
+    def solve(self, model, options):
+        time.sleep(3600)
+
+class Segfault(Solver):
+    name = "segfault"
+    accepts = ("ccqo",)
+    def solve(self, model, options):
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+class Boom(Solver):
+    name = "boom"
+    accepts = ("ccqo",)
+    def solve(self, model, options):
+        raise RuntimeError("boom")
+
+class Slow(ClarabelSolver):
+    name = "slow"
+    def solve(self, model, options):
+        time.sleep(0.2)
+        return super().solve(model, options)
+
+for cls in (Hang, Segfault, Boom, Slow):
+    SOLVERS[cls.name] = f"{__name__}:{cls.__name__}"
+'''
+
+
+@pytest.fixture
+def registries(monkeypatch):
+    """Plugins and tests add registry entries in this process: give them copies that are dropped."""
+    monkeypatch.setattr(workbench.solvers, "SOLVERS", dict(workbench.solvers.SOLVERS))
+    monkeypatch.setattr(generators, "GENERATORS", dict(generators.GENERATORS))
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def run(study: Path, out: Path, *args) -> int:
+    return main(["run", str(study), "--out", str(out), "--no-report", "--no-progress", *args])
+
+
+# --------------------------------------------------------------------------- validation
+
+BASE = '[study]\nname = "t"\n\n[[problems]]\nscenes = ["rolling-ball-2d"]\n' + METHODS
+
+ERRORS = [
+    ("typo in a method key", BASE + '\n[methods.foo]\nformulation = "dual"\nsolvr = "clarabel"\n',
+     ["unknown key 'solvr' in [methods.foo]; did you mean 'solver'?"]),
+    ("typo in [study]", BASE.replace('name = "t"', 'name = "t"\nrepetition = 2'),
+     ["unknown key 'repetition' in [study]; did you mean 'repetitions'?"]),
+    ("unknown top-level table", BASE + "\n[reprot]\n", ["unknown key 'reprot' in the study file (top level); did you mean 'report'?"]),
+    ("unknown solver", BASE + '\n[methods.foo]\nformulation = "dual"\nsolver = "nosuch"\n',
+     ["[methods.foo]", "unknown solver 'nosuch'"]),
+    ("unknown formulation", BASE + '\n[methods.foo]\nformulation = "duall"\nsolver = "clarabel"\n',
+     ["[methods.foo]", "unknown formulation 'duall'"]),
+    ("incompatible formulation and solver", BASE + '\n[methods.foo]\nformulation = "anti-relaxed"\nsolver = "clarabel"\n',
+     ["[methods.foo]", "anti-relaxed", "cannot be combined"]),
+    ("glob matching nothing", BASE + '\n[[problems]]\nfiles = ["nowhere/*.hdf5"]\n',
+     ["[[problems]] #2", "glob 'nowhere/*.hdf5' matches no file", "study file's directory"]),
+    ("missing file", BASE + '\n[[problems]]\nfiles = ["nothere.hdf5"]\n',
+     ["file 'nothere.hdf5' does not exist"]),
+    ("unknown scene", BASE.replace("rolling-ball-2d", "rolling-cube"), ["unknown scene 'rolling-cube'"]),
+    ("two kinds in one group", BASE.replace('scenes = ["rolling-ball-2d"]', 'scenes = ["rolling-ball-2d"]\nfiles = ["x"]'),
+     ["needs exactly one of files, scenes, generator"]),
+    ("unknown generator", BASE + '\n[[problems]]\ngenerator = "nosuch"\n', ["unknown generator 'nosuch'"]),
+    ("bad time limit", BASE.replace('name = "t"', 'name = "t"\ntime_limit = -1'),
+     ["[study] time_limit must be a positive number"]),
+    ("unknown tolerance preset", BASE.replace('name = "t"', 'name = "t"\ntolerance = "hihg_accuracy"'),
+     ["unknown tolerance preset 'hihg_accuracy'", "did you mean 'high_accuracy'?"]),
+    ("unknown reference method", BASE + '\n[report]\nreference_method = "mosek-dual"\n',
+     ["reference_method 'mosek-dual' is not a method"]),
+    ("histories naming no method", BASE.replace('name = "t"', 'name = "t"\nhistories = ["apgd"]'),
+     ["histories names unknown method(s) 'apgd'"]),
+    ("invalid TOML", BASE + "\n[methods.x\n", ["invalid TOML"]),
+    ("no methods", '[[problems]]\nscenes = ["rolling-ball-2d"]\n', ["no [methods.NAME] table"]),
+]
+
+
+@pytest.mark.parametrize("text, fragments", [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_bad_study_files_exit_2_with_one_line_naming_the_problem(tmp_path, capsys, text, fragments):
+    study = write(tmp_path / "bad.toml", text)
+    assert run(study, tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("workbench: error: ")
+    assert str(study) in err
+    for fragment in fragments:
+        assert fragment in err
+    assert not (tmp_path / "out").exists()  # nothing runs before the whole study is valid
+
+
+def test_generator_errors_name_the_missing_module_and_the_bad_parameter(tmp_path, capsys, registries):
+    generators.GENERATORS["ghost"] = "problems.no_such_module:make"
+    generators.GENERATORS["ball"] = "problems.scenes:rolling_ball_2d"
+    study = write(tmp_path / "g.toml", BASE + '\n[[problems]]\ngenerator = "ghost"\n')
+    assert run(study, tmp_path / "out") == 2
+    assert "generator 'ghost' needs the module problems.no_such_module" in capsys.readouterr().err
+    study = write(tmp_path / "g.toml", BASE + '\n[[problems]]\ngenerator = "ball"\nparams = { hh = 0.1 }\n')
+    assert run(study, tmp_path / "out") == 2
+    assert "unexpected keyword argument 'hh'" in capsys.readouterr().err
+
+
+def test_shipped_studies_validate_and_resolve_against_the_shared_data(shared_data, tmp_path):
+    from workbench.study import load_study
+    from workbench.study.problems import resolve_problems
+
+    for path in sorted((REPO / "studies").glob("*.toml")):
+        study = load_study(path)
+        problems = resolve_problems(study, tmp_path / path.stem)
+        assert problems and study.methods
+        assert {p.source for p in problems if not p.source.startswith("scene:")} <= \
+            {str(f.resolve()) for f in shared_data.rglob("*") if f.is_file()}
+    fclib = load_study(REPO / "studies" / "fclib_data.toml")
+    n_files = len(list((shared_data / "fclib").glob("*.hdf5")) + list((shared_data / "siconos").glob("*.dat")))
+    assert len(resolve_problems(fclib, tmp_path / "f")) == n_files
+
+
+# --------------------------------------------------------------------------- running
+
+@pytest.fixture
+def small_study(tmp_path, registries):
+    """A scene, a native-format file found by a glob, and a generated sweep of two problems."""
+    (tmp_path / "data").mkdir()
+    save_problem(random_problem(5, 3, seed=2), tmp_path / "data" / "random-2.npz")
+    generators.GENERATORS["ball"] = "problems.scenes:rolling_ball_2d"
+    return write(tmp_path / "study.toml", """
+[study]
+name = "small"
+repetitions = 2
+time_limit = 60
+histories = ["clarabel-dual"]
+
+[[problems]]
+scenes = ["rolling-ball-2d"]
+tags = ["scene"]
+
+[[problems]]
+files = ["data/*.npz"]
+
+[[problems]]
+generator = "ball"
+params = { h = 0.01 }
+sweep = { mu = [0.1, 0.3] }
+name = "ball-mu{mu}"
+tags = ["generated"]
+""" + METHODS + """
+[methods.clarabel-primal]
+formulation = "primal"
+solver = "clarabel"
+""")
+
+
+def test_small_study_has_one_row_per_run_with_the_workbench_metrics_and_resumes(small_study, tmp_path):
+    out = tmp_path / "results"
+    assert run(small_study, out, "--jobs", "2") == 0
+    store = ResultStore(out)
+    runs = store.read_runs()
+    plan = json.loads((out / "plan.json").read_text())
+    problems = ["rolling-ball-2d", "random-2", "ball-mu0.1", "ball-mu0.3"]
+    assert [p["problem"] for p in plan["problems"]] == problems
+    assert len(runs) == len(plan["runs"]) == 4 * 3 * 2
+    assert not runs.duplicated(["problem", "method", "repetition"]).any()
+    assert set(map(tuple, runs[["problem", "method", "repetition"]].to_numpy())) == \
+        {(p, m, r) for p in problems for m in ("clarabel-dual", "scs-dual", "clarabel-primal") for r in (0, 1)}
+    assert (runs["status"] == "solved").all(), runs[["problem", "method", "status", "message"]]
+    for name in METRICS:
+        assert np.isfinite(runs[name].astype(float)).all(), name
+    assert (runs["judged_error"] <= 1e-6).all()
+    dual = runs[runs["formulation"] == "dual"]
+    np.testing.assert_allclose(dual["objective"], dual["dual_objective"], rtol=1e-12)
+    # the seeds' rolling ball: the relaxed optimum is known in closed form (seed 000 section 3.1)
+    ball = dual[dual["problem"] == "rolling-ball-2d"]
+    np.testing.assert_allclose(ball["objective"], dual_objective(rolling_ball_2d(), rolling_ball_2d_relaxed_impulse()),
+                               rtol=1e-6)
+    assert set(runs.loc[runs["problem"] == "ball-mu0.3", "tags"]) == {"generated"}
+    assert set(runs["label"]) == {"clarabel-dual", "SCS, dual", "clarabel-primal"}
+    # generated problems are kept with the results, and their data hash is that of the saved file
+    saved = load_problem(out / "problems" / "ball-mu0.3.npz")
+    assert saved.mu[0] == 0.3
+    assert set(runs.loc[runs["problem"] == "ball-mu0.3", "problem_hash"]) == {problem_digest(saved)}
+    # histories only where asked, as one long table keyed by run
+    hist = store.read_histories(runs["key"])
+    assert set(hist["method"]) == {"clarabel-dual"}
+    assert set(hist["key"]) == set(runs.loc[runs["method"] == "clarabel-dual", "key"])
+    # provenance of the session
+    (session,) = store.sessions()
+    assert session["packages"]["numpy"] == np.__version__ and session["cores"] == os.cpu_count()
+    assert session["study_text"] == small_study.read_text()
+    assert set(runs["session"]) == {session["session"]}
+
+    # a second run finds everything done; --rerun executes again and still one row per run
+    before = runs.set_index("key")["finished_at"]
+    assert run(small_study, out) == 0
+    assert store.read_runs().set_index("key")["finished_at"].equals(before)
+    assert run(small_study, out, "--rerun", "--jobs", "2") == 0
+    again = store.read_runs()
+    assert len(again) == 24 and set(again["key"]) == set(before.index)
+    assert len(set(again["session"])) == 1 and set(again["session"]) != set(runs["session"])
+
+
+def test_killed_study_resumes_with_every_run_exactly_once(tmp_path, registries):
+    write(tmp_path / "plugin.py", MISBEHAVING)
+    study = write(tmp_path / "study.toml", """
+[study]
+name = "killed"
+repetitions = 3
+plugins = ["plugin.py"]
+[[problems]]
+scenes = ["rolling-ball-2d"]
+[methods.slow-dual]
+formulation = "dual"
+solver = "slow"
+[methods.slow-primal]
+formulation = "primal"
+solver = "slow"
+""")
+    out = tmp_path / "results"
+    cmd = [sys.executable, "-m", "workbench.cli", "run", str(study), "--out", str(out), "--no-report", "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runs_dir = out / "runs"
+    deadline = time.monotonic() + 120
+    while not (runs_dir.is_dir() and any(runs_dir.glob("*.parquet"))):
+        assert proc.poll() is None and time.monotonic() < deadline, "no run recorded before the study ended"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    first = ResultStore(out).read_runs()
+    assert 1 <= len(first) < 6  # killed mid-study
+    assert run(study, out) == 0  # the restart (in this process: the kill was the point of the first)
+    final = ResultStore(out).read_runs()
+    plan = json.loads((out / "plan.json").read_text())
+    assert len(final) == 6 and sorted(final["key"]) == sorted(r["key"] for r in plan["runs"])
+    assert (final["status"] == "solved").all()
+    # what was recorded before the kill was kept, not redone
+    kept = final.set_index("key").loc[first["key"], "finished_at"]
+    assert list(kept) == list(first["finished_at"])
+    assert not any(p.name.endswith(".tmp") for p in out.rglob("*"))
+
+
+def test_hung_and_crashing_runs_are_recorded_and_the_study_goes_on(tmp_path, registries):
+    write(tmp_path / "plugin.py", MISBEHAVING)
+    study = write(tmp_path / "study.toml", """
+[study]
+name = "misbehaving"
+time_limit = 0.5
+plugins = ["plugin.py"]
+[[problems]]
+scenes = ["rolling-ball-2d"]
+[methods.hang]
+formulation = "dual"
+solver = "hang"
+[methods.segfault]
+formulation = "dual"
+solver = "segfault"
+[methods.boom]
+formulation = "dual"
+solver = "boom"
+[methods.fine]
+formulation = "dual"
+solver = "clarabel"
+""")
+    out = tmp_path / "results"
+    t0 = time.monotonic()
+    assert run(study, out) == 0
+    runs = ResultStore(out).read_runs().set_index("method")
+    assert runs.loc["hang", "status"] == "timeout"
+    assert "hard time limit" in runs.loc["hang", "message"]
+    assert 0.5 <= runs.loc["hang", "wall_seconds"] < 5.0  # killed at 0.5 * 1.1 + 1 s, not after an hour
+    assert runs.loc["segfault", "status"] == "crash" and "SIGSEGV" in runs.loc["segfault", "message"]
+    assert runs.loc["boom", "status"] == "crash" and runs.loc["boom", "message"] == "RuntimeError: boom"
+    assert runs.loc["fine", "status"] == "solved"
+    assert time.monotonic() - t0 < 60
+    assert "RuntimeError: boom" in (out / "logs" / "worker.log").read_text()  # the traceback is kept
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_gives_the_same_rows(tmp_path):
+    pytest.importorskip("dask.distributed")
+    study = write(tmp_path / "study.toml", '[study]\nname = "d"\nrepetitions = 2\n[[problems]]\n'
+                  'scenes = ["rolling-ball-2d"]\n' + METHODS)
+    local, dask = tmp_path / "local", tmp_path / "dask"
+    assert run(study, local) == 0
+    assert run(study, dask, "--executor", "dask", "--jobs", "2") == 0
+    a, b = ResultStore(local).read_runs(), ResultStore(dask).read_runs()
+    assert len(b) == 4 and sorted(a["key"]) == sorted(b["key"])
+    a, b = a.set_index("key").sort_index(), b.set_index("key").sort_index()
+    assert (b["status"] == "solved").all()
+    np.testing.assert_allclose(b["objective"], a["objective"], rtol=1e-9)
+    assert list(b["iterations"]) == list(a["iterations"])
+
+
+def test_scheduler_needs_the_dask_executor(tmp_path, capsys):
+    study = write(tmp_path / "s.toml", BASE)
+    assert run(study, tmp_path / "out", "--scheduler", "tcp://127.0.0.1:1") == 2
+    assert "--scheduler needs --executor dask" in capsys.readouterr().err

@@ -1,0 +1,71 @@
+"""``workbench run | report``: run a study file's grid of solves, and write its report.
+
+    workbench run STUDY.toml [--out DIR] [--jobs N] [--executor local|dask] [--scheduler ADDR]
+                             [--rerun] [--report-dir DIR] [--no-report] [--no-progress]
+    workbench report RESULTS_DIR [--out DIR]
+
+Results go to ``results/<study name>/`` and the report to ``reports/<study name>/`` under the current
+directory unless told otherwise. ``run`` resumes: runs already recorded are skipped (``--rerun``
+executes them again). The study file format is described in :mod:`workbench.study.spec`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from workbench.cli import positive
+from workbench.errors import InputError
+
+
+def _write_report(results: Path, out: Path | None) -> Path:
+    from workbench.report import write_report
+    index = write_report(results, out)
+    print(f"report: {index} (and index.md)", file=sys.stderr)
+    return index
+
+
+def cmd_run(args) -> int:
+    from workbench.study import load_study
+    from workbench.study.runner import run_study
+
+    if args.scheduler and args.executor != "dask":
+        raise InputError("--scheduler needs --executor dask")
+    study = load_study(args.study)
+    out = Path(args.out) if args.out else Path("results") / study.name
+    summary = run_study(study, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                        rerun=args.rerun, progress=not args.no_progress)
+    statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary["statuses"].items())) or "nothing new"
+    print(f"{study.name}: ran {summary['executed']} of {summary['planned']} runs ({statuses}); "
+          f"results in {summary['results']}", file=sys.stderr)
+    if not args.no_report:
+        _write_report(Path(summary["results"]), Path(args.report_dir) if args.report_dir else None)
+    return 0
+
+
+def cmd_report(args) -> int:
+    _write_report(Path(args.results), Path(args.out) if args.out else None)
+    return 0
+
+
+def register(sub) -> None:
+    from workbench.study.executors import EXECUTORS
+
+    s = sub.add_parser("run", help="run a study file's grid of (problem, method, repetition) solves")
+    s.add_argument("study", help="study file (TOML)")
+    s.add_argument("--out", help="results directory (default results/<study name>)")
+    s.add_argument("--jobs", "-j", type=positive(int), default=1,
+                   help="runs at a time (worker processes; default 1, the fairest timings)")
+    s.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="local worker processes, or a Dask cluster")
+    s.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (default: a LocalCluster)")
+    s.add_argument("--rerun", action="store_true", help="execute runs again even when recorded")
+    s.add_argument("--report-dir", help="where the report goes (default reports/<study name>)")
+    s.add_argument("--no-report", action="store_true", help="do not write the report at the end")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("report", help="write the markdown/HTML report of a study's results")
+    s.add_argument("results", help="results directory written by workbench run")
+    s.add_argument("--out", help="report directory (default reports/<study name>)")
+    s.set_defaults(func=cmd_report)

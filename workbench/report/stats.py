@@ -1,0 +1,86 @@
+"""The numbers a report summarises runs with: shifted geometric means, performance profiles,
+log-log slopes, reference objectives. Pure functions of tables of runs.
+
+Shifted geometric mean (qpbenchmark's definition, after Mittelmann's benchmarks):
+
+    sgm(t; sh) = exp( (1/n) sum_i log(t_i + sh) ) - sh,      sh = 10 s by default,
+
+over every problem of the study, a run that was not solved (any status but "solved", or a method
+that cannot take the problem) counting as the time limit. qpbenchmark reports it relative to the best
+method (1.0 is the best); reports show both. The shift damps small times: with sh = 10 s, methods
+that all take well under a second come out near 1.0 -- a study of small problems should set a
+smaller ``shift`` in its [report] table.
+
+Performance profile (Dolan and More, Math. Program. 91, 2002): with t_{p,s} the time method s takes
+to solve problem p to the study's tolerance (infinity when it does not), the ratio
+r_{p,s} = t_{p,s} / min_s t_{p,s} and
+
+    rho_s(tau) = |{p : r_{p,s} <= tau}| / n_p,
+
+the fraction of problems that s solves within a factor tau of the best method. rho_s(1) is the
+fraction on which s is fastest, rho_s(inf) its success rate. Problems no method solves stay in n_p.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["shifted_geometric_mean", "performance_ratios", "performance_profile", "loglog_slope",
+           "pair_times", "MIN_TIME"]
+
+#: floor on times entering a ratio (a clock can read 0 s for a trivial solve)
+MIN_TIME = 1e-9
+
+
+def shifted_geometric_mean(values, shift: float = 10.0) -> float:
+    """exp(mean(log(v + shift))) - shift for nonnegative finite ``values``."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return float("nan")
+    if np.any(v < 0) or not np.all(np.isfinite(v)):
+        raise ValueError("shifted geometric mean of negative or non-finite values")
+    if shift <= 0:
+        raise ValueError(f"shift must be positive, got {shift}")
+    return float(np.exp(np.mean(np.log(v + shift))) - shift)
+
+
+def performance_ratios(times: pd.DataFrame) -> pd.DataFrame:
+    """r_{p,s} for a problems x methods table of times (inf = not solved)."""
+    t = np.clip(times.to_numpy(dtype=float), MIN_TIME, None)
+    best = t.min(axis=1, keepdims=True) if t.size else np.ones((len(t), 1))
+    with np.errstate(invalid="ignore"):  # inf / inf where no method solved: stays inf below
+        r = np.where(np.isfinite(best), t / best, np.inf)
+    return pd.DataFrame(r, index=times.index, columns=times.columns)
+
+
+def performance_profile(times: pd.DataFrame, taus=None) -> pd.DataFrame:
+    """rho_s(tau), index tau, one column per method. ``taus`` defaults to every finite ratio (the
+    steps of the profile) and 1."""
+    r = performance_ratios(times)
+    if taus is None:
+        finite = r.to_numpy()[np.isfinite(r.to_numpy())]
+        taus = np.unique(np.concatenate([[1.0], finite]))
+    taus = np.asarray(taus, dtype=float)
+    n_p = len(r)
+    # a ratio of inf (not solved) never counts, not even at tau = inf
+    rho = {s: [(np.isfinite(r[s].to_numpy()) & (r[s].to_numpy() <= tau)).sum() / n_p if n_p else np.nan
+               for tau in taus] for s in r.columns}
+    return pd.DataFrame(rho, index=pd.Index(taus, name="tau"))
+
+
+def loglog_slope(x, y) -> float:
+    """Least-squares slope of log y against log x (the exponent of y ~ x^k); NaN with fewer than two
+    distinct positive x."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
+    if len(np.unique(x[keep])) < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+def pair_times(runs: pd.DataFrame, time_column: str) -> pd.Series:
+    """Time of each (problem, method): the median over repetitions, a repetition not solved counting
+    as infinity (so the pair counts as solved when more than half of its repetitions are)."""
+    t = runs[time_column].astype(float).where(runs["status"] == "solved", np.inf)
+    return t.groupby([runs["problem"], runs["method"]]).median()

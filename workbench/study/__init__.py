@@ -1,0 +1,20 @@
+"""Declarative solver-comparison studies: a TOML file, a resumable parallel grid of runs, results as parquet.
+
+Modelled on benchopt (problems, methods and the objective kept apart; parquet results; resumable
+runs; parallel backends) and qpbenchmark (plain markdown reports, success rates, shifted geometric
+means). Layers, no cycles:
+
+- :mod:`~workbench.study.spec`: the study file, parsed and validated (one-line :class:`StudyError`s).
+- :mod:`~workbench.study.generators`: registry of problem generators (``sphere_packing``, ...).
+- :mod:`~workbench.study.problems`: problem groups -> concrete problems with data hashes.
+- :mod:`~workbench.study.store`: one parquet file per run, written atomically; read back as tables.
+- :mod:`~workbench.study.worker`: the killable worker process that executes runs.
+- :mod:`~workbench.study.executors`: local worker pool or Dask cluster.
+- :mod:`~workbench.study.runner`: plan the grid, skip what is done, execute, record.
+
+The report (:mod:`workbench.report`) reads only the results directory.
+"""
+
+from workbench.study.spec import Study, StudyError, load_study
+
+__all__ = ["Study", "StudyError", "load_study"]

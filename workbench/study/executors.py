@@ -1,0 +1,118 @@
+"""Where runs execute: a local pool of killable workers, or a Dask distributed cluster.
+
+Both take tasks (plain dicts, see :mod:`workbench.study.runner`) and yield ``(task, result)`` as
+runs finish, in completion order; the caller records each result at once. Every run goes through
+:class:`~workbench.study.worker.WorkerProcess`, so its hard time limit holds everywhere: on a Dask
+cluster each Dask worker keeps one such subprocess and the task waits on it.
+
+Dask: ``--scheduler ADDR`` connects to a running cluster (start its workers with ``--nthreads 1``:
+a Dask worker runs one solve at a time; problem files and the results directory must be on a file
+system the workers share); without it a LocalCluster of ``jobs`` single-threaded worker processes
+is started and closed again.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any, Iterator
+
+from workbench.errors import InputError
+from workbench.study.worker import WorkerProcess, crash_result
+
+__all__ = ["run_local", "run_dask", "EXECUTORS"]
+
+Task = dict[str, Any]
+
+
+def run_local(tasks: list[Task], jobs: int, log_path) -> Iterator[tuple[Task, dict]]:
+    """Run ``tasks`` on ``jobs`` worker processes of this machine."""
+    todo: queue.Queue = queue.Queue()
+    for task in tasks:
+        todo.put(task)
+    done: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    workers = [WorkerProcess(log_path) for _ in range(min(jobs, len(tasks)))]
+
+    def slot(worker: WorkerProcess) -> None:
+        try:
+            while not stop.is_set():
+                try:
+                    task = todo.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    result = worker.run(task, task["hard_limit"])
+                except Exception as exc:  # never leave the consumer waiting for a lost run
+                    result = crash_result(f"runner error: {type(exc).__name__}: {exc}")
+                done.put((task, result))
+        finally:
+            worker.close()
+
+    threads = [threading.Thread(target=slot, args=(w,), daemon=True) for w in workers]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(len(tasks)):
+            while True:
+                try:  # a timeout keeps the main thread responsive to Ctrl-C
+                    yield done.get(timeout=0.5)
+                    break
+                except queue.Empty:
+                    continue
+    finally:
+        stop.set()
+        for w in workers:  # interrupted: runs in flight are abandoned (and redone on resume)
+            w.interrupt()
+        for t in threads:
+            t.join()
+
+
+# --------------------------------------------------------------------------- Dask
+
+_DASK_WORKER: WorkerProcess | None = None
+_DASK_LOCK = threading.Lock()
+
+
+def _dask_task(task: Task) -> dict:
+    """Executed on a Dask worker: the run, in that worker's killable subprocess."""
+    global _DASK_WORKER
+    with _DASK_LOCK:
+        if _DASK_WORKER is None:
+            _DASK_WORKER = WorkerProcess(task["log"])
+        return _DASK_WORKER.run(task, task["hard_limit"])
+
+
+def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = None) -> Iterator[tuple[Task, dict]]:
+    """Run ``tasks`` on a Dask cluster (a LocalCluster of ``jobs`` processes when no scheduler)."""
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise InputError("--executor dask needs dask.distributed (pip install 'dask[distributed]')") from None
+    cluster = None
+    try:
+        if scheduler:
+            client = Client(scheduler, timeout=30)
+        else:
+            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None)
+            client = Client(cluster)
+    except OSError as exc:
+        raise InputError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+    try:
+        futures = {client.submit(_dask_task, {**task, "log": str(log_path)}, key=f"run-{task['key']}"): task
+                   for task in tasks}
+        for future in as_completed(futures):
+            task = futures[future]
+            try:
+                result = future.result()
+            except Exception as exc:  # the Dask worker itself was lost (KilledWorker, ...)
+                result = crash_result(f"Dask task failed: {type(exc).__name__}: {exc}")
+            yield task, result
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+EXECUTORS = ("local", "dask")

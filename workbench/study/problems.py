@@ -1,0 +1,126 @@
+"""The concrete problems of a study: every group loaded once, hashed, and named.
+
+Each problem is loaded (or generated) once by the driver, so a bad file stops the study before any
+run with the reader's one-line error, and its *data hash* (:func:`problem_digest`) keys the results.
+Workers load problems themselves from :attr:`ProblemRef.source` (a file path or ``scene:NAME``);
+generated problems are therefore saved in the native format under ``RESULTS/problems/`` first,
+which also keeps the exact data a study ran on next to its results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from workbench.problem import TimeStepProblem
+from workbench.study.spec import Study, StudyError
+
+__all__ = ["ProblemRef", "problem_digest", "resolve_problems"]
+
+
+@dataclass(frozen=True)
+class ProblemRef:
+    """A problem of the study, as the runner and the report need it (the data stay on disk)."""
+    name: str
+    source: str
+    digest: str
+    tags: tuple[str, ...]
+    kind: str
+    n_contacts: int
+    n_dof: int | None
+    d: int
+
+    def describe(self) -> dict:
+        return {"problem": self.name, "source": self.source, "problem_hash": self.digest,
+                "tags": list(self.tags), "kind": self.kind, "n_contacts": self.n_contacts,
+                "n_dof": self.n_dof, "d": self.d}
+
+
+def problem_digest(problem: TimeStepProblem) -> str:
+    """SHA-256 of the problem's data (d, h, mu and the global or local arrays; not its name or
+    metadata), the same for the same numbers whichever file format they came from."""
+    h = hashlib.sha256()
+
+    def add(label: str, x) -> None:
+        h.update(label.encode())
+        if x is None:
+            h.update(b"none")
+        elif sp.issparse(x):
+            S = sp.csr_matrix(x)
+            S.sort_indices()
+            for part in (np.array(S.shape, dtype=np.int64), S.indptr.astype(np.int64),
+                         S.indices.astype(np.int64), S.data.astype(np.float64)):
+                h.update(np.ascontiguousarray(part).tobytes())
+        else:
+            h.update(np.ascontiguousarray(np.asarray(x, dtype=np.float64)).tobytes())
+
+    add("d", problem.d)
+    add("h", problem.h)
+    add("mu", problem.mu)
+    if problem.is_global:
+        for label in ("M", "D", "k", "b", "G", "b_G"):
+            add(label, getattr(problem, label))
+    else:
+        add("W", problem.N)
+        add("q", problem.r)
+    return h.hexdigest()
+
+
+def _ref(problem: TimeStepProblem, name: str, source: str, tags) -> ProblemRef:
+    return ProblemRef(name=name, source=source, digest=problem_digest(problem), tags=tuple(tags),
+                      kind=problem.kind, n_contacts=problem.n_contacts, n_dof=problem.n_dof, d=problem.d)
+
+
+def _generate(generator: str, name: str, params: dict) -> list[tuple[str, TimeStepProblem]]:
+    from workbench.study.generators import get_generator
+    try:
+        out = get_generator(generator)(**params)
+    except Exception as exc:  # whatever a generator raises, the study names it and stops
+        raise StudyError(f"generator {generator!r} ({name}) failed: {type(exc).__name__}: {exc}") from None
+    problems = list(out) if isinstance(out, (list, tuple)) else [out]
+    if not problems or not all(isinstance(p, TimeStepProblem) for p in problems):
+        raise StudyError(f"generator {generator!r} ({name}) returned no TimeStepProblem")
+    if len(problems) == 1:
+        return [(name, problems[0])]
+    return [(f"{name}-{i}", p) for i, p in enumerate(problems)]
+
+
+def _save(problem: TimeStepProblem, path: Path) -> None:
+    """Write atomically, so an interrupted study never leaves a half-written problem behind."""
+    from workbench.io import save_problem
+    tmp = path.with_name(path.name + ".tmp")
+    save_problem(problem, tmp)
+    os.replace(tmp, path)
+
+
+def resolve_problems(study: Study, problem_dir: Path) -> list[ProblemRef]:
+    """Every problem of ``study`` in file order; generated ones are saved under ``problem_dir``."""
+    from problems.scenes import SCENES
+    from workbench.io import load_problem
+
+    refs: list[ProblemRef] = []
+    for group in study.groups:
+        for path in group.files:
+            problem = load_problem(path)
+            refs.append(_ref(problem, problem.name or path.stem, str(path), group.tags))
+        for scene in group.scenes:
+            refs.append(_ref(SCENES[scene](), scene, f"scene:{scene}", group.tags))
+        for label, params in group.generated:
+            for name, problem in _generate(group.generator, label, params):
+                problem_dir.mkdir(parents=True, exist_ok=True)
+                path = problem_dir / f"{name}.npz"
+                _save(problem, path)
+                refs.append(_ref(problem, name, str(path), group.tags))
+    seen: dict[str, str] = {}
+    for ref in refs:
+        if ref.name in seen:
+            raise StudyError(f"{study.path}: two problems are named {ref.name!r} ({seen[ref.name]} and "
+                             f"{ref.source}); results are keyed by name, so rename one (name = ... for "
+                             "generated problems)")
+        seen[ref.name] = ref.source
+    return refs

@@ -1,0 +1,150 @@
+"""Run a study: plan the grid, skip what is recorded, execute the rest, record each run as it ends.
+
+Every (problem, method, repetition) is one run. Its key is a content hash of the problem's data
+hash and name, the method's settings (formulation, solver, tolerances, caps, parameters), the time
+limit, the repetition and the workbench version: a re-run of the same study skips every key already
+in the results directory (``rerun=True`` executes them again, replacing their rows), an interrupted
+study resumes where it stopped, and a changed method or problem gets new keys instead of mixing
+with old numbers. Runs that cannot exist (a formulation that needs M and D on a local problem) are
+not planned; they are listed in the plan as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.study.problems import ProblemRef, resolve_problems
+from workbench.study.spec import Method, Study
+from workbench.study.store import ResultStore
+
+__all__ = ["Run", "plan", "run_study", "run_key", "RESULT_FIELDS"]
+
+#: what every row holds besides the metrics (None where a run produced nothing)
+RESULT_FIELDS = ("status", "solver_status", "objective", "solver_objective", "iterations", "build_seconds",
+                 "solve_seconds", "wall_seconds", "message", "info", "host")
+
+
+@dataclass(frozen=True)
+class Run:
+    problem: ProblemRef
+    method: Method
+    repetition: int
+    key: str
+
+
+def run_key(problem: ProblemRef, method: Method, repetition: int, time_limit: float) -> str:
+    """Content hash identifying a run (module docstring)."""
+    import workbench
+    ident = {"problem": problem.name, "problem_hash": problem.digest, **method.identity(),
+             "time_limit": time_limit, "repetition": repetition, "workbench": workbench.__version__}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:24]
+
+
+def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict[str, str]]]:
+    """The runs of the grid, and the (problem, method) pairs skipped with why."""
+    from formulations import get_formulation
+
+    runs, skipped = [], []
+    for problem in problems:
+        for method in study.methods:
+            if get_formulation(method.formulation).needs_global and problem.kind != "global":
+                skipped.append({"problem": problem.name, "method": method.name,
+                                "reason": f"formulation {method.formulation} needs M, D (a global problem)"})
+                continue
+            for rep in range(study.repetitions):
+                runs.append(Run(problem, method, rep, run_key(problem, method, rep, study.time_limit)))
+    return runs, skipped
+
+
+def _task(run: Run, study: Study) -> dict[str, Any]:
+    """What a worker needs for a run; ``preload`` is what a fresh worker imports before its first."""
+    preload = {"plugins": [str(p) for p in study.plugins],
+               "methods": sorted({(m.formulation, m.solver) for m in study.methods})}
+    return {"key": run.key, "source": run.problem.source, "formulation": run.method.formulation,
+            "solver": run.method.solver, "options": run.method.solve_options(study.time_limit),
+            "preload": preload, "hard_limit": study.hard_limit()}
+
+
+def _row(run: Run, study: Study, result: dict[str, Any], session: str) -> dict[str, Any]:
+    import workbench
+    p, m = run.problem, run.method
+    row = {"key": run.key, "study": study.name, "problem": p.name, "problem_hash": p.digest, "source": p.source,
+           "tags": ",".join(p.tags), "kind": p.kind, "n_contacts": p.n_contacts, "n_dof": p.n_dof, "d": p.d,
+           "method": m.name, "label": m.label, "formulation": m.formulation, "solver": m.solver,
+           "tolerance": m.tolerance.name, "tol": m.tolerance.tol, "accept": m.tolerance.accept,
+           "max_iter": m.max_iter, "params": json.dumps(m.params, sort_keys=True), "time_limit": study.time_limit,
+           "repetition": run.repetition}
+    row.update({f: result.get(f) for f in RESULT_FIELDS})
+    row.update(result.get("metrics") or {})
+    row.update(session=session, workbench_version=workbench.__version__,
+               finished_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    return row
+
+
+def _plan_record(study: Study, problems: list[ProblemRef], runs: list[Run], skipped) -> dict[str, Any]:
+    """plan.json: everything the report needs besides the rows."""
+    return {"study": study.name, "description": study.description, "time_limit": study.time_limit,
+            "repetitions": study.repetitions, "report": asdict(study.report),
+            "methods": [m.describe() for m in study.methods], "problems": [p.describe() for p in problems],
+            "runs": [{"key": r.key, "problem": r.problem.name, "method": r.method.name,
+                      "repetition": r.repetition} for r in runs],
+            "skipped": skipped}
+
+
+def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: str = "local",
+              scheduler: str | None = None, rerun: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Execute the runs of ``study`` not yet recorded under ``out``; a summary of what happened."""
+    from workbench.study.executors import run_dask, run_local
+    from workbench.study.provenance import provenance
+
+    store = ResultStore(Path(out).resolve())
+    store.remove_partial()
+    problems = resolve_problems(study, store.root / "problems")
+    runs, skipped = plan(study, problems)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    session = f"{now:%Y%m%dT%H%M%SZ}-{os.getpid()}"
+    store.write_text("study.toml", study.text)
+    store.write_json("plan.json", _plan_record(study, problems, runs, skipped))
+    store.write_json(f"sessions/{session}.json",
+                     provenance(session, study.text, sorted({m.solver for m in study.methods}), sys.argv,
+                                executor, jobs))
+    done = set() if rerun else store.done_keys()
+    todo = [r for r in runs if r.key not in done]
+    by_key = {r.key: r for r in todo}
+    (store.root / "logs").mkdir(parents=True, exist_ok=True)
+    log = store.root / "logs" / "worker.log"
+    tasks = [_task(r, study) for r in todo]
+    print(f"{study.name}: {len(runs)} runs planned, {len(runs) - len(todo)} already recorded, {len(todo)} to run"
+          + (f"; {len(skipped)} (problem, method) pairs skipped" if skipped else ""), file=sys.stderr)
+    results = run_dask(tasks, jobs, log, scheduler) if executor == "dask" else run_local(tasks, jobs, log)
+    statuses: Counter = Counter()
+    bar = None
+    if progress and todo:
+        from tqdm import tqdm
+        bar = tqdm(total=len(todo), desc=study.name, unit="run", file=sys.stderr, dynamic_ncols=True)
+    try:
+        for task, result in results:
+            run = by_key[task["key"]]
+            history = result.get("history")
+            if history is not None:
+                history = history.assign(problem=run.problem.name, method=run.method.name,
+                                         repetition=run.repetition)
+            store.write_run(_row(run, study, result, session), history)
+            statuses[result["status"]] += 1
+            if bar is not None:
+                bar.set_postfix({k: v for k, v in statuses.items() if k != "solved"}, refresh=False)
+                bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+        results.close()
+    return {"results": str(store.root), "planned": len(runs), "executed": len(todo), "statuses": dict(statuses),
+            "skipped": len(skipped)}

@@ -1,0 +1,461 @@
+"""The study file: a TOML description of a solver comparison, parsed and validated.
+
+Layout (every table and key is checked; a typo gives "unknown key 'x' in [methods.foo]; did you
+mean 'y'?")::
+
+    [study]
+    name = "quickstart"            # default: the file's stem
+    description = "..."
+    repetitions = 1                # runs per (problem, method); timing statistics use the median
+    time_limit = 60                # seconds per run: the solver's own cap, and the worker is killed
+                                   # at time_limit + 1 s + 10% (status "timeout")
+    tolerance = "default"          # preset name, or a list of presets (each method then runs at each)
+    histories = true               # per-iteration histories to keep: true, false, or method names
+    plugins = []                   # Python files imported first (here and in every worker): they
+                                   # may register extra solvers, formulations or generators
+
+    [tolerances.NAME]              # presets besides the built-in ones (see TOLERANCE_PRESETS)
+    tol = 1e-5                     # accuracy asked of the solver (SolveOptions.tol)
+    accept = 1e-4                  # error at most this counts as "solved" (default: tol)
+
+    [[problems]]                   # a group: exactly one of files, scenes, generator
+    files = ["../data/*.hdf5"]     # paths or globs; relative ones are resolved against the
+                                   # directory of the study file (never the working directory)
+    tags = ["settled"]             # free labels carried into every row and the report
+
+    [[problems]]
+    scenes = ["rolling-ball-2d"]   # built-in scenes (problems.scenes.SCENES)
+
+    [[problems]]
+    generator = "sphere_packing"   # workbench.study.generators.GENERATORS
+    params = { mu = 0.25, seed = 0 }
+    sweep = { n_spheres = [64, 128] }   # cartesian product of the listed values
+    name = "spheres-{n_spheres}"   # problem name template (default: generator-key=value...)
+
+    [methods.clarabel-dual]        # the key names the method in results
+    formulation = "dual"
+    solver = "clarabel"
+    label = "Clarabel, dual"       # shown in reports (default: the key)
+    tolerance = "high_accuracy"    # overrides [study].tolerance for this method
+    max_iter = 500
+    params = { max_step_fraction = 0.99 }   # solver-specific settings, passed through
+
+    [report]
+    sections = ["summary", "tables", "convergence", "scaling", "profiles", "timeseries"]
+    reference_method = "clarabel-dual"   # reference objective (default: best solved objective)
+    convergence = "error"          # "error": |objective - reference|; "absolute": |objective|
+    shift = 10.0                   # shift [s] of the shifted geometric mean (qpbenchmark: 10)
+    time = "solve"                 # time measure of means and profiles: "solve" or "total" (+ build)
+
+Every error is a :class:`StudyError` (an InputError: one line, exit code 2 from the CLI) that names
+the file and the place in it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import glob
+import hashlib
+import importlib.util
+import itertools
+import os
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import InputError
+
+__all__ = ["Study", "StudyError", "Method", "ProblemGroup", "ReportOptions", "Tolerance", "load_study",
+           "import_plugin", "TOLERANCE_PRESETS", "SECTIONS"]
+
+SECTIONS = ("summary", "tables", "convergence", "scaling", "profiles", "timeseries")
+DEFAULT_TIME_LIMIT = 300.0
+
+_TOP_KEYS = ("study", "tolerances", "problems", "methods", "report")
+_STUDY_KEYS = ("name", "description", "repetitions", "time_limit", "tolerance", "histories", "plugins")
+_TOLERANCE_KEYS = ("tol", "accept")
+_PROBLEM_KEYS = ("files", "scenes", "generator", "params", "sweep", "name", "tags")
+_METHOD_KEYS = ("formulation", "solver", "label", "tolerance", "max_iter", "params")
+_REPORT_KEYS = ("sections", "reference_method", "convergence", "shift", "time")
+
+
+class StudyError(InputError):
+    """A study file that cannot be run as written."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """A tolerance preset: ``tol`` is asked of the solver, ``accept`` judges "solved" (None: tol)."""
+    name: str
+    tol: float
+    accept: float | None = None
+
+
+#: built-in presets (qpbenchmark's names for its settings); a study may add its own
+TOLERANCE_PRESETS = {
+    "low_accuracy": Tolerance("low_accuracy", 1e-4),
+    "default": Tolerance("default", 1e-6),
+    "high_accuracy": Tolerance("high_accuracy", 1e-8),
+}
+
+
+@dataclass(frozen=True)
+class Method:
+    """One formulation x solver x options, as a study names it."""
+    name: str
+    label: str
+    formulation: str
+    solver: str
+    tolerance: Tolerance
+    max_iter: int | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    keep_history: bool = True
+
+    def solve_options(self, time_limit: float):
+        """The SolveOptions of a run of this method."""
+        from workbench.solvers import SolveOptions
+        return SolveOptions(tol=self.tolerance.tol, accept=self.tolerance.accept, max_iter=self.max_iter,
+                            time_limit=time_limit, keep_history=self.keep_history, params=dict(self.params))
+
+    def identity(self) -> dict[str, Any]:
+        """What makes a run of this method what it is (hashed into the run key; label excluded)."""
+        return {"method": self.name, "formulation": self.formulation, "solver": self.solver,
+                "tol": self.tolerance.tol, "accept": self.tolerance.accept, "max_iter": self.max_iter,
+                "params": self.params}
+
+    def describe(self) -> dict[str, Any]:
+        """The method as the report shows it."""
+        return {"method": self.name, "label": self.label, "formulation": self.formulation,
+                "solver": self.solver, "tolerance": self.tolerance.name, "tol": self.tolerance.tol,
+                "accept": self.tolerance.accept, "max_iter": self.max_iter, "params": self.params}
+
+
+@dataclass(frozen=True)
+class ProblemGroup:
+    """One [[problems]] entry, with its globs expanded and its sweep unrolled."""
+    index: int
+    files: tuple[Path, ...] = ()
+    scenes: tuple[str, ...] = ()
+    generator: str | None = None
+    #: (name, params) of each generated problem
+    generated: tuple[tuple[str, dict[str, Any]], ...] = ()
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    sections: tuple[str, ...] = SECTIONS
+    reference_method: str | None = None
+    convergence: str = "error"
+    shift: float = 10.0
+    time: str = "solve"
+
+
+@dataclass
+class Study:
+    """A validated study. ``methods`` are expanded over tolerance presets (``name@preset``)."""
+    path: Path
+    text: str
+    name: str
+    description: str
+    repetitions: int
+    time_limit: float
+    methods: list[Method]
+    groups: list[ProblemGroup]
+    plugins: list[Path]
+    report: ReportOptions
+
+    def hard_limit(self) -> float:
+        """Seconds after which the runner kills a run's worker (the solver's own cap plus a grace
+        that covers loading, building and judging)."""
+        return self.time_limit * 1.1 + 1.0
+
+
+# --------------------------------------------------------------------------- value checks
+
+def _check_keys(table: dict, allowed: tuple[str, ...], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(allowed)}"
+            raise StudyError(f"unknown key {key!r} in {where}{hint}")
+
+
+def _table(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise StudyError(f"{where} must be a table, got {_show(value)}")
+    return value
+
+
+def _show(value) -> str:
+    return f"{type(value).__name__} {value!r}"
+
+
+def _string(value, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise StudyError(f"{where} must be a non-empty string, got {_show(value)}")
+    return value
+
+
+def _strings(value, where: str) -> list[str]:
+    """A string or a list of strings, as a list."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(s, str) and s for s in items):
+        raise StudyError(f"{where} must be a string or a list of strings, got {_show(value)}")
+    return items
+
+
+def _positive(value, where: str, kind=float):
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    if kind is int:
+        ok = ok and isinstance(value, int)
+    if not ok or value != value or value == float("inf"):
+        noun = "a positive integer" if kind is int else "a positive number"
+        raise StudyError(f"{where} must be {noun}, got {_show(value)}")
+    return kind(value)
+
+
+def _choice(value, choices: tuple[str, ...], where: str) -> str:
+    if value not in choices:
+        raise StudyError(f"{where} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- sections
+
+def _tolerances(doc: dict) -> dict[str, Tolerance]:
+    presets = dict(TOLERANCE_PRESETS)
+    for name, table in _table(doc.get("tolerances", {}), "[tolerances]").items():
+        where = f"[tolerances.{name}]"
+        table = _table(table, where)
+        _check_keys(table, _TOLERANCE_KEYS, where)
+        if "tol" not in table:
+            raise StudyError(f"{where} needs tol")
+        accept = table.get("accept")
+        presets[name] = Tolerance(name, _positive(table["tol"], f"{where} tol"),
+                                  None if accept is None else _positive(accept, f"{where} accept"))
+    return presets
+
+
+def _preset(name, presets: dict[str, Tolerance], where: str) -> Tolerance:
+    name = _string(name, where)
+    if name not in presets:
+        close = difflib.get_close_matches(name, list(presets), n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(presets)}"
+        raise StudyError(f"{where}: unknown tolerance preset {name!r}; {hint}")
+    return presets[name]
+
+
+def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Tolerance],
+             histories) -> list[Method]:
+    from formulations import get_formulation
+    from workbench.solvers import get_solver
+
+    tables = _table(doc.get("methods", {}), "[methods]")
+    if not tables:
+        raise StudyError("the study has no [methods.NAME] table")
+    if isinstance(histories, list):
+        unknown = [h for h in histories if h not in tables]
+        if unknown:
+            raise StudyError(f"[study] histories names unknown method(s) {', '.join(map(repr, unknown))}; "
+                             f"methods: {', '.join(tables)}")
+    methods = []
+    for name, table in tables.items():
+        where = f"[methods.{name}]"
+        table = _table(table, where)
+        _check_keys(table, _METHOD_KEYS, where)
+        for key in ("formulation", "solver"):
+            if key not in table:
+                raise StudyError(f"{where} needs {key}")
+        formulation, solver = _string(table["formulation"], f"{where} formulation"), \
+            _string(table["solver"], f"{where} solver")
+        try:
+            form, slv = get_formulation(formulation), get_solver(solver)
+        except InputError as exc:
+            raise StudyError(f"{where}: {exc}") from None
+        if not set(slv.accepts) & set(form.builds):
+            raise StudyError(f"{where}: solver {solver} takes {'/'.join(slv.accepts)} models but formulation "
+                             f"{formulation} builds {'/'.join(form.builds)}; they cannot be combined")
+        label = _string(table.get("label", name), f"{where} label")
+        max_iter = table.get("max_iter")
+        max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int)
+        params = _table(table.get("params", {}), f"{where} params")
+        keep = histories if isinstance(histories, bool) else name in histories
+        own = [_preset(table["tolerance"], presets, f"{where} tolerance")] if "tolerance" in table else None
+        for tol in own or study_presets:
+            several = own is None and len(study_presets) > 1
+            methods.append(Method(name=f"{name}@{tol.name}" if several else name,
+                                  label=f"{label} @{tol.name}" if several else label,
+                                  formulation=formulation, solver=solver, tolerance=tol, max_iter=max_iter,
+                                  params=dict(params), keep_history=keep))
+    return methods
+
+
+def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, ...]:
+    """Paths and globs, relative to ``base`` (the study file's directory) unless absolute."""
+    found: dict[Path, None] = {}  # ordered set: overlapping globs name a file once
+    for pattern in patterns:
+        p = Path(os.path.expanduser(pattern))
+        full = p if p.is_absolute() else base / p
+        if glob.has_magic(str(full)):
+            matches = [Path(m) for m in sorted(glob.glob(str(full), recursive=True)) if os.path.isfile(m)]
+            if not matches:
+                raise StudyError(f"{where}: glob {pattern!r} matches no file (looked for {full}; relative "
+                                 "paths are resolved against the study file's directory)")
+        elif not full.is_file():
+            raise StudyError(f"{where}: file {pattern!r} does not exist (looked for {full}; relative paths "
+                             "are resolved against the study file's directory)")
+        else:
+            matches = [full]
+        found.update(dict.fromkeys(m.resolve() for m in matches))
+    return tuple(found)
+
+
+def _generated(table: dict, where: str) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
+    from workbench.study.generators import check_params, get_generator
+
+    name = _string(table["generator"], f"{where} generator")
+    try:
+        func = get_generator(name)
+    except InputError as exc:
+        raise StudyError(f"{where}: {exc}") from None
+    params = _table(table.get("params", {}), f"{where} params")
+    sweep = _table(table.get("sweep", {}), f"{where} sweep")
+    for key, values in sweep.items():
+        if not isinstance(values, list) or not values:
+            raise StudyError(f"{where} sweep.{key} must be a non-empty list, got {_show(values)}")
+        if key in params:
+            raise StudyError(f"{where}: {key!r} is both in params and in sweep")
+    template = _string(table["name"], f"{where} name") if "name" in table else None
+    out = []
+    for combo in itertools.product(*sweep.values()):
+        varied = dict(zip(sweep, combo))
+        full = {**params, **varied}
+        try:
+            check_params(name, func, full)
+        except InputError as exc:
+            raise StudyError(f"{where}: {exc}") from None
+        if template is None:
+            label = name + "".join(f"-{k}={v}" for k, v in varied.items())
+        else:
+            try:
+                label = template.format(**full)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise StudyError(f"{where} name {template!r} cannot be filled from the parameters ({exc})") from None
+        out.append((label, full))
+    return name, tuple(out)
+
+
+def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
+    from problems.scenes import SCENES
+
+    entries = doc.get("problems", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise StudyError("problems must be given as [[problems]] tables")
+    if not entries:
+        raise StudyError("the study has no [[problems]] table")
+    groups = []
+    for i, table in enumerate(entries, start=1):
+        where = f"[[problems]] #{i}"
+        _check_keys(table, _PROBLEM_KEYS, where)
+        kinds = [k for k in ("files", "scenes", "generator") if k in table]
+        if len(kinds) != 1:
+            raise StudyError(f"{where} needs exactly one of files, scenes, generator (has "
+                             f"{', '.join(kinds) or 'none'})")
+        if kinds[0] != "generator":
+            for key in ("params", "sweep", "name"):
+                if key in table:
+                    raise StudyError(f"{where}: {key} belongs to a generator group")
+        tags = tuple(_strings(table.get("tags", []), f"{where} tags"))
+        if kinds[0] == "files":
+            groups.append(ProblemGroup(i, files=_resolve_files(_strings(table["files"], f"{where} files"), base,
+                                                               where), tags=tags))
+        elif kinds[0] == "scenes":
+            scenes = _strings(table["scenes"], f"{where} scenes")
+            unknown = [s for s in scenes if s not in SCENES]
+            if unknown:
+                raise StudyError(f"{where}: unknown scene {unknown[0]!r}; known: {', '.join(SCENES)}")
+            groups.append(ProblemGroup(i, scenes=tuple(scenes), tags=tags))
+        else:
+            name, generated = _generated(table, where)
+            groups.append(ProblemGroup(i, generator=name, generated=generated, tags=tags))
+    return groups
+
+
+def _report(doc: dict, methods: list[Method]) -> ReportOptions:
+    table = _table(doc.get("report", {}), "[report]")
+    _check_keys(table, _REPORT_KEYS, "[report]")
+    sections = _strings(table.get("sections", list(SECTIONS)), "[report] sections")
+    for s in sections:
+        _choice(s, SECTIONS, "[report] sections entries")
+    ref = table.get("reference_method")
+    names = [m.name for m in methods]
+    if ref is not None and _string(ref, "[report] reference_method") not in names:
+        raise StudyError(f"[report] reference_method {ref!r} is not a method of the study; methods: "
+                         f"{', '.join(names)}")
+    return ReportOptions(sections=tuple(sections), reference_method=ref,
+                         convergence=_choice(table.get("convergence", "error"), ("error", "absolute"),
+                                             "[report] convergence"),
+                         shift=_positive(table.get("shift", 10.0), "[report] shift"),
+                         time=_choice(table.get("time", "solve"), ("solve", "total"), "[report] time"))
+
+
+# --------------------------------------------------------------------------- plugins and entry point
+
+def import_plugin(path: Path) -> None:
+    """Execute a plugin file as the module ``workbench_study_plugin_<hash of its path>`` (it registers
+    solvers, formulations or generators as it is imported: ``SOLVERS["x"] = f"{__name__}:X"``)."""
+    name = "workbench_study_plugin_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise StudyError(f"plugin {path} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # registry entries "module:Class" name it, so it must be importable
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a broken plugin is bad input, whatever it raised
+        del sys.modules[name]
+        raise StudyError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from None
+
+
+def _parse(path: Path, text: str) -> Study:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyError(f"invalid TOML: {exc}") from None
+    _check_keys(doc, _TOP_KEYS, "the study file (top level)")
+    head = _table(doc.get("study", {}), "[study]")
+    _check_keys(head, _STUDY_KEYS, "[study]")
+    base = path.parent
+    plugins = [(base / p).resolve() for p in _strings(head.get("plugins", []), "[study] plugins")]
+    for plugin in plugins:
+        if not plugin.is_file():
+            raise StudyError(f"[study] plugins: no file {plugin}")
+        import_plugin(plugin)
+    presets = _tolerances(doc)
+    study_presets = [_preset(n, presets, "[study] tolerance")
+                     for n in _strings(head.get("tolerance", "default"), "[study] tolerance")]
+    histories = head.get("histories", True)
+    if not isinstance(histories, bool):
+        histories = _strings(histories, "[study] histories")
+    methods = _methods(doc, presets, study_presets, histories)
+    return Study(path=path, text=text, name=_string(head.get("name", path.stem), "[study] name"),
+                 description=str(head.get("description", "")),
+                 repetitions=_positive(head.get("repetitions", 1), "[study] repetitions", int),
+                 time_limit=_positive(head.get("time_limit", DEFAULT_TIME_LIMIT), "[study] time_limit"),
+                 methods=methods, groups=_groups(doc, base), plugins=plugins, report=_report(doc, methods))
+
+
+def load_study(path: os.PathLike | str) -> Study:
+    """Read and validate a study file; StudyError "PATH: what is wrong" otherwise."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StudyError(f"{p}: cannot read the study file ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        return _parse(p.resolve(), text)
+    except InputError as exc:
+        raise StudyError(f"{p}: {exc}") from None

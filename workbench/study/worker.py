@@ -1,0 +1,253 @@
+"""The killable worker that executes runs, and the parent-side handle that enforces the time limit.
+
+A run (load the problem, build the formulation, solve, judge with the workbench's metrics) executes
+in a separate Python process, ``python -m workbench.study.worker``, that takes tasks one after the
+other over a pipe and answers with plain data. The parent waits at most the run's hard limit for
+the answer; past it the worker's whole process group gets SIGKILL (status "timeout") and the next
+run starts a fresh worker; a worker that dies (segfault, abort, out of memory) gives "crash". A
+hung native solver therefore cannot stall a study, which ``concurrent.futures`` pools cannot
+promise (they have no way to kill a running task).
+
+Why a subprocess and not ``multiprocessing``: the same wrapper runs inside Dask workers, which are
+daemonic processes and may not have multiprocessing children, but may start subprocesses.
+Workers are reused between runs so the imports (numpy, scipy, cvxpy: about a second) are paid once
+per worker, not per run; a fresh worker imports what the study's methods use (plugins, formulations,
+solvers) before it takes its first run, so no run's times include them. A worker exits when its parent goes away (a watchdog thread checks the
+parent pid), so a killed study leaves no solver running.
+
+The protocol is ``multiprocessing.connection.Connection`` framing over two pipes. The worker's own
+stdout is moved to stderr first, so whatever a solver prints can never corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+__all__ = ["WorkerProcess", "execute", "crash_result"]
+
+#: BLAS/OpenMP threads per worker: parallel workers must not oversubscribe the cores, and one thread
+#: per solve keeps timings comparable (the user's environment wins when set)
+_THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+STARTUP_TIMEOUT = 120.0
+
+
+def crash_result(message: str, status: str = "crash", wall_seconds: float | None = None) -> dict[str, Any]:
+    """The answer for a run that produced nothing: crash, timeout."""
+    return {"status": status, "message": " ".join(message.split()), "wall_seconds": wall_seconds, "metrics": {}}
+
+
+# --------------------------------------------------------------------------- worker side
+
+_PLUGINS: set[str] = set()
+
+
+def execute(task: dict[str, Any]) -> dict[str, Any]:
+    """Run one task in this process: the SolveResult as plain data, or a crash with its message."""
+    t0 = time.perf_counter()
+    try:
+        from workbench.cli import load
+        from workbench.solvers import solve
+        _import_plugins(task["preload"]["plugins"])
+        problem = load(task["source"])
+        res = solve(problem, task["formulation"], task["solver"], task["options"])
+    except Exception as exc:  # anything a solver raises is that run's crash, not the study's
+        traceback.print_exc()
+        return crash_result(f"{type(exc).__name__}: {exc}", wall_seconds=time.perf_counter() - t0)
+    return {
+        "status": res.status,
+        "solver_status": res.solver_status,
+        "objective": res.objective,
+        "solver_objective": res.solver_objective,
+        "iterations": res.iterations,
+        "build_seconds": res.build_seconds,
+        "solve_seconds": res.solve_seconds,
+        "wall_seconds": time.perf_counter() - t0,
+        "message": " ".join(str(res.message).split()),
+        "metrics": {k: float(v) for k, v in res.metrics.items()},
+        "info": json.dumps(res.info, default=str),
+        "history": res.history,
+        "host": socket.gethostname(),
+    }
+
+
+def _import_plugins(paths: list[str]) -> None:
+    from workbench.study.spec import import_plugin
+    for plugin in paths:
+        if plugin not in _PLUGINS:
+            import_plugin(Path(plugin))
+            _PLUGINS.add(plugin)
+
+
+def _preload(spec: dict[str, Any]) -> None:
+    """Import what the study's methods use (plugins, formulations, solvers and their packages)
+    before the first run is timed."""
+    from formulations import get_formulation
+    from workbench.solvers import get_solver
+    _import_plugins(spec["plugins"])
+    for formulation, solver in spec["methods"]:
+        get_formulation(formulation)
+        get_solver(solver).availability()  # imports the solver's package (cvxpy, a licence check)
+
+
+def _watch_parent() -> None:
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def main() -> None:
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    inbox, outbox = Connection(0, writable=False), Connection(protocol_fd, readable=False)
+    _watch_parent()
+    try:
+        _preload(inbox.recv())
+    except Exception:  # the runs will say what is wrong, each as its crash
+        traceback.print_exc()
+    outbox.send({"ready": os.getpid()})
+    while True:
+        try:
+            task = inbox.recv()
+        except EOFError:
+            return
+        result = execute(task)
+        sys.stderr.flush()
+        outbox.send(result)
+
+
+# --------------------------------------------------------------------------- parent side
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "worker died"
+    if code < 0:
+        try:
+            return f"worker died with signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"worker died with signal {-code}"
+    return f"worker exited with code {code}"
+
+
+class WorkerProcess:
+    """One worker subprocess; ``run`` starts it when needed and kills it past the hard limit."""
+
+    def __init__(self, log_path: os.PathLike | str | None = None):
+        self.log_path = log_path
+        self.proc: subprocess.Popen | None = None
+        self._send: Connection | None = None
+        self._recv: Connection | None = None
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        for name in _THREAD_ENV:
+            env.setdefault(name, "1")
+        # the worker imports this very tree, installed or not
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
+        return env
+
+    def _start(self, preload: dict[str, Any]) -> None:
+        task_r, task_w = os.pipe()
+        res_r, res_w = os.pipe()
+        log = open(self.log_path, "ab") if self.log_path else None
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-m", "workbench.study.worker"], stdin=task_r,
+                                         stdout=res_w, stderr=log, env=self._env(), start_new_session=True)
+        finally:
+            os.close(task_r)
+            os.close(res_w)
+            if log is not None:
+                log.close()
+        self._send, self._recv = Connection(task_w, readable=False), Connection(res_r, writable=False)
+        self._send.send(preload)
+        if not self._recv.poll(STARTUP_TIMEOUT):
+            self.kill()
+            raise RuntimeError(f"worker did not start within {STARTUP_TIMEOUT:g} s")
+        try:
+            self._recv.recv()
+        except EOFError:
+            code = self._reap()
+            raise RuntimeError(f"{_describe_exit(code)} while starting (see {self.log_path or 'stderr'})") from None
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def run(self, task: dict[str, Any], hard_limit: float) -> dict[str, Any]:
+        """Execute ``task``; a timeout or crash result when the worker overruns or dies."""
+        try:
+            if not self.alive():
+                self._start(task["preload"])
+        except (RuntimeError, OSError) as exc:
+            return crash_result(str(exc))
+        t0 = time.monotonic()
+        try:
+            self._send.send(task)
+            if self._recv.poll(hard_limit):
+                return self._recv.recv()
+        except (EOFError, OSError):
+            code = self._reap()
+            return crash_result(_describe_exit(code), wall_seconds=time.monotonic() - t0)
+        self.kill()
+        return crash_result(f"killed after {hard_limit:.3g} s (the run's hard time limit)", status="timeout",
+                            wall_seconds=time.monotonic() - t0)
+
+    def _reap(self) -> int | None:
+        """Wait for a worker that is dying; its exit code."""
+        proc = self.proc
+        self.kill()
+        return None if proc is None else proc.returncode
+
+    def interrupt(self) -> None:
+        """SIGKILL the worker's process group (the solver and anything it started); safe to call
+        from another thread while ``run`` waits, which then returns a crash."""
+        proc = self.proc
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def kill(self) -> None:
+        """Kill the worker and release it."""
+        if self.proc is not None:
+            self.interrupt()
+            self.proc.wait()
+        self._close_pipes()
+        self.proc = None
+
+    def _close_pipes(self) -> None:
+        for conn in (self._send, self._recv):
+            if conn is not None:
+                conn.close()
+        self._send = self._recv = None
+
+    def close(self) -> None:
+        """Let an idle worker exit (end of input), killing it if it does not."""
+        if self.proc is None:
+            return
+        self._close_pipes()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""``workbench export``: write a time step, in a formulation, to a file other solvers and tools read.
+
+    workbench export PROBLEM OUT [--formulation F] [--to FORMAT] [--physical]
+                     [--solve SOLVER [--solve-formulation F2] [--tol T]] [--guess FCLIB_FILE]
+
+FORMAT defaults to OUT's suffix (.cbf .ptf .task .lp .mps .nl .hdf5 .dat .mat .npz). Model formats
+(cbf, ptf, task, lp, mps, nl) need --formulation dual or primal; data formats (fclib, dat, mat, npz)
+take raw (default) or local. --solve stores the workbench's solution (fclib, mat, npz), --guess the
+first guess of an FCLib file. Prints the files written, one per line.
+"""
+
+from __future__ import annotations
+
+import time
+
+from workbench.cli import load, positive
+
+
+def cmd_export(args) -> int:
+    from workbench.errors import InputError
+    from workbench.export import FORMATS, export, format_from_path
+    from workbench.io import read_fclib_guess
+
+    fmt = args.to or format_from_path(args.out)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
+    formulation = args.formulation or ("raw" if FORMATS[fmt].kind == "data" else None)
+    if formulation is None:
+        raise InputError(f"format {fmt} writes an optimisation model: give --formulation dual or primal")
+    problem = load(args.problem)
+    solution = guess = None
+    if args.solve:
+        from workbench.solvers import SolveOptions, solve
+        solution = solve(problem, args.solve_formulation, args.solve, SolveOptions(tol=args.tol))
+        if solution.nu is None:
+            raise InputError(f"the solve gave no solution to store ({solution.status}: {solution.message})")
+    if args.guess:
+        found = read_fclib_guess(args.guess)
+        if found is None:
+            raise InputError(f"{args.guess}: the file has no /guesses/1")
+        guess = found["r"] if "l" not in found else [*found["r"], *found["l"]]
+    t0 = time.perf_counter()
+    files = export(problem, formulation, fmt, args.out, solution=solution, guess=guess, scaled=not args.physical)
+    elapsed = time.perf_counter() - t0
+    for f in files:
+        print(f)
+    print(f"{problem.name}: {problem.n_contacts} contacts, {formulation} as {fmt}, {elapsed:.2f} s")
+    return 0
+
+
+def register(sub) -> None:
+    from workbench.export import DATA_FORMULATIONS, FORMATS, MODELS
+    s = sub.add_parser("export", help="write a problem, in a formulation, for another solver or tool",
+                       description="Formats: " + "; ".join(f"{k} ({v.summary})" for k, v in FORMATS.items()))
+    s.add_argument("problem")
+    s.add_argument("out", help="output file (its suffix names the format unless --to is given)")
+    s.add_argument("--formulation", "-f",
+                   help=f"model formats: {', '.join(MODELS)}; data formats: {', '.join(DATA_FORMULATIONS)} "
+                        "(default raw)")
+    s.add_argument("--to", help=f"format: {', '.join(FORMATS)}")
+    s.add_argument("--physical", action="store_true",
+                   help="model formats: write physical units instead of the O(1)-scaled data")
+    s.add_argument("--solve", metavar="SOLVER", help="store the workbench's solution by SOLVER (fclib, mat, npz)")
+    s.add_argument("--solve-formulation", default="dual", help="formulation of --solve (default dual)")
+    s.add_argument("--tol", type=positive(float), default=1e-8, help="accuracy of --solve (default 1e-8)")
+    s.add_argument("--guess", metavar="FCLIB_FILE", help="store the first guess of an FCLib file")
+    s.set_defaults(func=cmd_export)

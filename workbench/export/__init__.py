@@ -1,0 +1,140 @@
+"""Export a time step, in a chosen formulation, to the files other solvers and tools read.
+
+    export(problem, formulation, fmt, path, *, solution=None, guess=None, scaled=True) -> [Path, ...]
+
+Two kinds of format, one module each:
+
+* model formats write the optimisation problem of a formulation (an
+  :class:`~workbench.export.model.ExportModel`): ``cbf`` (Conic Benchmark Format v3), ``ptf`` and
+  ``task`` (MOSEK, through the mosek package), ``lp`` (CPLEX LP), ``mps`` (free MPS with QUADOBJ and
+  QCMATRIX), ``nl`` (AMPL). Formulations: the keys of ``MODELS``.
+* data formats write the problem data: ``fclib`` (FCLib HDF5), ``dat`` (Siconos numerics text),
+  ``mat`` (MATLAB), ``npz`` (numpy). Formulations: ``raw`` (the problem as it is, global or local)
+  and ``local`` (the Delassus form W = N, q = r). ``solution`` and ``guess`` (impulses nu in N s, or a
+  SolveResult) go into the formats that hold them (fclib, mat, npz).
+
+Every file says what it encodes (source problem, workbench version, formulation and relaxation,
+contact grouping [normal, tangents], friction coefficients, units, sign conventions, scaling):
+comment lines in text formats, attributes or fields in HDF5/.mat/.npz, and ``PATH.json`` next to
+formats without room for comments (.dat, .nl, .task). Model formats are written on the O(1)-scaled
+data of workbench.export.model unless ``scaled=False``; the header gives the scales.
+
+Adding a model formulation is one line in ``MODELS``: a function ``(problem, *, scaled) ->
+ExportModel`` (a QP with linear rows, nonnegativity bounds and second-order cones; a pyramid QP of
+formulations/lcp_pyramid.py would have rows and bounds only). Adding a format is a module with
+``write`` and one line in ``FORMATS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from workbench.errors import InputError, UnsupportedError
+from workbench.problem import TimeStepProblem
+
+__all__ = ["export", "FORMATS", "MODELS", "DATA_FORMULATIONS", "format_from_path", "build_model"]
+
+#: formulation -> "module:function" building its ExportModel
+MODELS: dict[str, str] = {
+    "dual": "workbench.export.model:relaxed_dual",
+    "primal": "workbench.export.model:relaxed_primal",
+}
+
+#: formulations of the data formats
+DATA_FORMULATIONS = ("raw", "local")
+
+
+@dataclass(frozen=True)
+class Format:
+    writer: str                 # "module:function"
+    kind: str                   # "model" or "data"
+    suffixes: tuple[str, ...]
+    summary: str
+
+
+FORMATS: dict[str, Format] = {
+    "cbf": Format("workbench.export.cbf:write", "model", (".cbf",), "Conic Benchmark Format v3 (MOSEK, JuMP, ...)"),
+    "ptf": Format("workbench.export.mosek:write", "model", (".ptf",), "MOSEK text task format"),
+    "task": Format("workbench.export.mosek:write", "model", (".task",), "MOSEK binary task format"),
+    "lp": Format("workbench.export.lp:write", "model", (".lp",), "CPLEX LP with quadratic constraints"),
+    "mps": Format("workbench.export.mps:write", "model", (".mps",), "free MPS with QUADOBJ/QCMATRIX"),
+    "nl": Format("workbench.export.nl:write", "model", (".nl",), "AMPL .nl (+ .col/.row names)"),
+    "fclib": Format("workbench.export.fclib:write", "data", (".hdf5", ".h5"), "FCLib HDF5"),
+    "dat": Format("workbench.export.siconos_dat:write", "data", (".dat",), "Siconos numerics text"),
+    "mat": Format("workbench.export.matlab:write", "data", (".mat",), "MATLAB v5 .mat (scipy.io.savemat)"),
+    "npz": Format("workbench.export.npz:write", "data", (".npz",), "numpy .npz, plain arrays"),
+}
+
+
+def _target(spec: str):
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def format_from_path(path: os.PathLike | str) -> str:
+    """The format named by ``path``'s suffix; InputError when none matches."""
+    suffix = Path(path).suffix.lower()
+    for name, f in FORMATS.items():
+        if suffix in f.suffixes:
+            return name
+    raise InputError(f"cannot tell the format from {str(path)!r}; give one of {', '.join(FORMATS)}")
+
+
+def build_model(problem: TimeStepProblem, formulation: str, *, scaled: bool = True):
+    """The ExportModel of ``formulation`` (a key of MODELS) for ``problem``."""
+    if formulation not in MODELS:
+        raise UnsupportedError(f"formulation {formulation!r} has no optimisation model to export; model formats "
+                               f"take {', '.join(MODELS)}")
+    return _target(MODELS[formulation])(problem, scaled=scaled)
+
+
+def _impulses(problem: TimeStepProblem, value, what: str) -> tuple[np.ndarray | None, dict[str, str]]:
+    """(nu, description) from an array of impulses or a SolveResult; checks the length."""
+    if value is None:
+        return None, {}
+    info: dict[str, str] = {}
+    if hasattr(value, "nu"):
+        info = {f"{what}_from": f"workbench solve: formulation {value.formulation}, solver {value.solver}, "
+                                f"status {value.status}"}
+        for key in ("relaxed_error", "siconos_error"):
+            if key in value.metrics:
+                info[f"{what}_{key}"] = repr(float(value.metrics[key]))
+        value = value.nu
+        if value is None:
+            raise InputError(f"the {what} has no impulses (the solve returned none)")
+    nu = np.asarray(value, dtype=float).reshape(-1)
+    if nu.shape[0] != problem.n_unknowns or not np.all(np.isfinite(nu)):
+        raise InputError(f"the {what} must be {problem.n_unknowns} finite impulses, got {nu.shape[0]} values")
+    return nu, info
+
+
+def export(problem: TimeStepProblem, formulation: str, fmt: str, path: os.PathLike | str, *,
+           solution=None, guess=None, scaled: bool = True) -> list[Path]:
+    """Write ``problem`` in ``formulation`` as format ``fmt`` to ``path``; returns the files written.
+
+    ``solution``/``guess``: impulses nu (N s, length n_unknowns) or a SolveResult, for the data formats
+    that hold them. ``scaled``: write model formats on O(1)-scaled data (default) or physical data.
+    """
+    if fmt not in FORMATS:
+        raise InputError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
+    spec = FORMATS[fmt]
+    writer = _target(spec.writer)
+    if spec.kind == "model":
+        if solution is not None or guess is not None:
+            raise UnsupportedError(f"format {fmt} holds an optimisation model, not a solution or guess; "
+                                   "use fclib, mat or npz for those")
+        return writer(build_model(problem, formulation, scaled=scaled), path)
+    if formulation not in DATA_FORMULATIONS:
+        raise UnsupportedError(f"format {fmt} holds problem data: formulation must be one of "
+                               f"{', '.join(DATA_FORMULATIONS)}, got {formulation!r}")
+    if formulation == "local":
+        problem = problem.as_local()
+    nu_sol, sol_info = _impulses(problem, solution, "solution")
+    nu_guess, guess_info = _impulses(problem, guess, "guess")
+    return writer(problem, path, formulation=formulation, solution=nu_sol, guess=nu_guess,
+                  notes={**sol_info, **guess_info})

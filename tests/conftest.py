@@ -4,13 +4,15 @@ from pathlib import Path
 
 import pytest
 
-#: The read-only reference problems (Siconos, LMGC90), outside the repository: ../shared/data.
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from workbench.shared_data import shared_data_dir
+
+#: The read-only reference problems (Siconos, LMGC90), outside the repository (see workbench.shared_data).
+SHARED_DATA = shared_data_dir()
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """Path of ../shared/data; the test is skipped when the folder is absent."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"reference data not found at {SHARED_DATA}")
+    """The reference-data folder; the test is skipped when it is absent."""
+    if SHARED_DATA is None or not SHARED_DATA.is_dir():
+        pytest.skip("reference data not found (set WORKBENCH_SHARED_DATA)")
     return SHARED_DATA

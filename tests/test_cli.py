@@ -87,3 +87,12 @@ def test_siconos_dat_problem_solves_from_cli(shared_data, tmp_path):
     out, err, code = run_cli("solve", shared_data / "siconos/FC3D_Example1.dat", "-f", "dual", "-s", "scs", "--json")
     assert code == 0, err
     assert json.loads(out)["status"] == "solved"
+
+
+def test_shared_prefix_names_a_reference_problem_and_a_missing_root_is_one_line(shared_data):
+    out, err, code = run_cli("info", f"shared:{BOX_STACKS}")
+    assert code == 0, err
+    assert "contacts" in out
+    proc = subprocess.run([sys.executable, "-m", "workbench.cli", "info", f"shared:{BOX_STACKS}"],
+                          capture_output=True, text=True, env={"PATH": "", "WORKBENCH_SHARED_DATA": "/nonexistent"})
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1

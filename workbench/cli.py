@@ -40,7 +40,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def load(spec: str):
-    """A problem from a file path or ``scene:NAME``."""
+    """A problem from a file path, ``shared:REL`` (a reference problem, see workbench.shared_data) or
+    ``scene:NAME``."""
     if spec.startswith("scene:"):
         from problems.scenes import SCENES
         name = spec.split(":", 1)[1]
@@ -48,7 +49,8 @@ def load(spec: str):
             raise InputError(f"unknown scene {name!r}; known: {', '.join(SCENES)}")
         return SCENES[name]()
     from workbench.io import load_problem
-    return load_problem(spec)
+    from workbench.shared_data import PREFIX, resolve_shared
+    return load_problem(resolve_shared(spec) if spec.startswith(PREFIX) else spec)
 
 
 def positive(kind):

@@ -4,9 +4,9 @@
                      [--solve SOLVER [--solve-formulation F2] [--tol T]] [--guess FCLIB_FILE]
 
 FORMAT defaults to OUT's suffix (.cbf .ptf .task .lp .mps .nl .hdf5 .dat .mat .npz). Model formats
-(cbf, ptf, task, lp, mps, nl) need --formulation dual or primal; data formats (fclib, dat, mat, npz)
-take raw (default) or local. --solve stores the workbench's solution (fclib, mat, npz), --guess the
-first guess of an FCLib file. Prints the files written, one per line.
+(cbf, ptf, task, lp, mps, nl) need --formulation dual, primal, pyramid-dual or pyramid-primal; data
+formats (fclib, dat, mat, npz) take raw (default) or local. --solve stores the workbench's solution
+(fclib, mat, npz), --guess the first guess of an FCLib file. Prints the files written, one per line.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from workbench.cli import load, positive
 
 def cmd_export(args) -> int:
     from workbench.errors import InputError
-    from workbench.export import FORMATS, export, format_from_path
+    from workbench.export import FORMATS, MODELS, export, format_from_path
     from workbench.io import read_fclib_guess
 
     fmt = args.to or format_from_path(args.out)
@@ -26,7 +26,7 @@ def cmd_export(args) -> int:
         raise InputError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
     formulation = args.formulation or ("raw" if FORMATS[fmt].kind == "data" else None)
     if formulation is None:
-        raise InputError(f"format {fmt} writes an optimisation model: give --formulation dual or primal")
+        raise InputError(f"format {fmt} writes an optimisation model: give --formulation, one of {', '.join(MODELS)}")
     problem = load(args.problem)
     solution = guess = None
     if args.solve:

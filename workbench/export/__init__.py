@@ -7,7 +7,9 @@ Two kinds of format, one module each:
 * model formats write the optimisation problem of a formulation (an
   :class:`~workbench.export.model.ExportModel`): ``cbf`` (Conic Benchmark Format v3), ``ptf`` and
   ``task`` (MOSEK, through the mosek package), ``lp`` (CPLEX LP), ``mps`` (free MPS with QUADOBJ and
-  QCMATRIX), ``nl`` (AMPL). Formulations: the keys of ``MODELS``.
+  QCMATRIX), ``nl`` (AMPL). Formulations: the keys of ``MODELS``: the relaxed ``dual`` and ``primal``
+  (conic QPs) and ``pyramid-dual`` / ``pyramid-primal`` (seed 003's QP (15) with Gamma = 0 on pyramidal
+  cones, the QP LCP2 solves; the pyramid LCP itself is no optimisation problem).
 * data formats write the problem data: ``fclib`` (FCLib HDF5), ``dat`` (Siconos numerics text),
   ``mat`` (MATLAB), ``npz`` (numpy). Formulations: ``raw`` (the problem as it is, global or local)
   and ``local`` (the Delassus form W = N, q = r). ``solution`` and ``guess`` (impulses nu in N s, or a
@@ -21,7 +23,7 @@ data of workbench.export.model unless ``scaled=False``; the header gives the sca
 
 Adding a model formulation is one line in ``MODELS``: a function ``(problem, *, scaled) ->
 ExportModel`` (a QP with linear rows, nonnegativity bounds and second-order cones; a pyramid QP of
-formulations/lcp_pyramid.py would have rows and bounds only). Adding a format is a module with
+formulations/lcp_pyramid.py has rows and bounds only). Adding a format is a module with
 ``write`` and one line in ``FORMATS``.
 """
 
@@ -43,6 +45,8 @@ __all__ = ["export", "FORMATS", "MODELS", "DATA_FORMULATIONS", "format_from_path
 MODELS: dict[str, str] = {
     "dual": "workbench.export.model:relaxed_dual",
     "primal": "workbench.export.model:relaxed_primal",
+    "pyramid-dual": "workbench.export.model:pyramid_dual",
+    "pyramid-primal": "workbench.export.model:pyramid_primal",
 }
 
 #: formulations of the data formats

@@ -5,15 +5,18 @@ HiGHS for the QP part, read it).
      obj: + c_j x_j ... + [ P_ii x_i^2 + 2 P_ij x_i * x_j ... ] / 2        (= c^T x + 1/2 x^T P x)
     Subject to
      cone<i>: [ a_1^2 x^2 + ... - a_0^2 x_head^2 ] <= 0                 (one per contact)
-     <row>: + A_rj x_j ... (= | >= | <=) rhs
+     <row>: + A_rj x_j ... (= | >= | <=) rhs                              (the model's rows, fac<k>, apex rows)
     Bounds
      <x> free                                                               (all but the nonnegative)
     End
 
 The second-order cone of each contact is the quadratic constraint ||(a_k x_jk)_k>=1||^2 <= (a_0 x_j0)^2
 together with x_j0 >= 0 (LP's default lower bound 0): the same convex set, which SCIP, Gurobi and CPLEX
-recognise as a second-order cone. Variable names carry the contact grouping (g12_n, g12_t1, g12_t2 =
-contact 12 of the dual; y7, u12_n, ... in the primal); no name starts with 'e' (LP reserves it for
+recognise as a second-order cone. Each cone also gets its implied linear rows apx_/apn_cone<i>_<k>
+(:meth:`ExportModel.with_apex_rows`), which keep a reader's quadratic tolerance from opening the
+apex; the objective is split (:meth:`ExportModel.split_objective`). Names carry the contact grouping
+(g12_n, g12_t1, g12_t2 = contact 12 of the dual; y7, u12_n, ... in the primal; y12_e3 = edge 3 of
+contact 12's pyramid, row pyr12_e3 in the pyramid primal); no name starts with 'e' (LP reserves it for
 exponents). Every term is on its own line (LP lines are limited to 510 characters). The header is
 written as ``\\`` comment lines.
 """
@@ -40,7 +43,7 @@ def _quadratic_terms(names: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.n
 
 def write(model: ExportModel, path: os.PathLike | str) -> list[Path]:
     """Write ``model`` as an LP file (objective split, see the module docstring); returns the files written."""
-    model = model.split_objective()
+    model = model.quadratic_form()
     names = model.names
     lines = comments(model.header("lp"), "\\") + ["Minimize", " obj:"]
     nz = np.flatnonzero(model.c)

@@ -24,6 +24,10 @@ Builders, one per exportable formulation (registered in ``workbench.export.MODEL
   relative velocity u = D^T y + r / v_s:
   ``min 1/2 y^T (M / m_M) y  s.t.  u - D^T y = r_c / v_s,  G^T y = -r_G / v_s,  (u_n,i, mu_i u_t,i) in Q``.
 
+* :func:`pyramid_dual` and :func:`pyramid_primal`: seed 003's QP (15) with Gamma = 0 (the QP of LCP2) on
+  pyramidal cones with edges n_i + mu_i t_l (:func:`pyramid_edges`): the dual over gamma = E^T y, y >= 0,
+  and the primal with the rows E (D^T y + r_c / v_s) >= 0 (no cones).
+
 Scaling (formulations.base.data_scale; the workbench's own cvxpy models use the same): alpha =
 ||r||_inf / n_N, v_s = ||r||_inf, n_N the mean diagonal of N, m_M the mean diagonal of M, so every
 coefficient is O(1) and a solver's absolute tolerances mean the same on every problem. With
@@ -38,6 +42,7 @@ and ordering, friction coefficients, sign conventions and units.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -49,7 +54,8 @@ from formulations.base import DataScale, data_scale
 from workbench.errors import ProblemDataError
 from workbench.problem import TimeStepProblem
 
-__all__ = ["ExportModel", "VariableBlock", "relaxed_dual", "relaxed_primal", "provenance", "impulse_vectors", "data_arrays",
+__all__ = ["ExportModel", "VariableBlock", "relaxed_dual", "relaxed_primal", "pyramid_dual", "pyramid_primal",
+           "pyramid_edges", "provenance", "impulse_vectors", "data_arrays",
            "psd_factor", "block_cholesky", "FACTOR_RTOL"]
 
 #: eigenvalues of a block of P below this times the block's largest are dropped from its factor
@@ -126,8 +132,9 @@ class ExportModel:
             min 1/2 ||z||^2 + c^T x   s.t.  F x - z = 0,  (the original rows, bounds and cones).
 
         Its Hessian is diagonal, so a reader sees a separable convex objective. The LP, MPS and NL
-        exports use it: with the dense, singular N written as x^T N x, SCIP 9 did not recognise the
-        objective as convex and branched spatially (a 4-contact dual timed out at 7% error)."""
+        exports use it: with the dense, singular N written as x^T N x, SCIP did not recognise the
+        objective as convex and branched spatially (SCIP 10 via pyscipopt 6.3: a 4-contact dual timed
+        out after 20 s with no dual bound; split, it solves in 0.1 s)."""
         F = self.factor
         p, n = F.shape
         k = self.A.shape[0]
@@ -145,6 +152,42 @@ class ExportModel:
                                                 "so that 1/2 x^T P x = 1/2 ||z||^2 (rows fac<k>)"),),
             objective_scale=self.objective_scale, objective_offset=self.objective_offset,
             notes=self.notes, given_factor=sp.hstack([sp.csr_matrix((p, n)), sp.identity(p)], format="csr"))
+
+    def with_apex_rows(self) -> "ExportModel":
+        """The same problem with the linear rows that each cone implies, two per tangential entry:
+
+            a_k x_jk - a_0 x_j0 <= 0,   a_k x_jk + a_0 x_j0 >= 0      (rows apx<i>_<k>, apn<i>_<k>)
+
+        (|a_k x_jk| <= ||(a_l x_jl)_l>=1|| <= a_0 x_j0). They change no feasible point. They are there
+        for readers that see a cone only as the quadratic constraint sum (a_k x_jk)^2 <= (a_0 x_j0)^2:
+        its violation is quadratic, so at the apex (a separating contact, x_j0 = 0) a tolerance eps
+        lets the tangential entries reach sqrt(eps). SCIP at feastol 1e-8 then missed the relaxed
+        dual's optimum by 6e-5 relative; with these rows by 4e-8."""
+        n_c, d = self.cone_index.shape
+        head = np.repeat(self.cone_index[:, :1], d - 1, axis=1).ravel()
+        a0 = np.repeat(self.cone_coef[:, :1], d - 1, axis=1).ravel()
+        tangent, a_k = self.cone_index[:, 1:].ravel(), self.cone_coef[:, 1:].ravel()
+        t = np.arange(tangent.shape[0])
+        rows = np.concatenate([2 * t, 2 * t, 2 * t + 1, 2 * t + 1])
+        cols = np.concatenate([tangent, head, tangent, head])
+        vals = np.concatenate([a_k, -a0, a_k, a0])
+        extra = sp.csr_matrix((vals, (rows, cols)), shape=(2 * t.shape[0], self.n))
+        labels = np.char.add(np.repeat(self.cone_names, d - 1), np.tile(np.char.add("_", np.arange(1, d).astype(str)),
+                                                                          n_c))
+        names = np.empty(2 * t.shape[0], dtype=object)
+        names[0::2], names[1::2] = np.char.add("apx_", labels), np.char.add("apn_", labels)
+        return dataclasses.replace(
+            self, A=sp.vstack([self.A, extra], format="csr"),
+            sense=np.concatenate([self.sense, np.tile(["<", ">"], t.shape[0])]),
+            rhs=np.concatenate([self.rhs, np.zeros(2 * t.shape[0])]),
+            row_names=np.concatenate([self.row_names, names.astype(str)]),
+            notes={**self.notes, "apex_rows": "rows apx_cone<i>_<k>, apn_cone<i>_<k>: "
+                   "-a_0 x_j0 <= a_k x_jk <= a_0 x_j0, implied by cone i (they cut off nothing); they make a "
+                   "reader that checks the cone as a quadratic constraint accurate at the apex"})
+
+    def quadratic_form(self) -> "ExportModel":
+        """The model as LP, MPS and NL write it: :meth:`split_objective` and :meth:`with_apex_rows`."""
+        return self.split_objective().with_apex_rows()
 
     def objective_triangle(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(i, j, P_ij) for i <= j, row-major: the upper triangle of P."""
@@ -363,6 +406,98 @@ def relaxed_primal(problem: TimeStepProblem, *, scaled: bool = True) -> ExportMo
                "impulses": f"gamma_i = {impulse!r} * (z_0, mu_i z_1, ..., mu_i z_d-1) with z in Q^d the dual "
                            f"variable of cone i (equivalently {impulse!r} times the multipliers of the rows "
                            "kin*, sign by the solver's convention); lambda likewise from the rows joint*"})
+
+
+def pyramid_edges(problem: TimeStepProblem, m_C: int | None = None) -> tuple[sp.csr_matrix, int]:
+    """(E, m_C): the edges of every contact's friction pyramid (formulations.lcp_pyramid, seed 003 eq. 4)
+    as the rows of E (n_c m_C x d n_c), row (i, l) = n_i + mu_i t_l in contact i's entries, so that
+    gamma = E^T y with y >= 0 spans the pyramid and E u >= 0 is its dual (u_n + mu t_l . u_t >= 0).
+    m_C: None gives the formulation's default (2 in 2D, DEFAULT_M_C_3D in 3D)."""
+    from formulations.lcp_pyramid import DEFAULT_M_C_3D, pyramid_directions
+    d, n_c = problem.d, problem.n_contacts
+    m_C = (2 if d == 2 else DEFAULT_M_C_3D) if m_C is None else m_C
+    dirs = pyramid_directions(d, m_C)                                   # (m_C, d - 1)
+    coef = np.concatenate([np.ones((n_c, m_C, 1)), problem.mu[:, None, None] * dirs[None, :, :]], axis=2)
+    rows = np.broadcast_to(np.arange(n_c * m_C).reshape(n_c, m_C, 1), coef.shape).ravel()
+    cols = np.broadcast_to((d * np.arange(n_c))[:, None, None] + np.arange(d)[None, None, :], coef.shape).ravel()
+    return sp.csr_matrix((coef.ravel(), (rows, cols)), shape=(n_c * m_C, d * n_c)), m_C
+
+
+def _edge_names(prefix: str, n_c: int, m_C: int) -> np.ndarray:
+    return np.char.add(np.char.add(np.repeat(np.char.add(prefix, np.arange(n_c).astype(str)), m_C), "_e"),
+                       np.tile(np.arange(m_C).astype(str), n_c))
+
+
+_PYRAMID = ("pyramidal friction (seed 003 eq. 4): contact i's cone replaced by the pyramid with edges n_i + "
+            "mu_i t_l, t_l = cos(2 pi l / m_C) t1 + sin(2 pi l / m_C) t2 (+t, -t in 2D); the QP (15) of seed 003 "
+            "with Gamma = 0 (what LCP2 solves; LCP1 re-solves it with Gamma_i = mu_i Lambda_i)")
+
+
+_PYRAMID_RELAXATION = ("relaxed like LCP2 (seed 003 Theorem 4.2): a sliding contact gets u_n = mu Lambda instead "
+                       "of 0; the pyramid's exact (non-associated) law is the LCP of formulations/lcp_pyramid.py")
+
+
+def pyramid_dual(problem: TimeStepProblem, *, scaled: bool = True, m_C: int | None = None) -> ExportModel:
+    """The dual of seed 003's QP (15) with Gamma = 0: the relaxed dual with gamma = E^T y, y >= 0
+    (:func:`pyramid_edges`), lambda free. In x = [y; lambda] / alpha it is :func:`relaxed_dual`'s QP
+    composed with B = blockdiag(E^T, I): ``min 1/2 x^T B^T P B x + (B^T c)^T x, x_y >= 0``."""
+    base = relaxed_dual(problem, scaled=scaled)
+    E, m_C = pyramid_edges(problem, m_C)
+    n_y, n_b = E.shape[0], problem.n_bilateral
+    B = sp.block_diag([E.T, sp.identity(n_b)], format="csr") if n_b else E.T.tocsr()
+    names = _edge_names("y", problem.n_contacts, m_C)
+    blocks = [VariableBlock("y", 0, n_y, base.blocks[0].scale, "N s",
+                            "edge impulses, m_C per contact in contact order: gamma_i = sum_l y_il (n_i + mu_i t_l)")]
+    if n_b:
+        names = np.concatenate([names, base.names[problem.n_contact_unknowns:]])
+        blocks.append(dataclasses.replace(base.blocks[1], start=n_y))
+    nonneg = np.zeros(n_y + n_b, dtype=bool)
+    nonneg[:n_y] = True
+    return dataclasses.replace(
+        base, formulation="pyramid-dual",
+        description=(f"pyramid dual QP, m_C = {m_C}: min_nu 1/2 nu^T N nu + r^T nu over gamma = E^T y, y >= 0, "
+                     "lambda free; file: x = [y; lambda] / alpha"),
+        c=B.T @ base.c, P=(B.T @ base.P @ B).tocsr(), A=sp.csr_matrix((0, n_y + n_b)), nonneg=nonneg,
+        cone_index=np.zeros((0, problem.d), dtype=np.int64), cone_coef=np.zeros((0, problem.d)),
+        names=names, cone_names=np.array([], dtype="<U1"), blocks=tuple(blocks),
+        given_factor=(base.factor @ B).tocsr(),
+        notes={**base.notes, "pyramid": _PYRAMID, "relaxation": _PYRAMID_RELAXATION,
+               "optimum": "objective_scale * (file optimum) is the optimal dual objective 1/2 nu^T N nu + r^T nu "
+                          "[J] over the pyramids; the impulses are gamma = alpha E^T y, lambda = alpha x_lambda"})
+
+
+def pyramid_primal(problem: TimeStepProblem, *, scaled: bool = True, m_C: int | None = None) -> ExportModel:
+    """Seed 003's QP (15) with Gamma = 0 in the velocity change: :func:`relaxed_primal` with each contact's
+    dual cone replaced by the pyramid's dual, ``E (D^T y + r_c / v_s) >= 0`` (rows pyr<i>_e<l>), and no
+    u variables: ``min 1/2 y^T (M / m_M) y  s.t.  E D^T y >= -E r_c / v_s,  G^T y = -r_G / v_s``."""
+    base = relaxed_primal(problem, scaled=scaled)
+    E, m_C = pyramid_edges(problem, m_C)
+    n_dof, m = problem.n_dof, problem.n_contact_unknowns
+    v_s = base.blocks[0].scale
+    r_s = np.asarray(problem.r, dtype=float) / v_s
+    rows = [(E @ problem.D.T).tocsr()]
+    rhs = [-(E @ r_s[:m])]
+    row_names = [_edge_names("pyr", problem.n_contacts, m_C)]
+    if problem.n_bilateral:
+        rows.append(sp.csr_matrix(problem.G.T))
+        rhs.append(-r_s[m:])
+        row_names.append(base.row_names[m:])
+    A = sp.vstack(rows, format="csr")
+    sense = np.concatenate([np.full(E.shape[0], ">"), np.full(problem.n_bilateral, "=")])
+    impulse = base.objective_scale / v_s
+    return dataclasses.replace(
+        base, formulation="pyramid-primal",
+        description=(f"pyramid primal QP (seed 003 eq. 15, Gamma = 0), m_C = {m_C}, in the velocity change "
+                     "w = v - M^-1 k: min_w 1/2 w^T M w s.t. u_n,i + mu_i t_l . u_t,i >= 0 with u = D^T w + r_c, "
+                     "G^T w + r_G = 0; file: y = w / v_s"),
+        c=np.zeros(n_dof), P=base.P[:n_dof, :n_dof].tocsr(), A=A, sense=sense, rhs=np.concatenate(rhs),
+        nonneg=np.zeros(n_dof, dtype=bool), cone_index=np.zeros((0, problem.d), dtype=np.int64),
+        cone_coef=np.zeros((0, problem.d)), names=base.names[:n_dof], row_names=np.concatenate(row_names),
+        cone_names=np.array([], dtype="<U1"), blocks=base.blocks[:1],
+        given_factor=base.factor[:, :n_dof].tocsr(),
+        notes={**base.notes, "pyramid": _PYRAMID, "relaxation": _PYRAMID_RELAXATION,
+               "impulses": f"y_il = {impulse!r} * (multiplier of row pyr<i>_e<l>, >= 0), gamma_i = sum_l y_il "
+                           "(n_i + mu_i t_l); lambda likewise from the rows joint*"})
 
 
 # --------------------------------------------------------------------------- provenance

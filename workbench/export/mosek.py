@@ -7,8 +7,9 @@ g0_t1, ... / y0, u0_n, ...; affine conic constraints cone0, cone1, ... then the 
 and ``epigraph``; the task is named after the problem and formulation).
 
 Licensing (mosek 11.2, checked): creating a Task, reading and writing files needs no licence; only
-``optimize`` does. The .ptf gets the model's header as ``#`` comment lines (PTF comments, which
-MOSEK's reader skips); the binary .task cannot hold comments, so its header goes to ``PATH.json``.
+``optimize`` does. The .ptf gets the model's header as ``#`` comment lines after its ``Task`` line
+(MOSEK's PTF reader skips comments there but rejects them before ``Task``); the binary .task cannot
+hold comments, so its header goes to ``PATH.json``.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def write(model: ExportModel, path: os.PathLike | str) -> list[Path]:
         except mosek.Error as exc:
             raise FileFormatError(one_line(f"{p}: MOSEK could not write the file: {exc}")) from None
     if p.suffix.lower() == ".ptf":
+        # MOSEK's PTF reader takes comments only after the Task line (it rejects them before it)
         body = p.read_text(encoding="utf-8").splitlines()
-        return [write_lines(p, comments(header, "#") + body)]
+        return [write_lines(p, body[:1] + comments(header, "    #") + body[1:])]
     return [p, sidecar(p, header)]

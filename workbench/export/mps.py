@@ -6,9 +6,10 @@ linear rows as E/G/L), COLUMNS (column by column, every variable at least once: 
 ``obj 0`` entry declares variables without linear terms), RHS, BOUNDS (``FR`` for the free
 variables; MPS's default lower bound is 0), QUADOBJ (the upper triangle of P, meaning 1/2 x^T P x),
 then one QCMATRIX per cone with its diagonal quadratic form (a_k^2 for the tangential entries,
--a_0^2 for the head: x^T Q x <= 0, no factor 1/2 in QCMATRIX). As in the LP export the cone head is
-nonnegative through its default bound. Names carry the contact grouping (see workbench.export.lp);
-the header is written as ``*`` comment lines.
+-a_0^2 for the head: x^T Q x <= 0, no factor 1/2 in QCMATRIX). The model is written in the form
+:meth:`ExportModel.quadratic_form` gives (split objective, implied apex rows, as the LP export). As in
+the LP export the cone head is nonnegative through its default bound. Names carry the contact
+grouping (see workbench.export.lp); the header is written as ``*`` comment lines.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _ROW_TYPE = {"=": "E", ">": "G", "<": "L"}
 def write(model: ExportModel, path: os.PathLike | str) -> list[Path]:
     """Write ``model`` as a free MPS file (objective split, see the module docstring); returns the files
     written."""
-    model = model.split_objective()
+    model = model.quadratic_form()
     names = model.names
     n_cones = model.cone_names.shape[0]
     row_names = np.concatenate([["obj"], model.cone_names, model.row_names])

@@ -1,10 +1,11 @@
 """AMPL ``.nl`` (text "g" format) with the AMPL name files ``.col`` and ``.row``: every solver with an
 AMPL/ASL or AMPL/MP driver (SCIP, Ipopt, Knitro, BARON, Gurobi's ampl driver, ...) reads it.
 
-The problem is the split form of the model (:meth:`ExportModel.split_objective`, as for LP/MPS):
+The problem is the model in the form :meth:`ExportModel.quadratic_form` gives (split objective and the
+cones' implied apex rows, as for LP/MPS):
 
     min  c^T x + 1/2 ||z||^2     s.t.  sum_k>=1 (a_ik x_jik)^2 - (a_i0 x_ji0)^2 <= 0   (cone i, contact i)
-                                       F x - z = 0  and the model's linear rows,  x_j >= 0 where nonneg.
+                                       F x - z = 0, the apex rows and the model's linear rows, x_j >= 0 where nonneg.
 
 Layout (D. M. Gay, "Writing .nl files", and "Hooking your solver to AMPL", tables 3-5):
 
@@ -57,7 +58,7 @@ def _product_terms(i: np.ndarray, j: np.ndarray, coef: np.ndarray) -> list[str]:
 
 def write(model: ExportModel, path: os.PathLike | str) -> list[Path]:
     """Write ``model`` as ``PATH`` (.nl), ``STUB.col``, ``STUB.row`` and ``PATH.json``."""
-    model = model.split_objective()
+    model = model.quadratic_form()
     header = model.header("nl")
     p = Path(path)
     n, n_cones = model.n, model.cone_names.shape[0]

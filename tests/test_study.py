@@ -19,6 +19,7 @@ from factories import random_problem
 from workbench.cli import main
 from workbench.io import load_problem, save_problem
 from workbench.metrics import dual_objective
+from workbench.shared_data import shared_data_dir
 from workbench.study import generators
 from workbench.study.problems import problem_digest
 from workbench.study.store import ResultStore
@@ -111,6 +112,8 @@ ERRORS = [
      ["[[problems]] #2", "glob 'nowhere/*.hdf5' matches no file", "study file's directory"]),
     ("missing file", BASE + '\n[[problems]]\nfiles = ["nothere.hdf5"]\n',
      ["file 'nothere.hdf5' does not exist"]),
+    ("shared file that is not there", BASE + '\n[[problems]]\nfiles = ["shared:fclib/nothere-*.hdf5"]\n',
+     ["[[problems]] #2", "shared:fclib/nothere-*.hdf5", "match" if shared_data_dir() else "not found"]),
     ("unknown scene", BASE.replace("rolling-ball-2d", "rolling-cube"), ["unknown scene 'rolling-cube'"]),
     ("two kinds in one group", BASE.replace('scenes = ["rolling-ball-2d"]', 'scenes = ["rolling-ball-2d"]\nfiles = ["x"]'),
      ["needs exactly one of files, scenes, generator"]),
@@ -124,6 +127,19 @@ ERRORS = [
     ("histories naming no method", BASE.replace('name = "t"', 'name = "t"\nhistories = ["apgd"]'),
      ["histories names unknown method(s) 'apgd'"]),
     ("invalid TOML", BASE + "\n[methods.x\n", ["invalid TOML"]),
+    ("every problem group missing", BASE.replace('scenes = ["rolling-ball-2d"]',
+                                                 'files = ["gone/*.hdf5"]\noptional = "make them with: X"'),
+     ["no problem to run", "glob 'gone/*.hdf5' matches no file", "(make them with: X)"]),
+    ("optional outside a files group", BASE.replace('scenes = ["rolling-ball-2d"]',
+                                                    'scenes = ["rolling-ball-2d"]\noptional = true'),
+     ["[[problems]] #1: optional belongs to a files group"]),
+    ("unknown scenario", BASE + '\n[[problems]]\nscenario = "ball-on-plank"\n', ["unknown scenario 'ball-on-plank'"]),
+    ("bad scenario parameter", BASE + '\n[[problems]]\nscenario = "ball-on-plane"\nparams = { muu = 0.1 }\n',
+     ["[[problems]] #2", "unexpected keyword argument 'muu'"]),
+    ("seed value of an unknown method", BASE + '\n[[report.seed]]\nwhat = "w"\nsource = "s"\nvalue = 1\n'
+     'method = "apgd"\nquantity = "iterations"\n', ["[[report.seed]] #1: method 'apgd' is not a method"]),
+    ("seed value of an unknown quantity", BASE + '\n[[report.seed]]\nwhat = "w"\nsource = "s"\nvalue = 1\n'
+     'method = "scs-dual"\nquantity = "iteration"\n', ["[[report.seed]] #1 quantity must be one of"]),
     ("no methods", '[[problems]]\nscenes = ["rolling-ball-2d"]\n', ["no [methods.NAME] table"]),
 ]
 
@@ -152,15 +168,21 @@ def test_generator_errors_name_the_missing_module_and_the_bad_parameter(tmp_path
 
 
 def test_shipped_studies_validate_and_resolve_against_the_shared_data(shared_data, tmp_path):
-    from workbench.study import load_study
+    from workbench.study import StudyError, load_study
     from workbench.study.problems import resolve_problems
 
+    datasets = REPO / "problems" / "datasets"
     for path in sorted((REPO / "studies").glob("*.toml")):
-        study = load_study(path)
+        try:
+            study = load_study(path)
+        except StudyError as exc:  # a study of generated data only, not generated here: says how to make it
+            assert "no problem to run" in str(exc) and "make them with: workbench generate" in str(exc), exc
+            continue
         problems = resolve_problems(study, tmp_path / path.stem)
         assert problems and study.methods
-        assert {p.source for p in problems if not p.source.startswith("scene:")} <= \
-            {str(f.resolve()) for f in shared_data.rglob("*") if f.is_file()}
+        files = {p.source for p in problems if not p.source.startswith(("scene:", "scenario:"))}
+        generated = {p for p in files if Path(p).parent in (tmp_path / path.stem, datasets.resolve())}
+        assert files - generated <= {str(f.resolve()) for f in shared_data.rglob("*") if f.is_file()}
     fclib = load_study(REPO / "studies" / "fclib_data.toml")
     n_files = len(list((shared_data / "fclib").glob("*.hdf5")) + list((shared_data / "siconos").glob("*.dat")))
     assert len(resolve_problems(fclib, tmp_path / "f")) == n_files
@@ -338,6 +360,24 @@ def test_dask_local_cluster_gives_the_same_rows(tmp_path):
     assert (b["status"] == "solved").all()
     np.testing.assert_allclose(b["objective"], a["objective"], rtol=1e-9)
     assert list(b["iterations"]) == list(a["iterations"])
+
+
+@pytest.mark.slow
+def test_dask_cluster_at_a_scheduler_address_gives_the_same_rows(tmp_path):
+    """--scheduler ADDR: a cluster started elsewhere (here a LocalCluster of this process)."""
+    distributed = pytest.importorskip("dask.distributed")
+    study = write(tmp_path / "study.toml", '[study]\nname = "d"\n[[problems]]\nscenes = ["rolling-ball-2d"]\n' + METHODS)
+    assert run(study, tmp_path / "local") == 0
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        assert run(study, tmp_path / "remote", "--executor", "dask", "--scheduler", cluster.scheduler_address) == 0
+        with distributed.Client(cluster) as client:  # the runs went through that cluster's scheduler
+            prefixes = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+        assert "run" in prefixes
+    a, b = ResultStore(tmp_path / "local").read_runs(), ResultStore(tmp_path / "remote").read_runs()
+    assert sorted(a["key"]) == sorted(b["key"]) and (b["status"] == "solved").all()
+    a, b = a.set_index("key").sort_index(), b.set_index("key").sort_index()
+    np.testing.assert_allclose(b["objective"], a["objective"], rtol=1e-9)
 
 
 def test_scheduler_needs_the_dask_executor(tmp_path, capsys):

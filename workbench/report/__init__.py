@@ -5,14 +5,16 @@ Sections, chosen and ordered by the study's ``[report] sections``:
 
 - ``summary``: per method, runs, success rate, methods' non-applicable problems, and the shifted
   geometric mean of time (qpbenchmark's convention, :mod:`workbench.report.stats`); success per tag.
+- ``seed``: the numbers the seeds report (the study's ``[[report.seed]]``) beside the measured ones.
 - ``tables``: problem x method tables of status, objective, iterations, build and solve time and
   the final residuals (the workbench's metrics), medians over repetitions.
 - ``convergence``: per problem, objective and residual against iteration and time (seed 001 Figs. 1-4).
-- ``scaling``: time and iterations against contacts, log-log, fitted slope per method (seed 001 Fig. 5).
+- ``scaling``: time and iterations against contacts, log-log, fitted slope per method (seed 001 Fig. 5);
+  for simulations, the largest complementarity error and the mean iterations per step against the
+  largest number of contacts (seed 000 Fig. 11).
 - ``profiles``: Dolan-More performance profiles of the time to the study's tolerance.
-- ``timeseries``: the hook for dynamics studies: every per-step table found under
-  ``RESULTS/timeseries/`` (``*.parquet`` or ``*.csv``; a ``time`` or ``step`` column, numeric
-  columns, optionally ``method``) is plotted.
+- ``timeseries``: for simulation runs (dynamic scenes), the per-step quantities against time, one
+  figure per scene with every method, analytic curves dashed.
 
 The header (what was run, statuses), the methods and the provenance are always there. Only rows of
 the current plan are reported: rows left by an earlier version of the study stay on disk but are
@@ -30,13 +32,14 @@ import pandas as pd
 
 from workbench.report import figures, tables
 from workbench.report.document import Code, Figure, Heading, Table, Text, render_html, render_markdown
-from workbench.report.stats import pair_times, performance_profile
+from workbench.report.stats import iterations_to_reference, pair_times, performance_profile
 from workbench.study.store import ResultStore
 
 __all__ = ["write_report", "load_results", "Results"]
 
 _NUMERIC = ("objective", "solver_objective", "iterations", "build_seconds", "solve_seconds", "wall_seconds",
-            "judged_error", "siconos_error", "relaxed_error", "ccp_residual", "n_contacts")
+            "judged_error", "siconos_error", "relaxed_error", "ccp_residual", "complementarity", "analytic_error",
+            "max_contacts", "mean_iterations", "n_contacts", "steps")
 #: problem x method tables: (row column, file name, caption)
 _TABLES = (("objective", "objective", "Objective of the formulation at the returned point"),
            ("iterations", "iterations", "Iterations"),
@@ -44,7 +47,11 @@ _TABLES = (("objective", "objective", "Objective of the formulation at the retur
            ("solve_seconds", "solve_seconds", "Solve time [s]"),
            ("judged_error", "judged_error", "Judged error (relaxed error, or Siconos error for exact formulations)"),
            ("siconos_error", "siconos_error", "Siconos error (exact Coulomb natural map)"),
-           ("ccp_residual", "ccp_residual", "CCP residual (seed 000 eq. 39)"))
+           ("ccp_residual", "ccp_residual", "CCP residual (seed 000 eq. 39)"),
+           ("complementarity", "complementarity", "Complementarity max |gamma_n u_n| (seed 000 eq. 8; simulations: "
+                                                  "the largest over steps)"),
+           ("analytic_error", "analytic_error", "Simulations: largest deviation of a tracked velocity from the "
+                                                "analytic solution [m/s]"))
 
 
 @dataclass
@@ -81,6 +88,11 @@ class Results:
         return "build + solve time [s]" if self.options["time"] == "total" else "solve time [s]"
 
     @property
+    def static(self) -> pd.DataFrame:
+        """The runs of single time-step problems (not simulations)."""
+        return self.runs[self.runs["kind"] != "simulation"]
+
+    @property
     def skipped(self) -> set[tuple[str, str]]:
         return {(s["problem"], s["method"]) for s in self.plan["skipped"]}
 
@@ -88,7 +100,7 @@ class Results:
         """problem -> formulation -> reference objective: the reference method's (median over its
         solved repetitions) when the study names one of that formulation and it solved the problem,
         else the lowest median objective among solved methods of that formulation."""
-        solved = self.runs[self.runs["status"] == "solved"]
+        solved = self.static[self.static["status"] == "solved"]
         med = solved.groupby(["problem", "formulation", "method"])["objective"].median()
         ref_method = self.options.get("reference_method")
         out: dict[str, dict[str, float]] = {}
@@ -113,6 +125,8 @@ def load_results(results_dir) -> Results:
         for col in _NUMERIC:
             if col in runs:
                 runs[col] = pd.to_numeric(runs[col], errors="coerce")
+        # a solver that could not run did no iterations in no time: show '-', not 0
+        runs.loc[runs["status"] == "unavailable", ["iterations", "build_seconds", "solve_seconds"]] = np.nan
         runs["total_seconds"] = runs["build_seconds"] + runs["solve_seconds"]
     return Results(root=store.root, plan=plan, runs=runs, stale=n_all - len(runs), store=store)
 
@@ -134,6 +148,8 @@ def _header(res: Results) -> list:
         text += " The study is incomplete: run it again to finish (recorded runs are kept)."
     if res.stale:
         text += f" {res.stale} rows from earlier versions of the study are not reported."
+    for missing in plan.get("missing", []):
+        text += f" A problem group was skipped: {missing}."
     if plan["skipped"]:
         text += (f" {len(plan['skipped'])} (problem, method) pairs were not planned because the "
                  "formulation cannot take the problem (e.g. primal on a local problem).")
@@ -170,6 +186,8 @@ def _tables(res: Results, out: Path) -> list:
     status = tables.status_pivot(res.runs, res.methods, res.labels)
     blocks.append(Table(status, "Status.", tables.write_table(status, out, "status", "Status")))
     for column, name, caption in _TABLES:
+        if column not in res.runs or res.runs[column].isna().all():
+            continue
         t = tables.pivot(res.runs, column, res.methods, res.labels)
         blocks.append(Table(t, caption + ".", tables.write_table(t, out, name, caption)))
     return blocks
@@ -178,7 +196,7 @@ def _tables(res: Results, out: Path) -> list:
 def _convergence(res: Results, out: Path) -> list:
     o = res.options
     refs = res.references()
-    first = res.runs[res.runs["repetition"] == 0]
+    first = res.static[res.static["repetition"] == 0]
     histories = res.store.read_histories(first["key"])
     blocks = [Heading(1, "Convergence"),
               Text(f"Per problem, first repetition. Top: {'|objective - reference|' if o['convergence'] == 'error' else '|objective|'} "
@@ -190,10 +208,8 @@ def _convergence(res: Results, out: Path) -> list:
     ref_table.index.name = "problem"
     blocks.append(Table(ref_table, "Reference objectives per formulation.",
                         tables.write_table(ref_table, out, "reference_objectives", "Reference objectives")))
-    for problem in res.problems:
+    for problem in dict.fromkeys(first["problem"]):
         mine = first[first["problem"] == problem]
-        if mine.empty:
-            continue
         path = f"figures/convergence-{_slug(problem)}.png"
         figures.convergence_figure(problem, mine, histories, refs.get(problem, {}), o["convergence"], res.labels,
                                    res.methods, out / path)
@@ -203,20 +219,41 @@ def _convergence(res: Results, out: Path) -> list:
 
 def _scaling(res: Results, out: Path) -> list:
     blocks = [Heading(1, "Scaling")]
-    solved = res.runs[res.runs["status"] == "solved"]
-    if solved["n_contacts"].nunique() < 2:
-        return blocks + [Text("Needs solved runs on problems of at least two sizes.")]
-    pairs = (solved.groupby(["problem", "method"])
-             .agg(n_contacts=("n_contacts", "first"), time=(res.time_column, "median"),
-                  iterations=("iterations", "median")).reset_index())
-    path = "figures/scaling.png"
-    slopes = figures.scaling_figure(pairs, res.labels, res.methods, res.time_label, out / path)
-    return blocks + [Text(f"{res.time_label.capitalize()} and iterations of solved runs (medians over "
-                          "repetitions) against the number of contacts; slope of the least-squares line "
-                          "in log-log, i.e. the exponent k of time ~ contacts^k."),
-                     Figure(path, "Scaling with the number of contacts"),
-                     Table(slopes, "Fitted log-log slopes.", tables.write_table(slopes, out, "scaling_slopes",
-                                                                                  "Fitted log-log slopes"))]
+    solved = res.static[res.static["status"] == "solved"]
+    if solved["n_contacts"].nunique() >= 2:
+        pairs = (solved.groupby(["problem", "method"])
+                 .agg(n_contacts=("n_contacts", "first"), time=(res.time_column, "median"),
+                      iterations=("iterations", "median")).reset_index())
+        path = "figures/scaling.png"
+        slopes = figures.scaling_figure(pairs, res.labels, res.methods,
+                                        [("time", res.time_label), ("iterations", "iterations")], out / path)
+        blocks += [Text(f"{res.time_label.capitalize()} and iterations of solved runs (medians over "
+                        "repetitions) against the number of contacts; slope of the least-squares line "
+                        "in log-log, i.e. the exponent k of time ~ contacts^k."),
+                   Figure(path, "Scaling with the number of contacts"),
+                   Table(slopes, "Fitted log-log slopes.",
+                         tables.write_table(slopes, out, "scaling_slopes", "Fitted log-log slopes"))]
+    sims = res.runs[(res.runs["kind"] == "simulation") & (res.runs["status"] == "solved")]
+    for source, mine in sims.groupby("source", sort=False):  # one figure per scene swept over sizes
+        if mine["max_contacts"].nunique() < 2:
+            continue
+        scene = source.partition(":")[2]
+        pairs = (mine.groupby(["problem", "method"])
+                 .agg(n_contacts=("max_contacts", "first"), complementarity=("complementarity", "median"),
+                      mean_iterations=("mean_iterations", "median")).reset_index())
+        path = f"figures/scaling-{_slug(scene)}.png"
+        slopes = figures.scaling_figure(pairs, res.labels, res.methods,
+                                        [("complementarity", "largest complementarity max |g_n u_n|"),
+                                         ("mean_iterations", "mean iterations per step")], out / path)
+        blocks += [Text(f"Simulations of {scene} (the form of seed 000 Fig. 11): the largest complementarity "
+                        "error over all steps and the mean iterations per step against the largest number of "
+                        "contacts, for simulations whose every step was solved."),
+                   Figure(path, f"{scene}: complementarity and iterations against contacts"),
+                   Table(slopes, f"Fitted log-log slopes ({scene}).",
+                         tables.write_table(slopes, out, f"scaling_slopes_{_slug(scene)}", "Fitted log-log slopes"))]
+    if len(blocks) == 1:
+        blocks.append(Text("Needs solved runs on problems of at least two sizes."))
+    return blocks
 
 
 def _profiles(res: Results, out: Path) -> list:
@@ -241,17 +278,62 @@ def _profiles(res: Results, out: Path) -> list:
 
 def _timeseries(res: Results, out: Path) -> list:
     blocks = [Heading(1, "Time series")]
-    d = res.root / "timeseries"
-    files = sorted([*d.glob("*.parquet"), *d.glob("*.csv")]) if d.is_dir() else []
-    if not files:
-        return blocks + [Text("No per-step tables in this study (a dynamics study writes them under "
-                              "RESULTS/timeseries/*.parquet or *.csv).")]
-    for f in files:
-        table = pd.read_parquet(f) if f.suffix == ".parquet" else pd.read_csv(f)
-        path = f"figures/timeseries-{_slug(f.stem)}.png"
-        if figures.timeseries_figure(table, f.stem, out / path):
-            blocks.append(Figure(path, f"{f.stem} per step"))
+    runs = res.runs[(res.runs["kind"] == "simulation") & (res.runs["repetition"] == 0)]
+    if runs.empty:
+        return blocks + [Text("No simulation in this study (a [[problems]] group with scenario = ...).")]
+    histories = res.store.read_histories(runs["key"])
+    blocks.append(Text("Per scene, the per-step quantities of every method's simulation (first repetition) "
+                       "against time; dashed black: the analytic solution where the scene has one."))
+    for problem in dict.fromkeys(runs["problem"]):
+        keys = runs.loc[runs["problem"] == problem, "key"]
+        table = histories[histories["key"].isin(keys)] if len(histories) else histories
+        if table.empty:
+            continue
+        table = table.assign(method=table["method"].map(res.labels))
+        path = f"figures/timeseries-{_slug(problem)}.png"
+        if figures.timeseries_figure(table, problem, out / path):
+            blocks.append(Figure(path, f"{problem} per step"))
     return blocks
+
+
+def _seed(res: Results, out: Path) -> list:
+    entries = res.options.get("seed") or []
+    if not entries:
+        return []
+    refs = res.references()
+    rows = []
+    for e in entries:
+        runs = res.runs[res.runs["method"] == e["method"]]
+        if e.get("problem"):
+            runs = runs[runs["problem"] == e["problem"]]
+        elif e.get("tag"):
+            runs = runs[runs["tags"].fillna("").str.split(",").apply(lambda tags: e["tag"] in tags)]
+        if e["quantity"] == "iterations_to_reference":
+            values = [_iterations_to_reference(res, run, refs, e["rel_tol"]) for run in runs.itertuples()]
+        else:
+            values = pd.to_numeric(runs[e["quantity"]], errors="coerce") if e["quantity"] in runs else []
+        values = pd.Series(values, dtype=float).dropna()
+        where = e.get("problem") or (f"tag {e['tag']}" if e.get("tag") else "all problems")
+        rows.append({"what": e["what"], "source": e["source"], "method": res.labels[e["method"]],
+                     "problems": where, "seed": e["value"],
+                     "measured": float(values.median()) if len(values) else np.nan, "runs": len(values)})
+    table = pd.DataFrame(rows).set_index("what")
+    return [Heading(1, "Seed results beside this study's"),
+            Text("Each number the seeds report, beside the median of what this study measured for it (runs: how "
+                 "many runs gave a value; '-' where none did, e.g. data not generated or the method unavailable). "
+                 "Iterations to reference: the first iteration whose objective is within rel_tol of the reference "
+                 "objective (section Convergence)."),
+            Table(table, "Seed and measured values.", tables.write_table(table, out, "seed", "Seed and measured values"))]
+
+
+def _iterations_to_reference(res: Results, run, refs: dict, rel_tol: float) -> float:
+    ref = refs.get(run.problem, {}).get(run.formulation)
+    history = res.store.read_histories([run.key])
+    obj = figures.first_column(history.columns, figures.HISTORY_OBJECTIVE)
+    it = figures.first_column(history.columns, figures.ITERATION)
+    if ref is None or obj is None or it is None:
+        return float("nan")
+    return iterations_to_reference(history[it], history[obj], ref, rel_tol)
 
 
 def _methods_and_provenance(res: Results, out: Path) -> list:
@@ -278,7 +360,7 @@ def _study_text(res: Results) -> str:
     return path.read_text(encoding="utf-8") if path.is_file() else "(not saved)"
 
 
-SECTIONS = {"summary": _summary, "tables": _tables, "convergence": _convergence, "scaling": _scaling,
+SECTIONS = {"summary": _summary, "seed": _seed, "tables": _tables, "convergence": _convergence, "scaling": _scaling,
             "profiles": _profiles, "timeseries": _timeseries}
 
 

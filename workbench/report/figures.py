@@ -20,15 +20,15 @@ from matplotlib.figure import Figure
 
 from workbench.report.stats import loglog_slope
 
-__all__ = ["convergence_figure", "scaling_figure", "profile_figure", "timeseries_figure",
-           "HISTORY_OBJECTIVE", "HISTORY_RESIDUAL"]
+__all__ = ["convergence_figure", "scaling_figure", "profile_figure", "timeseries_figure", "first_column",
+           "HISTORY_OBJECTIVE", "HISTORY_RESIDUAL", "ITERATION"]
 
 #: history columns holding the formulation's objective, in order of preference
 HISTORY_OBJECTIVE = ("objective", "dual_objective", "solver_primal_objective")
 #: history columns (or pairs, whose maximum is taken) holding a residual, in order of preference
 HISTORY_RESIDUAL = (("judged_error",), ("relaxed_error",), ("siconos_error",), ("ccp_residual",), ("residual",),
                     ("res_primal", "res_dual"), ("res_pri", "res_dual"))
-_ITERATION = ("iteration", "outer")
+ITERATION = ("iteration", "outer")
 
 
 def _colors(methods: list[str]) -> dict[str, str]:
@@ -36,7 +36,7 @@ def _colors(methods: list[str]) -> dict[str, str]:
     return {m: palette[i % 10] for i, m in enumerate(methods)}
 
 
-def _first(columns, options) -> str | None:
+def first_column(columns, options) -> str | None:
     return next((c for c in options if c in columns), None)
 
 
@@ -64,17 +64,20 @@ def _save(fig: Figure, path: Path) -> None:
 
 
 def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame, references: dict[str, float],
-                       mode: str, labels: dict[str, str], methods: list[str], path: Path) -> None:
-    """One figure for ``problem`` (runs and histories of its first repetition)."""
+                       mode: str, labels: dict[str, str], methods: list[str], path: Path) -> dict[str, tuple]:
+    """One figure for ``problem`` (runs and histories of its first repetition); per method, the
+    history columns drawn as (objective, residual) (None where the history has none)."""
     colors = _colors(methods)
+    drawn = {}
     fig = Figure(figsize=(11, 7.5), layout="constrained")
     axes = fig.subplots(2, 2)
     for run in runs.itertuples():
         method, color = run.method, colors[run.method]
         ref = references.get(run.formulation)
-        hist = histories[histories["key"] == run.key] if len(histories) else histories
-        it_col = _first(hist.columns, _ITERATION) if len(hist) else None
-        obj_col = _first(hist.columns, HISTORY_OBJECTIVE) if len(hist) else None
+        # the long table has every solver's columns: keep the ones this run logged
+        hist = histories[histories["key"] == run.key].dropna(axis=1, how="all") if len(histories) else histories
+        it_col = first_column(hist.columns, ITERATION) if len(hist) else None
+        obj_col = first_column(hist.columns, HISTORY_OBJECTIVE) if len(hist) else None
         xs = {"iteration": hist[it_col] if it_col else None,
               "time": hist["elapsed"] if len(hist) and "elapsed" in hist else None}
         finals = {"iteration": run.iterations, "time": run.solve_seconds}
@@ -82,6 +85,7 @@ def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame
         offset = ref if mode == "error" and ref is not None else 0.0
         y = (hist[obj_col] - offset).abs() if obj_col is not None and have_ref else None
         res, res_name = _residual(hist) if len(hist) else (None, "")
+        drawn[method] = (obj_col if y is not None else None, res_name or None)
         final_obj = abs(run.objective - offset) if have_ref and np.isfinite(run.objective) else np.nan
         for col, xname in enumerate(("iteration", "time")):
             x, fx = xs[xname], finals[xname]
@@ -117,32 +121,34 @@ def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame
     fig.suptitle(f"{problem} — reference objective {refs}; x: the returned point (workbench measures)",
                  fontsize=10)
     _save(fig, path)
+    return drawn
 
 
-def scaling_figure(pairs: pd.DataFrame, labels: dict[str, str], methods: list[str], time_label: str,
+def scaling_figure(pairs: pd.DataFrame, labels: dict[str, str], methods: list[str], panels: list[tuple[str, str]],
                    path: Path) -> pd.DataFrame:
-    """Time and iterations against the number of contacts, log-log, one line per method with its
-    fitted slope; ``pairs`` has method, n_contacts, time, iterations (solved pairs only). Returns the
-    slopes."""
+    """Columns of ``pairs`` against its n_contacts, log-log, one panel per (column, axis label) of
+    ``panels`` and one line per method with its fitted slope; ``pairs`` has method, n_contacts and
+    the columns (one row per problem and method). Returns the slopes."""
     colors = _colors(methods)
-    fig = Figure(figsize=(11, 4.5), layout="constrained")
-    axes = fig.subplots(1, 2)
+    fig = Figure(figsize=(5.5 * len(panels), 4.5), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(panels)))
     slopes = []
     for method in methods:
         mine = pairs[pairs["method"] == method].sort_values("n_contacts")
         if mine.empty:
             continue
         row = {"method": labels[method], "points": len(mine)}
-        for ax, col in zip(axes, ("time", "iterations")):
+        for ax, (col, ylabel) in zip(axes, panels):
             k = loglog_slope(mine["n_contacts"], mine[col])
             row[f"{col} slope"] = k
-            ax.plot(mine["n_contacts"], mine[col], "o-", color=colors[method],
-                    label=f"{labels[method]} (slope {k:.2f})" if k == k else labels[method])
+            _positive_plot(ax, mine["n_contacts"], mine[col], "o-", color=colors[method],
+                           label=f"{labels[method]} (slope {k:.2f})" if k == k else labels[method])
         slopes.append(row)
-    for ax, ylabel in zip(axes, (time_label, "iterations")):
+    for ax, (col, ylabel) in zip(axes, panels):
         ax.set(xscale="log", yscale="log", xlabel="contacts", ylabel=ylabel)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if ax.has_data():
+            ax.legend(fontsize=8)
     _save(fig, path)
     return pd.DataFrame(slopes).set_index("method") if slopes else pd.DataFrame()
 
@@ -165,25 +171,41 @@ def profile_figure(rho: pd.DataFrame, path: Path, time_label: str) -> None:
     _save(fig, path)
 
 
+#: per-step columns drawn first (a simulation's tracked velocities, then its solver effort)
+_SERIES_FIRST = ("v_slope", "rolling", "v_normal", "complementarity", "iterations", "contacts", "fixed_force",
+                 "kinetic_energy")
+#: per-step columns drawn on a log axis
+_SERIES_LOG = ("complementarity",)
+
+
 def timeseries_figure(table: pd.DataFrame, title: str, path: Path, max_panels: int = 6) -> bool:
-    """Each numeric column of a per-step table against ``time`` (or ``step``), one line per
-    ``method`` when the table has that column. False when there is nothing to plot."""
-    x = _first(table.columns, ("time", "t", "step"))
-    ys = [c for c in table.columns if c not in (x, "step", "repetition") and pd.api.types.is_numeric_dtype(table[c])]
-    ys = ys[:max_panels]
+    """Per-step quantities against ``t`` (or ``time``, ``step``), one line per ``method`` when the
+    table has that column; a column ``X_analytic`` is drawn dashed black on X's panel. False when
+    there is nothing to plot."""
+    x = first_column(table.columns, ("t", "time", "step"))
+    numeric = [c for c in table.columns if c not in (x, "step", "repetition") and not c.endswith("_analytic")
+               and pd.api.types.is_numeric_dtype(table[c]) and table[c].notna().any()]
+    ys = ([c for c in _SERIES_FIRST if c in numeric] + [c for c in numeric if c not in _SERIES_FIRST])[:max_panels]
     if x is None or not ys:
         return False
-    groups = table.groupby("method") if "method" in table else [("", table)]
+    groups = list(table.groupby("method", sort=False)) if "method" in table else [("", table)]
     fig = Figure(figsize=(9, 2.2 * len(ys) + 0.8), layout="constrained")
     axes = np.atleast_1d(fig.subplots(len(ys), 1, sharex=True))
-    for name, frame in groups:
+    for i, (name, frame) in enumerate(groups):
         for ax, y in zip(axes, ys):
-            ax.plot(frame[x], frame[y], label=str(name) or None)
+            values = frame[y].where(frame[y] > 0) if y in _SERIES_LOG else frame[y]
+            ax.plot(frame[x], values, "-", color=f"C{i % 10}", lw=1.2, label=str(name) or None)
+    first = groups[0][1]
     for ax, y in zip(axes, ys):
+        if f"{y}_analytic" in first:
+            ax.plot(first[x], first[f"{y}_analytic"], "--", color="k", lw=1, label="analytic")
+        if y in _SERIES_LOG and ax.has_data():
+            ax.set_yscale("log")
         ax.set_ylabel(y)
         ax.grid(True, alpha=0.3)
-    axes[-1].set_xlabel(x)
-    if "method" in table:
+    axes[-1].set_xlabel("t [s]" if x == "t" else x)
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
         axes[0].legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
     _save(fig, path)

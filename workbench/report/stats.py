@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["shifted_geometric_mean", "performance_ratios", "performance_profile", "loglog_slope",
-           "pair_times", "MIN_TIME"]
+           "pair_times", "iterations_to_reference", "MIN_TIME"]
 
 #: floor on times entering a ratio (a clock can read 0 s for a trivial solve)
 MIN_TIME = 1e-9
@@ -84,3 +84,11 @@ def pair_times(runs: pd.DataFrame, time_column: str) -> pd.Series:
     as infinity (so the pair counts as solved when more than half of its repetitions are)."""
     t = runs[time_column].astype(float).where(runs["status"] == "solved", np.inf)
     return t.groupby([runs["problem"], runs["method"]]).median()
+
+
+def iterations_to_reference(iterations, objective, reference: float, rel_tol: float) -> float:
+    """The first iteration whose objective is within rel_tol |reference| of the reference (seed 001
+    section 5.1: APGD iterations to reach the interior-point objective); NaN when none is."""
+    it, obj = np.asarray(iterations, dtype=float), np.asarray(objective, dtype=float)
+    hit = np.flatnonzero(np.abs(obj - reference) <= rel_tol * abs(reference))
+    return float(it[hit[0]]) if hit.size else float("nan")

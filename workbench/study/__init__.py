@@ -9,6 +9,7 @@ means). Layers, no cycles:
 - :mod:`~workbench.study.problems`: problem groups -> concrete problems with data hashes.
 - :mod:`~workbench.study.store`: one parquet file per run, written atomically; read back as tables.
 - :mod:`~workbench.study.worker`: the killable worker process that executes runs.
+- :mod:`~workbench.study.simulation`: a run that simulates a dynamic scene (its history: per-step table).
 - :mod:`~workbench.study.executors`: local worker pool or Dask cluster.
 - :mod:`~workbench.study.runner`: plan the grid, skip what is done, execute, record.
 

@@ -20,6 +20,9 @@ from workbench.errors import InputError
 #: name -> "module:function"
 GENERATORS: dict[str, str] = {
     "sphere_packing": "problems.synthetic:sphere_packing",
+    # seed 003 (Anitescu and Hart): the 2D cannonball arrangements and the hexagonal pyramid
+    "cannonball": "problems.lcp_scenes:cannonball",
+    "hexagonal_pyramid": "problems.lcp_scenes:hexagonal_pyramid",
 }
 
 

@@ -10,6 +10,7 @@ which also keeps the exact data a study ran on next to its results.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,11 +35,13 @@ class ProblemRef:
     n_contacts: int
     n_dof: int | None
     d: int
+    #: a simulation's scene parameters (kind "simulation": source is "scenario:NAME")
+    params: dict | None = None
 
     def describe(self) -> dict:
         return {"problem": self.name, "source": self.source, "problem_hash": self.digest,
                 "tags": list(self.tags), "kind": self.kind, "n_contacts": self.n_contacts,
-                "n_dof": self.n_dof, "d": self.d}
+                "n_dof": self.n_dof, "d": self.d, "params": self.params}
 
 
 def problem_digest(problem: TimeStepProblem) -> str:
@@ -90,6 +93,22 @@ def _generate(generator: str, name: str, params: dict) -> list[tuple[str, TimeSt
     return [(f"{name}-{i}", p) for i, p in enumerate(problems)]
 
 
+def _scenario_ref(scenario: str, name: str, params: dict, tags) -> ProblemRef:
+    """A dynamic scene simulated by each run: keyed by its name and parameters (the scene is built
+    here once, so bad parameters stop the study before any run)."""
+    from problems.dynamic_scenes import get_scenario
+    try:
+        built = get_scenario(scenario, **params)
+    except Exception as exc:  # whatever a scene's constructor raises, the study names it and stops
+        raise StudyError(f"scenario {scenario!r} ({name}) failed: {type(exc).__name__}: {exc}") from None
+    bodies = built.world.bodies
+    digest = hashlib.sha256(json.dumps({"scenario": scenario, "params": params}, sort_keys=True,
+                                       default=str).encode()).hexdigest()
+    return ProblemRef(name=name, source=f"scenario:{scenario}", digest=digest, tags=tuple(tags), kind="simulation",
+                      n_contacts=0, n_dof=int(bodies.n * bodies.dof), d=int(bodies.dim),
+                      params=dict(params))
+
+
 def _save(problem: TimeStepProblem, path: Path) -> None:
     """Write atomically, so an interrupted study never leaves a half-written problem behind."""
     from workbench.io import save_problem
@@ -110,6 +129,9 @@ def resolve_problems(study: Study, problem_dir: Path) -> list[ProblemRef]:
             refs.append(_ref(problem, problem.name or path.stem, str(path), group.tags))
         for scene in group.scenes:
             refs.append(_ref(SCENES[scene](), scene, f"scene:{scene}", group.tags))
+        if group.scenario is not None:
+            refs += [_scenario_ref(group.scenario, label, params, group.tags) for label, params in group.generated]
+            continue
         for label, params in group.generated:
             for name, problem in _generate(group.generator, label, params):
                 problem_dir.mkdir(parents=True, exist_ok=True)

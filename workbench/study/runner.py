@@ -29,7 +29,7 @@ __all__ = ["Run", "plan", "run_study", "run_key", "RESULT_FIELDS"]
 
 #: what every row holds besides the metrics (None where a run produced nothing)
 RESULT_FIELDS = ("status", "solver_status", "objective", "solver_objective", "iterations", "build_seconds",
-                 "solve_seconds", "wall_seconds", "message", "info", "host")
+                 "solve_seconds", "wall_seconds", "message", "info", "host", "steps")
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict
     runs, skipped = [], []
     for problem in problems:
         for method in study.methods:
-            if get_formulation(method.formulation).needs_global and problem.kind != "global":
+            if get_formulation(method.formulation).needs_global and problem.kind == "local":
                 skipped.append({"problem": problem.name, "method": method.name,
                                 "reason": f"formulation {method.formulation} needs M, D (a global problem)"})
                 continue
@@ -68,7 +68,8 @@ def _task(run: Run, study: Study) -> dict[str, Any]:
     """What a worker needs for a run; ``preload`` is what a fresh worker imports before its first."""
     preload = {"plugins": [str(p) for p in study.plugins],
                "methods": sorted({(m.formulation, m.solver) for m in study.methods})}
-    return {"key": run.key, "source": run.problem.source, "formulation": run.method.formulation,
+    return {"key": run.key, "source": run.problem.source, "scenario_params": run.problem.params,
+            "formulation": run.method.formulation,
             "solver": run.method.solver, "options": run.method.solve_options(study.time_limit),
             "preload": preload, "hard_limit": study.hard_limit()}
 
@@ -96,7 +97,7 @@ def _plan_record(study: Study, problems: list[ProblemRef], runs: list[Run], skip
             "methods": [m.describe() for m in study.methods], "problems": [p.describe() for p in problems],
             "runs": [{"key": r.key, "problem": r.problem.name, "method": r.method.name,
                       "repetition": r.repetition} for r in runs],
-            "skipped": skipped}
+            "skipped": skipped, "missing": [g.missing for g in study.groups if g.missing]}
 
 
 def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: str = "local",
@@ -124,6 +125,9 @@ def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: 
     tasks = [_task(r, study) for r in todo]
     print(f"{study.name}: {len(runs)} runs planned, {len(runs) - len(todo)} already recorded, {len(todo)} to run"
           + (f"; {len(skipped)} (problem, method) pairs skipped" if skipped else ""), file=sys.stderr)
+    for group in study.groups:
+        if group.missing:
+            print(f"{study.name}: problem group skipped: {group.missing}", file=sys.stderr)
     results = run_dask(tasks, jobs, log, scheduler) if executor == "dask" else run_local(tasks, jobs, log)
     statuses: Counter = Counter()
     bar = None

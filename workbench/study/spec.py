@@ -18,9 +18,10 @@ mean 'y'?")::
     tol = 1e-5                     # accuracy asked of the solver (SolveOptions.tol)
     accept = 1e-4                  # error at most this counts as "solved" (default: tol)
 
-    [[problems]]                   # a group: exactly one of files, scenes, generator
-    files = ["../data/*.hdf5"]     # paths or globs; relative ones are resolved against the
-                                   # directory of the study file (never the working directory)
+    [[problems]]                   # a group: exactly one of files, scenes, generator, scenario
+    files = ["shared:fclib/*.hdf5", "../data/*.dat"]   # paths or globs: shared:REL in the reference
+                                   # data (workbench.shared_data); relative ones are resolved against
+                                   # the directory of the study file (never the working directory)
     tags = ["settled"]             # free labels carried into every row and the report
 
     [[problems]]
@@ -32,6 +33,16 @@ mean 'y'?")::
     sweep = { n_spheres = [64, 128] }   # cartesian product of the listed values
     name = "spheres-{n_spheres}"   # problem name template (default: generator-key=value...)
 
+    [[problems]]
+    files = ["../problems/datasets/settled-*.hdf5"]
+    optional = "make them with: workbench generate settled"   # files absent: the group is skipped
+                                   # with this reason (the study stops only when nothing is left)
+
+    [[problems]]
+    scenario = "ball-on-plane"     # a dynamic scene (problems.dynamic_scenes.SCENARIOS): each run
+    params = { h = 0.0025 }        # simulates it with the method; its per-step table is the run's
+    sweep = { mu = [0.1, 0.2] }    # history (the report's time series); params, sweep, name as above
+
     [methods.clarabel-dual]        # the key names the method in results
     formulation = "dual"
     solver = "clarabel"
@@ -41,11 +52,20 @@ mean 'y'?")::
     params = { max_step_fraction = 0.99 }   # solver-specific settings, passed through
 
     [report]
-    sections = ["summary", "tables", "convergence", "scaling", "profiles", "timeseries"]
+    sections = ["summary", "seed", "tables", "convergence", "scaling", "profiles", "timeseries"]
     reference_method = "clarabel-dual"   # reference objective (default: best solved objective)
     convergence = "error"          # "error": |objective - reference|; "absolute": |objective|
     shift = 10.0                   # shift [s] of the shifted geometric mean (qpbenchmark: 10)
     time = "solve"                 # time measure of means and profiles: "solve" or "total" (+ build)
+
+    [[report.seed]]                # a number the seed reports, shown beside the measured one
+    what = "APGD iterations to the interior-point objective, settled"
+    source = "seed 001 sec. 5.1.1"
+    value = 561
+    method = "apgd-dual"           # the method whose runs are measured
+    tag = "settled"                # which problems: tag = ..., or problem = NAME (default: all)
+    quantity = "iterations_to_reference"   # a column of the runs (iterations, objective, ...), or
+    rel_tol = 5e-5                 # the first iteration with |objective - reference| <= rel_tol |reference|
 
 Every error is a :class:`StudyError` (an InputError: one line, exit code 2 from the CLI) that names
 the file and the place in it.
@@ -67,18 +87,24 @@ from typing import Any
 
 from workbench.errors import InputError
 
-__all__ = ["Study", "StudyError", "Method", "ProblemGroup", "ReportOptions", "Tolerance", "load_study",
-           "import_plugin", "TOLERANCE_PRESETS", "SECTIONS"]
+__all__ = ["Study", "StudyError", "Method", "ProblemGroup", "ReportOptions", "SeedValue", "Tolerance", "load_study",
+           "import_plugin", "TOLERANCE_PRESETS", "SECTIONS", "SEED_QUANTITIES"]
 
-SECTIONS = ("summary", "tables", "convergence", "scaling", "profiles", "timeseries")
+SECTIONS = ("summary", "seed", "tables", "convergence", "scaling", "profiles", "timeseries")
 DEFAULT_TIME_LIMIT = 300.0
 
 _TOP_KEYS = ("study", "tolerances", "problems", "methods", "report")
 _STUDY_KEYS = ("name", "description", "repetitions", "time_limit", "tolerance", "histories", "plugins")
 _TOLERANCE_KEYS = ("tol", "accept")
-_PROBLEM_KEYS = ("files", "scenes", "generator", "params", "sweep", "name", "tags")
+_PROBLEM_KEYS = ("files", "scenes", "generator", "scenario", "params", "sweep", "name", "tags", "optional")
+_KINDS = ("files", "scenes", "generator", "scenario")
 _METHOD_KEYS = ("formulation", "solver", "label", "tolerance", "max_iter", "params")
-_REPORT_KEYS = ("sections", "reference_method", "convergence", "shift", "time")
+_REPORT_KEYS = ("sections", "reference_method", "convergence", "shift", "time", "seed")
+_SEED_KEYS = ("what", "source", "value", "method", "tag", "problem", "quantity", "rel_tol")
+#: what a [[report.seed]] entry may measure: columns of the runs, and one derived from histories
+SEED_QUANTITIES = ("iterations_to_reference", "iterations", "objective", "solve_seconds", "build_seconds",
+                   "n_contacts", "judged_error", "siconos_error", "relaxed_error", "ccp_residual",
+                   "complementarity", "dual_objective", "primal_objective", "analytic_error", "steps")
 
 
 class StudyError(InputError):
@@ -139,9 +165,26 @@ class ProblemGroup:
     files: tuple[Path, ...] = ()
     scenes: tuple[str, ...] = ()
     generator: str | None = None
-    #: (name, params) of each generated problem
+    #: a dynamic scene, simulated by each run (problems.dynamic_scenes.SCENARIOS)
+    scenario: str | None = None
+    #: (name, params) of each generated problem or simulated scene
     generated: tuple[tuple[str, dict[str, Any]], ...] = ()
     tags: tuple[str, ...] = ()
+    #: why an optional group has no problem (its files are absent)
+    missing: str | None = None
+
+
+@dataclass(frozen=True)
+class SeedValue:
+    """A number a seed reports, to be shown beside what the study measures ([[report.seed]])."""
+    what: str
+    source: str
+    value: float
+    method: str
+    quantity: str
+    tag: str | None = None
+    problem: str | None = None
+    rel_tol: float = 1e-4
 
 
 @dataclass(frozen=True)
@@ -151,6 +194,7 @@ class ReportOptions:
     convergence: str = "error"
     shift: float = 10.0
     time: str = "solve"
+    seed: tuple[SeedValue, ...] = ()
 
 
 @dataclass
@@ -295,10 +339,18 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
 
 def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, ...]:
     """Paths and globs, relative to ``base`` (the study file's directory) unless absolute."""
+    from workbench.shared_data import PREFIX, resolve_shared
+
     found: dict[Path, None] = {}  # ordered set: overlapping globs name a file once
     for pattern in patterns:
-        p = Path(os.path.expanduser(pattern))
-        full = p if p.is_absolute() else base / p
+        if pattern.startswith(PREFIX):  # shared:REL, the reference data (workbench.shared_data)
+            try:
+                full = resolve_shared(pattern)
+            except InputError as exc:
+                raise StudyError(f"{where}: {exc}") from None
+        else:
+            p = Path(os.path.expanduser(pattern))
+            full = p if p.is_absolute() else base / p
         if glob.has_magic(str(full)):
             matches = [Path(m) for m in sorted(glob.glob(str(full), recursive=True)) if os.path.isfile(m)]
             if not matches:
@@ -313,12 +365,19 @@ def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, .
     return tuple(found)
 
 
-def _generated(table: dict, where: str) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
+def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
+    """The (name, params) of each problem of a generator or scenario group (sweep unrolled)."""
     from workbench.study.generators import check_params, get_generator
 
-    name = _string(table["generator"], f"{where} generator")
+    name = _string(table[kind], f"{where} {kind}")
     try:
-        func = get_generator(name)
+        if kind == "generator":
+            func = get_generator(name)
+        else:
+            from problems.dynamic_scenes import SCENARIOS
+            if name not in SCENARIOS:
+                raise InputError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
+            func = SCENARIOS[name]
     except InputError as exc:
         raise StudyError(f"{where}: {exc}") from None
     params = _table(table.get("params", {}), f"{where} params")
@@ -360,27 +419,43 @@ def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
     for i, table in enumerate(entries, start=1):
         where = f"[[problems]] #{i}"
         _check_keys(table, _PROBLEM_KEYS, where)
-        kinds = [k for k in ("files", "scenes", "generator") if k in table]
+        kinds = [k for k in _KINDS if k in table]
         if len(kinds) != 1:
-            raise StudyError(f"{where} needs exactly one of files, scenes, generator (has "
-                             f"{', '.join(kinds) or 'none'})")
-        if kinds[0] != "generator":
+            raise StudyError(f"{where} needs exactly one of {', '.join(_KINDS)} (has {', '.join(kinds) or 'none'})")
+        if kinds[0] not in ("generator", "scenario"):
             for key in ("params", "sweep", "name"):
                 if key in table:
-                    raise StudyError(f"{where}: {key} belongs to a generator group")
+                    raise StudyError(f"{where}: {key} belongs to a generator or scenario group")
+        if "optional" in table and kinds[0] != "files":
+            raise StudyError(f"{where}: optional belongs to a files group")
         tags = tuple(_strings(table.get("tags", []), f"{where} tags"))
         if kinds[0] == "files":
-            groups.append(ProblemGroup(i, files=_resolve_files(_strings(table["files"], f"{where} files"), base,
-                                                               where), tags=tags))
+            optional = table.get("optional")
+            if optional is not None and not isinstance(optional, (bool, str)):
+                raise StudyError(f"{where} optional must be true or a string (the reason), got {_show(optional)}")
+            try:
+                files = _resolve_files(_strings(table["files"], f"{where} files"), base, where)
+            except StudyError as exc:
+                if not optional:
+                    raise
+                hint = f" ({optional})" if isinstance(optional, str) else ""
+                groups.append(ProblemGroup(i, tags=tags, missing=f"{exc}{hint}"))
+                continue
+            groups.append(ProblemGroup(i, files=files, tags=tags))
         elif kinds[0] == "scenes":
             scenes = _strings(table["scenes"], f"{where} scenes")
             unknown = [s for s in scenes if s not in SCENES]
             if unknown:
                 raise StudyError(f"{where}: unknown scene {unknown[0]!r}; known: {', '.join(SCENES)}")
             groups.append(ProblemGroup(i, scenes=tuple(scenes), tags=tags))
-        else:
-            name, generated = _generated(table, where)
+        elif kinds[0] == "generator":
+            name, generated = _generated(table, where, "generator")
             groups.append(ProblemGroup(i, generator=name, generated=generated, tags=tags))
+        else:
+            name, generated = _generated(table, where, "scenario")
+            groups.append(ProblemGroup(i, scenario=name, generated=generated, tags=tags))
+    if all(g.missing for g in groups):
+        raise StudyError("no problem to run: " + "; ".join(g.missing for g in groups))
     return groups
 
 
@@ -395,11 +470,37 @@ def _report(doc: dict, methods: list[Method]) -> ReportOptions:
     if ref is not None and _string(ref, "[report] reference_method") not in names:
         raise StudyError(f"[report] reference_method {ref!r} is not a method of the study; methods: "
                          f"{', '.join(names)}")
+    entries = table.get("seed", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise StudyError("[report] seed must be given as [[report.seed]] tables")
     return ReportOptions(sections=tuple(sections), reference_method=ref,
+                         seed=tuple(_seed_value(e, f"[[report.seed]] #{i}", names)
+                                    for i, e in enumerate(entries, start=1)),
                          convergence=_choice(table.get("convergence", "error"), ("error", "absolute"),
                                              "[report] convergence"),
                          shift=_positive(table.get("shift", 10.0), "[report] shift"),
                          time=_choice(table.get("time", "solve"), ("solve", "total"), "[report] time"))
+
+
+def _seed_value(table: dict, where: str, methods: list[str]) -> SeedValue:
+    _check_keys(table, _SEED_KEYS, where)
+    for key in ("what", "source", "value", "method", "quantity"):
+        if key not in table:
+            raise StudyError(f"{where} needs {key}")
+    value = table["value"]
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise StudyError(f"{where} value must be a number, got {_show(value)}")
+    method = _string(table["method"], f"{where} method")
+    if method not in methods:
+        raise StudyError(f"{where}: method {method!r} is not a method of the study; methods: {', '.join(methods)}")
+    if "tag" in table and "problem" in table:
+        raise StudyError(f"{where}: give tag or problem, not both")
+    return SeedValue(what=_string(table["what"], f"{where} what"), source=_string(table["source"], f"{where} source"),
+                     value=float(value), method=method,
+                     quantity=_choice(table["quantity"], SEED_QUANTITIES, f"{where} quantity"),
+                     tag=_string(table["tag"], f"{where} tag") if "tag" in table else None,
+                     problem=_string(table["problem"], f"{where} problem") if "problem" in table else None,
+                     rel_tol=_positive(table.get("rel_tol", 1e-4), f"{where} rel_tol"))
 
 
 # --------------------------------------------------------------------------- plugins and entry point

@@ -12,8 +12,10 @@ Why a subprocess and not ``multiprocessing``: the same wrapper runs inside Dask 
 daemonic processes and may not have multiprocessing children, but may start subprocesses.
 Workers are reused between runs so the imports (numpy, scipy, cvxpy: about a second) are paid once
 per worker, not per run; a fresh worker imports what the study's methods use (plugins, formulations,
-solvers) before it takes its first run, so no run's times include them. A worker exits when its parent goes away (a watchdog thread checks the
-parent pid), so a killed study leaves no solver running.
+solvers) before it takes its first run, and solves a one-contact problem with a method before its
+first run of that method (compiling numba kernels), so no run's times include either. A worker
+exits when its parent goes away (a watchdog thread checks the parent pid), so a killed study leaves
+no solver running.
 
 The protocol is ``multiprocessing.connection.Connection`` framing over two pipes. The worker's own
 stdout is moved to stderr first, so whatever a solver prints can never corrupt the protocol.
@@ -59,6 +61,12 @@ def execute(task: dict[str, Any]) -> dict[str, Any]:
         from workbench.cli import load
         from workbench.solvers import solve
         _import_plugins(task["preload"]["plugins"])
+        _warm_up(task["formulation"], task["solver"])
+        if task["source"].startswith("scenario:"):
+            from workbench.study.simulation import simulate
+            result = simulate(task["source"].partition(":")[2], task["scenario_params"] or {}, task["formulation"],
+                              task["solver"], task["options"])
+            return {**result, "host": socket.gethostname(), "wall_seconds": time.perf_counter() - t0}
         problem = load(task["source"])
         res = solve(problem, task["formulation"], task["solver"], task["options"])
     except Exception as exc:  # anything a solver raises is that run's crash, not the study's
@@ -98,6 +106,24 @@ def _preload(spec: dict[str, Any]) -> None:
     for formulation, solver in spec["methods"]:
         get_formulation(formulation)
         get_solver(solver).availability()  # imports the solver's package (cvxpy, a licence check)
+
+
+_WARM: set[tuple[str, str]] = set()
+
+
+def _warm_up(formulation: str, solver: str) -> None:
+    """Before a worker's first run of a (formulation, solver), solve a one-contact problem with it,
+    untimed, so that no run's times include compiling (numba kernels compile on their first call:
+    about 0.5 s). Done inside the run, so a solver that hangs or crashes fails its own run only."""
+    from problems.scenes import rolling_ball_2d
+    from workbench.solvers import SolveOptions, solve
+    if (formulation, solver) in _WARM:
+        return
+    _WARM.add((formulation, solver))
+    try:  # a warm-up only: what goes wrong shows in the run itself
+        solve(rolling_ball_2d(), formulation, solver, SolveOptions(max_iter=20, keep_history=False))
+    except Exception:
+        pass
 
 
 def _watch_parent() -> None:

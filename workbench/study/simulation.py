@@ -1,0 +1,67 @@
+"""A simulation run: a dynamic scene stepped with one formulation x solver (seed 001 sections 5.3-5.5,
+seed 000 section 3), executed by the worker like any other run.
+
+Its history is the per-step table (t, contacts, iterations, solve_seconds, status, complementarity,
+fixed_force, max_speed, kinetic_energy, the tracked body's velocities and, where the scene has
+them, their analytic values ``*_analytic``), which the report draws as time series per method. Its
+row sums over steps (iterations, solve seconds) and keeps the worst: the largest complementarity
+max |gamma_n u_n| [N s m/s] (seed 000 eq. 8) and ``analytic_error``, the largest deviation of a
+tracked velocity from its analytic curve [m/s]. The run is "solved" when every step is; otherwise
+its status is the worst step status, and a step without usable impulses stops the simulation.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["simulate"]
+
+#: step statuses from best to worst (a step without contacts is not solved, but needs nothing)
+_ORDER = ("no_contact", "solved", "inaccurate", "max_iter", "timeout", "unavailable", "failed")
+
+
+def simulate(scene: str, params: dict[str, Any], formulation: str, solver: str, options) -> dict[str, Any]:
+    """Run the scene for its duration; the worker's answer (status, metrics, history)."""
+    from problems.dynamic_scenes import get_scenario
+    from problems.stepper import Simulation, SimulationError
+
+    scenario = get_scenario(scene, **params)
+    sim = Simulation(scenario.world, scenario.h, formulation, solver, options, name=scenario.name)
+    rows: list[dict[str, Any]] = []
+
+    def record(_, rec) -> None:
+        row = {**asdict(rec), **scenario.observe()}
+        if scenario.analytic is not None:
+            row.update({f"{k}_analytic": float(v) for k, v in scenario.analytic(rec.t).items()})
+        rows.append(row)
+
+    t0 = time.perf_counter()
+    message = ""
+    try:
+        sim.run(scenario.steps, record)
+    except SimulationError as exc:
+        message = f"stopped: {exc}"
+    wall = time.perf_counter() - t0
+    steps = pd.DataFrame(rows)
+    if steps.empty:
+        return {"status": "failed", "message": message or "no step was taken", "wall_seconds": wall, "metrics": {},
+                "steps": 0}
+    statuses = steps["status"].value_counts()
+    worst = max(statuses.index, key=lambda s: _ORDER.index(s) if s in _ORDER else len(_ORDER))
+    status = "failed" if message else ("solved" if worst in ("no_contact", "solved") else worst)
+    if not message and status != "solved":
+        message = f"{statuses[worst]} of {len(steps)} steps {worst}"
+    analytic = [c[: -len("_analytic")] for c in steps if c.endswith("_analytic")]
+    metrics = {"complementarity": float(steps["complementarity"].max()),
+               "max_contacts": float(steps["contacts"].max()),
+               "mean_iterations": float(steps["iterations"].mean())}
+    if analytic:
+        metrics["analytic_error"] = float(max(np.abs(steps[c] - steps[f"{c}_analytic"]).max() for c in analytic))
+    return {"status": status, "iterations": int(steps["iterations"].sum()),
+            "solve_seconds": float(steps["solve_seconds"].sum()), "wall_seconds": wall,
+            "steps": len(steps), "message": message, "metrics": metrics, "history": steps}

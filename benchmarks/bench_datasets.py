@@ -5,8 +5,9 @@
 Runs :func:`problems.generator.generate_dataset` for each dataset (sequentially, in this process) into
 DIR (default: a temporary folder, so the committed files are left alone), and prints a markdown table:
 wall time, steps, step size, solver, contacts and kinetic energy of the stored step, mean and maximum
-iterations per step. The target is at most 10 minutes for both on 2 cores; results are recorded in
-benchmarks/README_datasets.md.
+iterations per step, and the machine's core count and load average (other processes slow it down:
+read the wall times with the load next to them). The target is at most 10 minutes for both on 2 cores;
+results are recorded in README.md (Datasets).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def main(argv=None) -> int:
     p.add_argument("--set", action="append", type=key_value, default=[], metavar="KEY=VALUE",
                    help="packing parameter passed to generate_dataset (h, duration, solver, ...)")
     args = p.parse_args(argv)
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
         rows = []
@@ -43,7 +45,8 @@ def main(argv=None) -> int:
             rows.append(f"| {name} | {meta['n_bodies']} | {g['steps']} | {g['h']:g} | {g['formulation']} x "
                         f"{g['solver']} | {g['max_iter']} | {meta['n_contacts']} | {meta['kinetic_energy']:.4g} | "
                         f"{s['mean_iterations']:.1f} | {s['max_iterations']} | {wall:.1f} |")
-        print(f"cores available: {os.cpu_count()}")
+        print(f"cores available: {os.cpu_count()}; load average (1, 5, 15 min) before: "
+              f"{' '.join(f'{x:.1f}' for x in load)}, after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         print("| dataset | spheres | steps | h [s] | method | max iterations/step | contacts | kinetic energy [J] "
               "| mean iterations | max iterations | wall [s] |")
         print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|")

@@ -218,5 +218,7 @@ def jacobian(contacts: Contacts, rotations: np.ndarray, n_bodies: int) -> sp.csr
         rows_all.append(np.broadcast_to(rows, block.shape).ravel())
         cols_all.append(np.broadcast_to(cols, block.shape).ravel())
         vals_all.append(block.ravel())
-    return sp.csr_matrix((np.concatenate(vals_all), (np.concatenate(rows_all), np.concatenate(cols_all))),
-                         shape=(n_bodies * dof, d * contacts.n))
+    D = sp.csr_matrix((np.concatenate(vals_all), (np.concatenate(rows_all), np.concatenate(cols_all))),
+                      shape=(n_bodies * dof, d * contacts.n))
+    D.eliminate_zeros()  # axis-aligned frames and the angular part of sphere normals (r x n = 0)
+    return D

@@ -14,7 +14,8 @@ when rolling without slip; n the plane normal, s the sliding direction):
 - ball-on-plane-2d: the same ball in planar motion (q = [x, y, theta], seed 000 eqs. 41-45, y up);
   its first time step is :func:`problems.scenes.rolling_ball_2d`.
 - filling, compaction: spheres falling into a container (seed 000 sections 3.2-3.3); at rest the
-  total contact force on the container equals the total weight (spheres and slab).
+  total contact force on the container equals the total weight (spheres and slab). filling-2d: the
+  same with disks in a planar container (y up).
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from typing import Callable
 
 import numpy as np
 
-from problems.granular import compaction_world, container_world
+from problems.granular import compaction_world, container_world, container_world_2d
 from problems.rigid import BOX, GRAVITY, SPHERE, Bodies, Planes, World, axis_angle_quat
 from workbench.errors import InputError
 
 __all__ = ["Scenario", "SCENARIOS", "get_scenario", "ball_on_plane", "box_on_plane", "box_on_incline",
-           "box_incline_to_rest", "ball_on_plane_2d", "filling", "compaction", "rolling_time"]
+           "box_incline_to_rest", "ball_on_plane_2d", "filling", "filling_2d", "compaction", "rolling_time"]
 
 
 @dataclass
@@ -161,6 +162,14 @@ def filling(n: int = 1000, h: float = 0.01, duration: float = 5.0, mu: float = 0
                     weight=float(world.bodies.mass.sum() * GRAVITY))
 
 
+def filling_2d(n: int = 100, h: float = 0.01, duration: float = 3.0, mu: float = 0.25, seed: int = 0,
+               width: float | None = None) -> Scenario:
+    """The planar filling test: n disks (R = 1 m, 1 kg) fall into a container (floor and two walls)."""
+    world = container_world_2d(n, mu=mu, seed=seed, width=width)
+    return Scenario("filling-2d", world, h, duration, f"{n} disks falling into a planar container, mu = {mu}",
+                    weight=float(world.bodies.mass.sum() * GRAVITY))
+
+
 def compaction(n: int = 1000, h: float = 0.001, duration: float = 4.0, mu: float = 0.25, slab_mass: float = 4000.0,
                seed: int = 0, width: float | None = None) -> Scenario:
     """Seed 000 section 3.3: n spheres in a container compacted by a slab of slab_mass kg."""
@@ -178,6 +187,7 @@ SCENARIOS: dict[str, Callable[..., Scenario]] = {
     "box-on-incline": box_on_incline,
     "box-incline-to-rest": box_incline_to_rest,
     "filling": filling,
+    "filling-2d": filling_2d,
     "compaction": compaction,
 }
 

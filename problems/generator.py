@@ -1,9 +1,18 @@
 """Datasets of single time steps taken from settled granular packings (seed 001 sections 5.1-5.2).
 
 A packing is made by the DVI time stepper (:mod:`problems.stepper`): n spheres (R = 1 m, 1 kg,
-mu = 0.25) start on a jittered lattice (:mod:`problems.granular`) and fall into a square container
-for ``duration`` seconds with step ``h``. The time step at the final state is written as an FCLib
-global file (M, H = D, f = k, w = b, mu) with a metadata JSON next to it.
+mu = 0.25) start on a jittered nested lattice (:func:`problems.granular.lattice`: every other layer in
+the hollows of the one below, 0.2 m clearance) and fall into a square container (16 m for 320 spheres)
+for ``duration`` seconds with step ``h``, relaxed dual x APGD (the seed's method). The time step at
+the final state is written as an FCLib global file (M, H = D, f = k, w = b, mu) with a metadata JSON
+next to it.
+
+Step size: seed 001 settles with h = 0.0005 s; the default here is h = 0.005 s so that both 320-sphere
+datasets are made in a few minutes on two cores (benchmarks/bench_datasets.py); ``--set h=0.0005``
+gives the seed's step. What separates the two datasets is the solver budget, as in the seed: tight
+tolerance (1e-6, up to 10,000 APGD iterations per step) leaves the packing at rest (kinetic energy
+about 2e-3 J, seed: 0.0215 J), 10 iterations per step leave it jittering (about 1 J, seed: 1.56 J);
+both have about 1,090 contacts (seed: 1,049 and 1,050).
 
 Datasets (``generate_dataset(name, out_dir, **overrides)``):
 
@@ -52,10 +61,11 @@ DENSE_SPECTRUM_MAX_DOF = 6000
 @dataclass(frozen=True)
 class PackingSpec:
     """How one packing is made. ``layers``: about n / layers spheres per settled layer set the floor
-    (:func:`problems.granular.container_width_for`); ``width`` overrides it [m]."""
+    (:func:`problems.granular.container_width_for`); ``width`` overrides it [m]. ``nested``,
+    ``spacing``, ``jitter``: the starting lattice (:func:`problems.granular.lattice`)."""
     n: int = 320
     duration: float = 4.0
-    h: float = 0.001
+    h: float = 0.005
     formulation: str = "dual"
     solver: str = "apgd"
     tol: float = 1e-6
@@ -64,6 +74,9 @@ class PackingSpec:
     seed: int = 0
     width: float | None = 16.0
     layers: float = 5.0
+    nested: bool = True
+    spacing: float = 1.1
+    jitter: float = 0.02
 
     @property
     def steps(self) -> int:
@@ -81,18 +94,18 @@ DATASETS: dict[str, tuple[str, Callable[[], list[PackingSpec]]]] = {
                 lambda: [PackingSpec()]),
     "unsettled": ("320 spheres settled for 4 s with 10 solver iterations per step",
                   lambda: [PackingSpec(max_iter=10)]),
-    "scaling": ("settled packings of 64 to 2,560 spheres (geometric steps), 3 s each",
-                lambda: [PackingSpec(n=n, duration=3.0, h=0.002, width=None)
-                         for n in (64, 128, 256, 512, 1024, 2048, 2560)]),
-    "scaling-large": ("settled packings of 4,096 to 16,000 spheres, 3 s each",
-                      lambda: [PackingSpec(n=n, duration=3.0, h=0.002, width=None) for n in (4096, 8192, 16000)]),
+    "scaling": ("settled packings of 64 to 2,560 spheres (geometric steps), 4 s each",
+                lambda: [PackingSpec(n=n, width=None) for n in (64, 128, 256, 512, 1024, 2048, 2560)]),
+    "scaling-large": ("settled packings of 4,096 to 16,000 spheres, 4 s each",
+                      lambda: [PackingSpec(n=n, width=None) for n in (4096, 8192, 16000)]),
 }
 
 
 def settle(spec: PackingSpec, progress: Callable[[Simulation, StepRecord], None] | None = None
            ) -> tuple[Simulation, list[StepRecord]]:
     """Run the packing of ``spec``; return the simulation at its final state and the step records."""
-    world = container_world(spec.n, width=spec.floor_width, mu=spec.mu, seed=spec.seed)
+    world = container_world(spec.n, width=spec.floor_width, mu=spec.mu, seed=spec.seed, nested=spec.nested,
+                            spacing=spec.spacing, jitter=spec.jitter)
     options = SolveOptions(tol=spec.tol, max_iter=spec.max_iter, keep_history=False)
     sim = Simulation(world, spec.h, spec.formulation, spec.solver, options, name=f"packing-{spec.n}")
     return sim, sim.run(spec.steps, progress)
@@ -190,8 +203,7 @@ def write_packing(sim: Simulation, records: list[StepRecord], spec: PackingSpec,
         "file": path.name,
         "description": description,
         "generator": {**asdict(spec), "width": spec.floor_width, "radius": 1.0, "mass": 1.0,
-                      "envelope": sim.world.envelope, "steps": spec.steps, "lattice_spacing": 1.1,
-                      "lattice_jitter": 0.1, "module": "problems.generator"},
+                      "envelope": sim.world.envelope, "steps": spec.steps, "module": "problems.generator"},
         "seed": spec.seed,
         "time": _round(sim.t),
         "n_bodies": bodies.n,

@@ -4,55 +4,29 @@
 (layer by layer from the floor up, so the top layer may be partial), moves every centre by a uniform
 random jitter of amplitude ``jitter * R`` per coordinate, and closes the scene with a box container
 (floor z = 0 and four side walls, all fixed) or, with ``container=False``, the floor alone. A pair is in
-contact when its gap Phi = ||x_B - x_A|| - 2R is below ``envelope * R`` (candidates from
-scipy.spatial.cKDTree, no O(n^2) loop); a sphere touches a wall when its gap Phi = dist - R is below
-the same envelope. With the defaults (jitter 1e-3, envelope 5e-4) about half of the lattice
-neighbours touch, i.e. about 2 contacts per sphere as in real settled 3D packings (10,000 contacts
-from about 4,500 spheres).
+contact when its gap Phi = ||x_B - x_A|| - 2R is at most ``envelope * R``, a sphere touches a wall when
+Phi = dist - R is: the detection, contact frames [n, u, w] and Jacobian blocks (seed 000 eq. 5) are
+those of the time stepper (:mod:`problems.contact`: cKDTree candidates, no O(n^2) loop). With the
+defaults (jitter 1e-3, envelope 5e-4) about half of the lattice neighbours touch, i.e. about 2
+contacts per sphere as in real settled 3D packings (10,000 contacts from about 4,500 spheres).
 
-Each sphere has 6 degrees of freedom v = [x', y', z', w_x, w_y, w_z] (world frame, rotation = identity),
-M = diag(m, m, m, 2/5 m R^2 x 3). Contact i joins body A (a wall when A = -1) and body B; its frame
-A_p = [n, u, w] has the unit normal n pointing from A to B, so that u_n = n . (v_B,point - v_A,point)
-is positive when the bodies separate. With the lever arms s_A = +R n (from A's centre to the contact
-point; zero for a wall) and s_B = -R n, seed 000 eq. 5 gives the Jacobian columns
-
-    D[lin B, c] = a_c,   D[ang B, c] = s_B x a_c,   D[lin A, c] = -a_c,   D[ang A, c] = -(s_A x a_c)
-
-for the frame directions a_c in {n, u, w}, so that D_i^T v = A_p^T (v_B + w_B x s_B - v_A - w_A x s_A).
-(For spheres s x n = 0: the normal columns have no angular part.) The time step data (seed 000 eqs. 7-8,
-13): k = M v + h f with gravity f = -m g e_z on every sphere and small random velocities (normal with
+Each sphere has 6 degrees of freedom v = [x', y', z', w_x, w_y, w_z] (rotation = identity, so body and
+world frames agree), M = diag(m, m, m, 2/5 m R^2 x 3). The time step data (seed 000 eqs. 7-8, 13):
+k = M v + h f with gravity f = -m g e_z on every sphere and small random velocities (normal with
 standard deviation ``velocity_std`` [m/s] and [rad/s]), b = Phi / h in the normal slots (negative for
 penetration), mu on every contact.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import scipy.sparse as sp
-from scipy.spatial import cKDTree
 
+from problems.contact import Contacts, jacobian, sphere_plane, sphere_sphere
+from problems.rigid import GRAVITY, Planes
 from workbench.problem import TimeStepProblem
 
-__all__ = ["sphere_packing", "PackingContacts", "packing_positions", "detect_packing_contacts",
-           "contact_frames", "packing_jacobian", "GRAVITY"]
-
-GRAVITY = 9.81
-
-
-@dataclass(frozen=True)
-class PackingContacts:
-    """Contacts of a packing, arrays over contacts: body A (-1 for a wall), body B, unit normal from
-    A to B (n_c, 3), gap Phi [m] (n_c,)."""
-    a: np.ndarray
-    b: np.ndarray
-    normal: np.ndarray
-    phi: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return self.phi.shape[0]
+__all__ = ["sphere_packing", "packing_positions", "packing_contacts"]
 
 
 def packing_positions(n_spheres: int, radius: float, jitter: float, rng: np.random.Generator):
@@ -65,68 +39,22 @@ def packing_positions(n_spheres: int, radius: float, jitter: float, rng: np.rand
     return x, (2.0 * nx * radius, 2.0 * nx * radius)
 
 
-def detect_packing_contacts(x: np.ndarray, radius: float, box: tuple[float, float], envelope: float,
-                            container: bool) -> PackingContacts:
-    """Sphere-sphere contacts from a cKDTree pair query (gap below ``envelope``, in metres) and
-    sphere-wall contacts against the floor (and, with ``container``, the four side walls)."""
-    pairs = cKDTree(x).query_pairs(2.0 * radius + envelope, output_type="ndarray")
-    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]  # deterministic order
-    delta = x[pairs[:, 1]] - x[pairs[:, 0]]
-    dist = np.linalg.norm(delta, axis=1)
-    a = [pairs[:, 0]]
-    b = [pairs[:, 1]]
-    normal = [delta / dist[:, None]]
-    phi = [dist - 2.0 * radius]
-    # walls: (axis, inward normal sign, wall coordinate); the gap is the distance to the wall minus R
-    walls = [(2, 1.0, 0.0)]
+def packing_contacts(x: np.ndarray, radius: float, box: tuple[float, float], envelope: float, mu: float,
+                     container: bool) -> Contacts:
+    """Sphere-sphere and sphere-wall contacts (gap at most ``envelope``, in metres) against the floor
+    z = 0 and, with ``container``, the walls x = 0, x = L_x, y = 0, y = L_y (normals inward)."""
+    n = x.shape[0]
+    point = [[0.0, 0.0, 0.0]]
+    normal = [[0.0, 0.0, 1.0]]
     if container:
-        walls += [(0, 1.0, 0.0), (0, -1.0, box[0]), (1, 1.0, 0.0), (1, -1.0, box[1])]
-    for axis, sign, coord in walls:
-        gap = sign * (x[:, axis] - coord) - radius
-        on = np.flatnonzero(gap < envelope)
-        nrm = np.zeros((on.size, 3))
-        nrm[:, axis] = sign
-        a.append(np.full(on.size, -1))
-        b.append(on)
-        normal.append(nrm)
-        phi.append(gap[on])
-    return PackingContacts(a=np.concatenate(a), b=np.concatenate(b), normal=np.concatenate(normal),
-                           phi=np.concatenate(phi))
-
-
-def contact_frames(normal: np.ndarray) -> np.ndarray:
-    """Orthonormal right-handed frames [n, u, w] as columns, shape (n_c, 3, 3): u = n x e / ||n x e||
-    with e the coordinate axis least aligned with n (never parallel to it), w = n x u."""
-    e = np.zeros_like(normal)
-    e[np.arange(normal.shape[0]), np.argmin(np.abs(normal), axis=1)] = 1.0
-    u = np.cross(normal, e)
-    u /= np.linalg.norm(u, axis=1)[:, None]
-    w = np.cross(normal, u)
-    return np.stack([normal, u, w], axis=2)
-
-
-def packing_jacobian(contacts: PackingContacts, radius: float, n_spheres: int) -> sp.csr_matrix:
-    """D (6 n_spheres, 3 n_c) of the module docstring, built as one COO matrix: a block
-    (contact, side, 6 dof rows, 3 frame columns) for body B (sign +1, s_B = -R n) and body A
-    (sign -1, s_A = +R n), the wall sides dropped."""
-    n_c = contacts.n
-    dirs = np.transpose(contact_frames(contacts.normal), (0, 2, 1))     # (n_c, 3 columns, 3 components)
-    blocks, rows, cols = [], [], []
-    col = 3 * np.arange(n_c)[:, None, None] + np.arange(3)[None, None, :]  # (n_c, 1, 3)
-    for body, sign, lever in ((contacts.b, 1.0, -radius), (contacts.a, -1.0, radius)):
-        keep = body >= 0
-        s = lever * contacts.normal[keep]                                   # lever arm (n, 3)
-        lin = dirs[keep]                                                    # (n, col, comp)
-        ang = np.cross(s[:, None, :], lin)                                  # s x a_c, (n, col, comp)
-        blocks.append(sign * np.concatenate([lin, ang], axis=2).transpose(0, 2, 1))  # (n, 6 rows, 3 cols)
-        rows.append(np.broadcast_to(6 * body[keep][:, None, None] + np.arange(6)[None, :, None],
-                                    (keep.sum(), 6, 3)))
-        cols.append(np.broadcast_to(col[keep], (keep.sum(), 6, 3)))
-    D = sp.coo_matrix((np.concatenate([x.ravel() for x in blocks]),
-                       (np.concatenate([x.ravel() for x in rows]), np.concatenate([x.ravel() for x in cols]))),
-                      shape=(6 * n_spheres, 3 * n_c))
-    D.eliminate_zeros()  # the angular part of the normal columns (s x n = 0) and axis-aligned zeros
-    return D.tocsr()
+        point += [[0.0, 0.0, 0.0], [box[0], 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, box[1], 0.0]]
+        normal += [[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]]
+    planes = Planes.create(point, normal, mu)
+    ids, radii, mus = np.arange(n), np.full(n, float(radius)), np.full(n, float(mu))
+    n_ids = n + planes.n
+    return Contacts.concatenate([sphere_sphere(x, radii, ids, mus, envelope, n_ids),
+                                 sphere_plane(x, radii, ids, mus, planes, n + np.arange(planes.n), envelope, n_ids)],
+                                dim=3)
 
 
 def sphere_packing(n_spheres: int, *, mu: float = 0.25, h: float = 0.01, radius: float = 1.0,
@@ -141,7 +69,7 @@ def sphere_packing(n_spheres: int, *, mu: float = 0.25, h: float = 0.01, radius:
         raise ValueError("n_spheres must be at least 1")
     rng = np.random.default_rng(seed)
     x, box = packing_positions(n_spheres, radius, jitter, rng)
-    contacts = detect_packing_contacts(x, radius, box, envelope * radius, container)
+    contacts = packing_contacts(x, radius, box, envelope * radius, mu, container)
     if contacts.n == 0:
         raise ValueError("the packing has no contacts (increase envelope or jitter)")
     inertia = 0.4 * mass * radius * radius
@@ -152,7 +80,7 @@ def sphere_packing(n_spheres: int, *, mu: float = 0.25, h: float = 0.01, radius:
     f[2::6] = -mass * GRAVITY
     b = np.zeros(3 * contacts.n)
     b[0::3] = contacts.phi / h
-    D = packing_jacobian(contacts, radius, n_spheres)
+    D = jacobian(contacts, np.broadcast_to(np.eye(3), (n_spheres, 3, 3)), n_spheres)
     walls = int(np.sum(contacts.a < 0))
     return TimeStepProblem(
         M=M, D=D, k=m_diag * v + h * f, b=b, mu=np.full(contacts.n, mu), d=3, h=h,

@@ -268,6 +268,44 @@ def test_filling_records_and_complementarity_relaxed_vs_exact():
     assert worst[RELAXED] > 1e-3
 
 
+def test_filling_2d_disks_land_in_the_planar_container():
+    """Planar filling: three disks (q = [x, y, theta]) fall freely (kinetic energy 1/2 n (g t)^2), two land on
+    the floor y = 0 near the walls x = +-2.2, the third in the groove between them; with the exact
+    method the complementarity error stays at solver accuracy and, once all rest on each other, the
+    container carries nearly the whole weight 3 g (the bottom disks still roll apart slowly)."""
+    sc = get_scenario("filling-2d", n=3, width=4.4, duration=0.5)
+    x = sc.world.bodies.x
+    x[2, 0] = x[:2, 0].mean()  # into the groove
+    recs = Simulation(sc.world, sc.h, *FAST_EXACT[0], SolveOptions(tol=1e-8, keep_history=False)).run(sc.steps)
+    for r in recs[:5]:
+        assert r.kinetic_energy == pytest.approx(0.5 * 3 * (GRAVITY * r.t) ** 2, rel=1e-9)
+    assert max(r.complementarity for r in recs) < 1e-8
+    assert recs[-1].contacts >= 4 and sc.weight == pytest.approx(3 * GRAVITY)
+    assert recs[-1].fixed_force == pytest.approx(sc.weight, rel=0.02)
+    np.testing.assert_allclose(sc.world.bodies.x[:2, 1], 1.0, atol=1e-6)  # on the floor
+    assert sc.world.bodies.x[2, 1] > 2.5  # resting on the two
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_starting_lattice_has_no_overlap_and_fits_the_container(nested):
+    """Jittered lattices (problems.granular.lattice): no two spheres overlap, none crosses a wall or
+    the floor; the nested one puts (nx - 1)^2 spheres in the hollows of every other layer and its
+    layers are closer than the simple cubic ones (2.2 m)."""
+    from scipy.spatial.distance import pdist
+
+    from problems.granular import lattice
+
+    x = lattice(200, 12.0, 12.0, 1.0, 0.0, 1.1, 0.1, np.random.default_rng(1), nested=nested)
+    assert pdist(x).min() >= 2.0
+    assert np.abs(x[:, :2]).max() <= 6.0 - 1.0 and x[:, 2].min() >= 1.0
+    layers = np.unique(np.round(x[:, 2], 9))
+    if nested:
+        assert np.sum(np.isclose(x[:, 2], layers[1])) == 16  # nx = 5 sites per row on a 12 m floor
+        assert layers[1] - layers[0] == pytest.approx(np.sqrt(2.2 ** 2 - (2.2 / np.sqrt(2) - 0.2 * np.sqrt(2)) ** 2))
+    else:
+        np.testing.assert_allclose(np.diff(layers), 2.2)
+
+
 # ---------------------------------------------------------------------------------------- generator, CLI
 def test_generate_is_reproducible_and_readable(tmp_path, capsys):
     from workbench.io import load_problem
@@ -287,6 +325,33 @@ def test_generate_is_reproducible_and_readable(tmp_path, capsys):
     ev = np.linalg.eigvalsh(problem.N.toarray())
     assert cond["lambda_max"] == pytest.approx(ev[-1], rel=1e-5)
     assert cond["lambda_min"] == pytest.approx(ev[0], rel=1e-4, abs=1e-12 * ev[-1])
+
+
+def test_committed_320_sphere_datasets():
+    """problems/datasets: the settled and unsettled packings of seed 001 section 5.1 (1,049 and 1,050
+    contacts; kinetic energy 0.0215 vs 1.5637 J): about 1,000 contacts each, the settled one nearly
+    at rest and far below the unsettled one. The kinetic energy in the metadata is the one of the
+    velocities stored in the file: v = M^-1 f - h g e_z (f = k = M v + h f_gravity; spheres have no
+    gyroscopic torque)."""
+    from problems.generator import DEFAULT_DIR
+    from workbench.io import load_problem
+
+    meta, energy = {}, {}
+    for name in ("settled", "unsettled"):
+        meta[name] = json.loads((DEFAULT_DIR / f"{name}-00320.json").read_text())
+        problem = load_problem(DEFAULT_DIR / f"{name}-00320.hdf5")
+        assert meta[name]["n_contacts"] == problem.n_contacts
+        assert 900 <= problem.n_contacts <= 1200
+        assert meta[name]["n_bodies_in_problem"] == meta[name]["n_bodies"] == 320 == problem.n_dof // 6
+        m = problem.M.diagonal()
+        v = problem.k / m
+        v[2::6] += GRAVITY * meta[name]["generator"]["h"]  # FCLib files do not store h
+        energy[name] = 0.5 * float(v @ (m * v))
+        assert energy[name] == pytest.approx(meta[name]["kinetic_energy"], rel=1e-4)
+    assert meta["settled"]["generator"]["max_iter"] == 10000 and meta["unsettled"]["generator"]["max_iter"] == 10
+    assert meta["unsettled"]["settling"]["max_iterations"] == 10
+    assert energy["settled"] < 0.05 and energy["unsettled"] > 0.2
+    assert energy["unsettled"] > 30 * energy["settled"]
 
 
 def test_simulate_cli_writes_csv_and_plots(tmp_path, capsys):

@@ -4,7 +4,7 @@
                        [--set KEY=VALUE ...] [--every K] [--tol T] [--max-iter N] ...
 
 Scenes: problems.dynamic_scenes.SCENARIOS (ball-on-plane, ball-on-plane-2d, box-on-plane,
-box-on-incline, box-incline-to-rest, filling, compaction); ``--set`` changes a scene parameter
+box-on-incline, box-incline-to-rest, filling, filling-2d, compaction); ``--set`` changes a scene parameter
 (n=200, mu=0.1, v0=3, angle=30, duration=1, ...). Writes into DIR (default sim-SCENE):
 
 - trajectory.csv: t, body, x, y, z, vx, vy, vz, wx, wy, wz (world frame; 2D scenes have z = 0 and the
@@ -149,7 +149,7 @@ def cmd_simulate(args) -> int:
 def register(sub) -> None:
     s = sub.add_parser("simulate", help="run a dynamic scene with the DVI time stepper")
     s.add_argument("scene", help="ball-on-plane, ball-on-plane-2d, box-on-plane, box-on-incline, "
-                                 "box-incline-to-rest, filling, compaction")
+                                 "box-incline-to-rest, filling, filling-2d, compaction")
     s.add_argument("--formulation", "-f", required=True)
     s.add_argument("--solver", "-s", required=True)
     s.add_argument("--steps", type=positive(int), default=None, help="number of steps (default: the scene's duration / dt)")

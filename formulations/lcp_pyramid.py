@@ -15,6 +15,9 @@ with lambda ~ the slip speed. Together with the momentum balance M v = k + D gam
 the joint rows G^T v + b_G = 0 this is the mixed LCP (6)-(7) of seed 003 (its q^(l) = -k, its
 Delta = the normal entries of b). It is the exact (unrelaxed, non-associated) friction problem for
 the pyramid; there is no convex program behind it, and Lemke's method (LCP0) solves it.
+``mixed_lcp`` assembles (6)-(7) itself, sparse, in x = [v; c_nu; z] (global problems); solvers work
+on the reduction below, and the mixed form checks it (every equality row and complementarity pair
+holds at the reduced solution mapped back).
 
 Reduction to a standard LCP. Eliminating v = M^-1 (k + C nu) leaves the workbench's u = N nu + r;
 the joint impulses are eliminated through the Schur complement of the joint block of N,
@@ -58,7 +61,8 @@ from workbench.errors import InputError, ProblemDataError, UnsupportedError
 from workbench.lcp_metrics import lcp_residual, normal_velocity_error
 from workbench.problem import TimeStepProblem
 
-__all__ = ["LCPPyramid", "LCPModel", "pyramid_directions", "DEFAULT_M_C_3D"]
+__all__ = ["LCPPyramid", "LCPModel", "MixedLCP", "PyramidMaps", "mixed_lcp", "pyramid_directions", "pyramid_maps",
+           "DEFAULT_M_C_3D"]
 
 DEFAULT_M_C_3D = 8
 
@@ -76,6 +80,77 @@ def pyramid_directions(d: int, m_C: int) -> np.ndarray:
         raise InputError(f"m_C must be even and >= 4 in 3D (a symmetric set spanning the tangent plane), got {m_C}")
     angle = 2.0 * np.pi * np.arange(m_C) / m_C
     return np.column_stack([np.cos(angle), np.sin(angle)])
+
+
+@dataclass(frozen=True)
+class PyramidMaps:
+    """The parts of the LCP that do not depend on N: z = [c_n, beta_1..beta_m_C, lambda] per contact
+    (index maps ``i_n`` (n_c,), ``i_beta`` (n_c, m_C), ``i_lambda`` (n_c,)), the sparse map T: z -> gamma
+    (d n_c x n_z) and the constant rows K (n_z x n_z) of the module docstring."""
+    directions: np.ndarray
+    T: sp.csr_matrix
+    K: sp.csc_matrix
+    i_n: np.ndarray
+    i_beta: np.ndarray
+    i_lambda: np.ndarray
+
+
+def pyramid_maps(problem: TimeStepProblem, m_C: int) -> PyramidMaps:
+    """T, K and the index maps of ``problem`` with m_C directions per contact (vectorised, sparse)."""
+    d, n_c = problem.d, problem.n_contacts
+    dirs = pyramid_directions(d, m_C)
+    p = m_C + 2
+    i_n = np.arange(n_c) * p
+    i_beta = i_n[:, None] + 1 + np.arange(m_C)[None, :]
+    i_lambda = i_n + p - 1
+    n_z = n_c * p
+    # gamma = T z: gamma_n <- c_n, gamma_t <- sum_i beta_i t_i
+    t_rows = (np.arange(n_c) * d)[:, None, None] + 1 + np.arange(d - 1)[None, None, :]
+    shape = (n_c, m_C, d - 1)
+    rows = np.concatenate([i_n // p * d, np.broadcast_to(t_rows, shape).ravel()])
+    cols = np.concatenate([i_n, np.broadcast_to(i_beta[:, :, None], shape).ravel()])
+    vals = np.concatenate([np.ones(n_c), np.broadcast_to(dirs[None, :, :], shape).ravel()])
+    T = sp.csr_matrix((vals, (rows, cols)), shape=(d * n_c, n_z))
+    # constant rows: +lambda in each beta row; mu c_n - e^T beta in the lambda row
+    k_rows = np.concatenate([i_beta.ravel(), i_lambda, np.repeat(i_lambda, m_C)])
+    k_cols = np.concatenate([np.repeat(i_lambda, m_C), i_n, i_beta.ravel()])
+    k_vals = np.concatenate([np.ones(n_c * m_C), problem.mu, -np.ones(n_c * m_C)])
+    K = sp.csc_matrix((k_vals, (k_rows, k_cols)), shape=(n_z, n_z))
+    return PyramidMaps(dirs, T, K, i_n, i_beta, i_lambda)
+
+
+@dataclass(frozen=True)
+class MixedLCP:
+    """The mixed LCP (6)-(7) of seed 003 in the unknowns x = [v; c_nu; z] (z as in PyramidMaps):
+
+        matrix @ x + rhs = [0; 0; w],   0 <= z ⊥ w >= 0,
+
+    with matrix = [[M, -G, -D T], [G^T, 0, 0], [T^T D^T, 0, K]] and rhs = [-k; b_G; T^T b] (the
+    seed's q^(l) = -k; its Delta and the tangential stabilisation are T^T b). The first ``n_free``
+    entries of x are free (v and the joint impulses c_nu), their rows equalities."""
+    matrix: sp.csr_matrix
+    rhs: np.ndarray
+    n_free: int
+    maps: PyramidMaps
+
+    def residuals(self, v: np.ndarray, c_nu: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(equality residual, w) at a candidate point: the first must vanish, z and w solve the LCP."""
+        out = self.matrix @ np.concatenate([v, c_nu, z]) + self.rhs
+        return out[:self.n_free], out[self.n_free:]
+
+
+def mixed_lcp(problem: TimeStepProblem, m_C: int) -> MixedLCP:
+    """Assemble the mixed LCP (6)-(7) of seed 003 (MixedLCP) from a global time-step problem."""
+    problem.require_global("the mixed LCP (6)-(7) of seed 003")
+    maps = pyramid_maps(problem, m_C)
+    n_dof, n_b, n_z = problem.n_dof, problem.n_bilateral, maps.T.shape[1]
+    G = problem.G if n_b else sp.csr_matrix((n_dof, 0))
+    DT = (problem.D @ maps.T).tocsr()
+    matrix = sp.bmat([[problem.M, -G, -DT],
+                      [G.T, None, sp.csr_matrix((n_b, n_z))],
+                      [DT.T, sp.csr_matrix((n_z, n_b)), maps.K]], format="csr")
+    rhs = np.concatenate([-problem.k, problem.b_G if n_b else np.zeros(0), maps.T.T @ problem.b])
+    return MixedLCP(matrix=matrix, rhs=rhs, n_free=n_dof + n_b, maps=maps)
 
 
 def _contact_operator(problem: TimeStepProblem):
@@ -194,25 +269,9 @@ class LCPPyramid(Formulation):
         return self.build_lcp(problem, m_C)
 
     def build_lcp(self, problem: TimeStepProblem, m_C: int) -> LCPModel:
-        d, n_c = problem.d, problem.n_contacts
-        dirs = pyramid_directions(d, m_C)
-        p = m_C + 2
-        i_n = np.arange(n_c) * p
-        i_beta = i_n[:, None] + 1 + np.arange(m_C)[None, :]
-        i_lambda = i_n + p - 1
-        n_z = n_c * p
-        # gamma = T z: gamma_n <- c_n, gamma_t <- sum_i beta_i t_i
-        t_rows = (np.arange(n_c) * d)[:, None, None] + 1 + np.arange(d - 1)[None, None, :]
-        shape = (n_c, m_C, d - 1)
-        rows = np.concatenate([i_n // p * d, np.broadcast_to(t_rows, shape).ravel()])
-        cols = np.concatenate([i_n, np.broadcast_to(i_beta[:, :, None], shape).ravel()])
-        vals = np.concatenate([np.ones(n_c), np.broadcast_to(dirs[None, :, :], shape).ravel()])
-        T = sp.csr_matrix((vals, (rows, cols)), shape=(d * n_c, n_z))
-        # constant rows: +lambda in each beta row; mu c_n - e^T beta in the lambda row
-        k_rows = np.concatenate([i_beta.ravel(), i_lambda, np.repeat(i_lambda, m_C)])
-        k_cols = np.concatenate([np.repeat(i_lambda, m_C), i_n, i_beta.ravel()])
-        k_vals = np.concatenate([np.ones(n_c * m_C), problem.mu, -np.ones(n_c * m_C)])
-        K = sp.csc_matrix((k_vals, (k_rows, k_cols)), shape=(n_z, n_z))
+        maps = pyramid_maps(problem, m_C)
+        T, K, i_n, i_beta, i_lambda = maps.T, maps.K, maps.i_n, maps.i_beta, maps.i_lambda
+        n_z = T.shape[1]
         N_c, r_c, joints = _contact_operator(problem)
         H = (T.T @ N_c @ T).tocsc()
         sc = data_scale(problem)
@@ -220,7 +279,7 @@ class LCPPyramid(Formulation):
         z_unit[i_lambda] = sc.velocity
         w_unit = np.full(n_z, sc.velocity)
         w_unit[i_lambda] = sc.impulse
-        return LCPModel(problem=problem, formulation=self.name, m_C=int(m_C), directions=dirs, T=T, H=H,
+        return LCPModel(problem=problem, formulation=self.name, m_C=int(m_C), directions=maps.directions, T=T, H=H,
                         A=(H + K).tocsc(), q=T.T @ r_c, i_n=i_n, i_beta=i_beta, i_lambda=i_lambda,
                         z_unit=z_unit, w_unit=w_unit, scale=sc, objective=ccqo_objective(problem),
                         joint_impulses=joints, info={"m_C": int(m_C), "lcp_size": n_z})

@@ -28,7 +28,8 @@ by the velocity scale) is compiled with get_problem_data once; between outer ite
 linear term changes, so the QP solver object is set up once and updated in place through its own
 API: Clarabel ``DefaultSolver.update(q=...)`` (presolve off, which data updates require) or OSQP
 ``update(q=...)`` (which also warm-starts from the previous solution); cvxpy's unpack_results maps
-every solution back. params["qp_solver"]: "clarabel" (default; tolerances max(tol^2, 1e-13), one
+every solution back (build_seconds include the compile and the solver's set-up; solve_seconds the
+outer loop). params["qp_solver"]: "clarabel" (default; tolerances max(tol^2, 1e-13), one
 thread) or "osqp" (eps_abs = eps_rel = tol, solution polishing on). iterations = outer iterations;
 info["inner_iterations"] = the QP solver's iterations summed over all solves; history: one row per
 outer iteration.
@@ -74,7 +75,9 @@ class CompiledQP:
             # the layout of cvxpy's compiled data changed: fail loudly rather than solve a wrong QP
             raise RuntimeError("cvxpy's compiled linear term does not hold c at the variable's columns")
         self.current = c.copy()
+        t0 = time.perf_counter()
         self.solver = self._setup(options)
+        self.setup_seconds = time.perf_counter() - t0
 
     def _setup(self, options: SolveOptions):
         d = self.data
@@ -142,8 +145,8 @@ class LCP1Solver(Solver):
         lambda_tol = float(options.params.get("lambda_tol", options.tol * sc.velocity))
         qp = CompiledQP(Q, base / sc.velocity, options.params.get("qp_solver", "clarabel"), options)
         result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                             build_seconds=model.build_seconds + qp.compile_seconds)
-        result.info["compile_seconds"] = qp.compile_seconds
+                             build_seconds=model.build_seconds + qp.compile_seconds + qp.setup_seconds)
+        result.info.update(compile_seconds=qp.compile_seconds, qp_setup_seconds=qp.setup_seconds)
         cap = self.outer_cap(options)
         slip = np.zeros(n_c)
         rows, inner, z = [], 0, None

@@ -9,7 +9,11 @@ z = 0 solves the LCP. Otherwise z0 enters and the row of the most negative q_i /
 makes every basic value non-negative (an almost complementary basis). Then it repeats: the
 complement of the variable that just left enters; the minimum-ratio test over the rows with a
 positive entry a_i in the entering column B^-1 col picks the leaving row. It ends when
-- z0 leaves the basis: a complementary basis, the solution ("complementary solution");
+- z0 leaves the basis, or stays basic at value zero (a degenerate step, or a round-off zero; it
+  would otherwise wander on at z0 = 0 and may meet a ray): the solution ("complementary solution"),
+  unless z recomputed from that basis misses the LCP by more than ACCURACY_TOL max(1, ||q||_inf) in
+  ||min(z, w)||_inf ("inaccurate basis": round-off led the pivoting astray; z is returned all the
+  same, and the workbench judges it);
 - the entering column has no positive entry: "ray termination" (no solution found; for the
   copositive-plus class this proves infeasibility; the LCP (6)-(7) of seed 003 with Delta >= 0 is
   solvable by Lemke's method (its ref. [3]), so there a ray signals numerical trouble);
@@ -23,13 +27,26 @@ B^-1 are linearly independent, so the choice is unique and no basis repeats (no 
 Pang and Stone, The Linear Complementarity Problem, 1992, section 4.9). Ties are decided with the
 relative tolerance TIE_TOL on dimensionless data; z0 leaves whenever it ties (that ends the method).
 
-Linear algebra: a dense explicit B^-1 (n x n, Fortran order) updated in place by one rank-one BLAS
-update (dger) per pivot, O(n^2) flops and 8 n^2 bytes: dense pivoting is inherent to the method and
-fine up to a few thousand unknowns (the 210-disk cannonball of seed 003 has 2,360: 45 MB, a few ms
-per pivot). Every CHECK_EVERY pivots the basic values are checked against B x = q (a sparse product);
-drift beyond DRIFT_TOL refactorises B^-1 from scratch. The returned solution is recomputed from a
-sparse LU solve of B x = q with the final basis. Round-off negatives of the basic values (below
-zero by less than the drift tolerance) are set to zero so the ratio test never steps backwards.
+Round-off (the Delassus matrix of a real contact problem is singular: cond(A) reached 1e18 on a
+shared box stack). Three guards, each a documented departure from exact arithmetic:
+- an entry of the entering column counts as positive only above PIVOT_TOL ||a||_inf (smaller ones
+  are round-off images of zeros; pivoting on them destroyed B^-1 on that box stack);
+- among tied rows, pivots below STABLE_PIVOT times the largest tied pivot are passed over before
+  the lexicographic rule (a tiny a_i makes (B^-1)_i / a_i huge, so the exact rule would favour
+  exactly the unstable pivots);
+- after a pivot below SMALL_PIVOT ||a||_inf, and every CHECK_EVERY pivots, B^-1 is checked: B x = q
+  to DRIFT_TOL and B^-1 (B p) = p to INVERSE_TOL on a fixed probe p (sparse products); otherwise
+  B^-1 is refactorised from scratch (dense inverse, O(n^3), counted in ``refactorizations``).
+Basic values within ZERO_TOL max(1, max x) of zero are set to zero so that degenerate rows tie
+exactly, and so are round-off negatives down to -DRIFT_TOL max(1, max x), so that the ratio test
+never steps backwards. The returned solution is recomputed from a sparse LU solve of B x = q with the final
+basis, and the workbench judges it by the LCP residual like any other solver's.
+
+Linear algebra: a dense explicit B^-1 (n x n, Fortran order) updated in place by a rank-one update
+per pivot (a numba kernel that skips the zero entries of the pivot row), O(n^2) flops and 8 n^2
+bytes: dense pivoting is inherent to this implementation and fine up to a few thousand unknowns
+(the 210-disk cannonball of seed 003 has 2,360: 45 MB, a few ms per pivot); beyond that the
+memory and the O(n^2) pivots make it impractical (use LCP1/LCP2 or the conic formulations).
 """
 
 from __future__ import annotations
@@ -43,19 +60,29 @@ import scipy.sparse.linalg as spla
 from numba import njit
 
 from workbench.errors import InputError
+from workbench.lcp_metrics import lcp_residual
 from workbench.solvers.base import SolveOptions, SolveResult, Solver
 
-__all__ = ["lemke", "LemkeOutcome", "LemkeSolver", "SOLVED", "RAY", "MAX_PIVOTS", "TIME_LIMIT"]
+__all__ = ["lemke", "LemkeOutcome", "LemkeSolver", "SOLVED", "INACCURATE", "RAY", "MAX_PIVOTS", "TIME_LIMIT"]
 
-SOLVED, RAY, MAX_PIVOTS, TIME_LIMIT = "complementary solution", "ray termination", "max pivots", "time limit"
+SOLVED, INACCURATE = "complementary solution", "inaccurate basis"
+RAY, MAX_PIVOTS, TIME_LIMIT = "ray termination", "max pivots", "time limit"
+#: a final basis whose z misses the LCP by more than this (relative to max(1, ||q||_inf)) is "inaccurate"
+ACCURACY_TOL = 1e-6
 #: an entry of the entering column counts as positive above PIVOT_TOL * its largest magnitude
-PIVOT_TOL = 1e-9
+PIVOT_TOL = 1e-8
 #: relative tolerance for ties in the (lexicographic) minimum-ratio test
-TIE_TOL = 1e-8
+TIE_TOL = 1e-12
+#: among tied rows, pivots below STABLE_PIVOT * (the largest tied pivot) are passed over
+STABLE_PIVOT = 1e-3
+#: a pivot below SMALL_PIVOT * ||a||_inf is followed by a drift check at once
+SMALL_PIVOT = 1e-6
 #: basic values below ZERO_TOL * max(1, max x) are round-off zeros of degenerate rows
-ZERO_TOL = 1e-8
+ZERO_TOL = 1e-12
 CHECK_EVERY = 50
 DRIFT_TOL = 1e-9
+#: refactorise when B^-1 (B p) misses the probe p by more than this (relative)
+INVERSE_TOL = 1e-7
 
 
 @njit(cache=True)
@@ -105,7 +132,8 @@ def _lexicographic_tie_break(Binv, tie, a, tol):  # pragma: no cover - compiled
 
 @dataclass
 class LemkeOutcome:
-    """z: the solution (None unless status is SOLVED); pivots: basis changes, the first included."""
+    """z: the solution (None unless status is SOLVED or INACCURATE); pivots: basis changes, the first
+    included."""
     z: np.ndarray | None
     status: str
     pivots: int
@@ -137,6 +165,7 @@ class _Basis:
         tie = rows[ratio <= best + TIE_TOL * max(1.0, abs(best))]
         if self.z0_row in tie:
             return self.z0_row
+        tie = tie[a[tie] >= STABLE_PIVOT * a[tie].max()]
         return int(tie[0]) if tie.size == 1 else int(_lexicographic_tie_break(self.Binv, tie, a, TIE_TOL))
 
     def pivot(self, r: int, a: np.ndarray, entering: int) -> int:
@@ -157,15 +186,19 @@ class _Basis:
 
     def _clean(self) -> None:
         """Round-off zeros of the basic values to exact zeros (module docstring)."""
-        self.x[self.x < ZERO_TOL * max(1.0, float(self.x.max()))] = 0.0
+        top = max(1.0, float(self.x.max()))
+        self.x[(np.abs(self.x) < ZERO_TOL * top) | ((self.x < 0) & (self.x > -DRIFT_TOL * top))] = 0.0
 
     def basis_matrix(self) -> sp.csc_matrix:
         return self.full[:, self.var].tocsc()
 
     def check_drift(self) -> None:
-        """Refactorise B^-1 when the basic values no longer solve B x = q."""
+        """Refactorise B^-1 when the basic values no longer solve B x = q or B^-1 no longer inverts B
+        (checked on a fixed probe vector)."""
         B = self.basis_matrix()
-        if np.abs(B @ self.x - self.q).max() > DRIFT_TOL * (1.0 + np.abs(self.q).max()):
+        probe = np.cos(np.arange(self.n))
+        if (np.abs(B @ self.x - self.q).max() > DRIFT_TOL * (1.0 + np.abs(self.q).max())
+                or np.abs(self.Binv @ (B @ probe) - probe).max() > INVERSE_TOL):
             self.Binv = np.asfortranarray(np.linalg.inv(B.toarray()))
             self.x = self.Binv @ self.q
             self._clean()
@@ -210,18 +243,23 @@ def lemke(A, q, *, cover: np.ndarray | None = None, max_pivots: int | None = Non
         rows = np.flatnonzero(a > PIVOT_TOL * top) if top > 0 else np.zeros(0, dtype=int)
         if rows.size == 0:
             return LemkeOutcome(None, RAY, pivots, basis.refactorizations)
-        left = basis.pivot(basis.leaving_row(a, rows), a, entering)
+        r = basis.leaving_row(a, rows)
+        left = basis.pivot(r, a, entering)
         pivots += 1
-        if left == 2 * n:
-            return LemkeOutcome(basis.solution(), SOLVED, pivots, basis.refactorizations)
+        if left == 2 * n or basis.x[basis.z0_row] == 0.0:
+            # z0 left, or it is basic at (a round-off) zero: either way w = A z + q, z ⊥ w
+            z = basis.solution()
+            ok = lcp_residual(z, A @ z + q) <= ACCURACY_TOL * max(1.0, float(np.abs(q).max()))
+            return LemkeOutcome(z, SOLVED if ok else INACCURATE, pivots, basis.refactorizations)
         entering = left + n if left < n else left - n
-        if pivots % CHECK_EVERY == 0:
+        if pivots % CHECK_EVERY == 0 or abs(a[r]) < SMALL_PIVOT * top:
             basis.check_drift()
 
 
 class LemkeSolver(Solver):
     """LCP0: Lemke's method on the dimensionless LCP of an ``lcp`` model (formulations.lcp_pyramid).
-    iterations = pivots; solver_status: complementary solution | ray termination | max pivots | time limit."""
+    iterations = pivots; solver_status: complementary solution | inaccurate basis | ray termination |
+    max pivots | time limit."""
 
     name = "lemke"
     summary = "Lemke's complementary pivoting, lexicographic (dense; up to a few thousand unknowns)"

@@ -4,7 +4,7 @@ Splitting (Boyd et al. 2011, section 5; scaled dual variable w):
 
     min_{x, z}  1/2 x^T N x + (r + a)^T x + I_{K x R^{n_b}}(z)   s.t.  x = z
 
-    x^{k+1} = (N + rho I)^-1 (rho (z^k - w^k) - r - a)          (sparse LU of N + rho I, once per rho)
+    x^{k+1} = (N + rho I)^-1 (rho (z^k - w^k) - r - a)          (one sparse LU per rho, below)
     x^      = alpha x^{k+1} + (1 - alpha) z^k                    (over-relaxation, alpha in (0, 2))
     z^{k+1} = P(x^ + w^k)                                         (one cone projection)
     w^{k+1} = w^k + x^ - z^{k+1}
@@ -18,13 +18,19 @@ the multiplier that is optimal if z^0 is.
 Residual balancing (Boyd et al. 2011, eq. 3.13; He, Yang and Wang 2000), every ``balance_every``
 iterations: rho <- 2 rho when the primal residual exceeds 10 times the dual one, rho <- rho / 2 in the
 opposite case, w divided (resp. multiplied) by 2 so that the unscaled multiplier rho w is kept, and
-N + rho I refactorised. The residuals are normalised as in OSQP (Stellato et al. 2020) so that the
+the LU below redone. The residuals are normalised as in OSQP (Stellato et al. 2020) so that the
 comparison does not depend on the units of N (impulses against velocities):
 primal = ||x - z|| / max(||x||, ||z||), dual = rho ||z^{k+1} - z^k|| / ||rho w|| = ||z^{k+1} - z^k|| / ||w||.
-rho^0 = mean diagonal of N (options.params["rho"] overrides).
+rho^0 = mean diagonal of N (from its diagonal blocks; options.params["rho"] overrides).
 
-N is formed once, sparse (problem.N; W_s for a relaxed non-symmetric W); the LU uses SuperLU with the
-minimum-degree ordering of N + N^T (the pattern of N is symmetric).
+The x-update without N on global problems (Woodbury, N = C^T M^-1 C, any SPD M):
+
+    (N + rho I)^-1 b = (b - C^T (rho M + C C^T)^-1 C b) / rho,
+
+so the matrix factorised is rho M + C C^T (n_dof x n_dof, the body-to-body coupling: much sparser than
+N, which couples every pair of contacts sharing a body) and an x-update costs a sparse solve and two
+products with C. On local problems W is the data: N + rho I = W + rho I is factorised (W_s for a relaxed
+non-symmetric W). Both LUs use SuperLU with the minimum-degree ordering of A + A^T.
 
 options.params: rho (None: mean diagonal of N), alpha (1.6), balance_every (20), anti_relaxation,
 outer_patience. info: rho (final), factorizations.
@@ -46,7 +52,7 @@ MU_BALANCE, TAU_BALANCE = 10.0, 2.0
 
 class ADMMSolver(IterativeSolver):
     name = "admm"
-    summary = "ADMM (x = z splitting, sparse LU of N + rho I, residual balancing)"
+    summary = "ADMM (x = z splitting, sparse LU of rho M + C C^T or W + rho I, residual balancing)"
     defaults = {"rho": None, "alpha": 1.6, "balance_every": 20}
 
     def setup(self, run: Run) -> None:
@@ -55,21 +61,34 @@ class ADMMSolver(IterativeSolver):
             raise InputError(f"admm: alpha must lie in (0, 2), got {alpha}")
         self._alpha = alpha
         self._every = max(1, int(run.params["balance_every"]))
-        N = run.N_matrix
-        self._N = N
+        p = run.problem
+        if p.is_global:        # Woodbury (module docstring): never forms N
+            self._C, self._CT, self._CCt = p.C, p.C.T.tocsr(), (p.C @ p.C.T).tocsc()
+            S, joints = run.diagonal_blocks
+            n_N = float(np.trace(S, axis1=1, axis2=2).sum() + joints.sum()) / run.n
+        else:
+            self._N = run.N_matrix
+            self._eye = sp.identity(run.n, format="csc")
+            n_N = float(self._N.diagonal().mean())
         rho = run.params["rho"]
         if rho is None:
-            rho = float(N.diagonal().mean())
+            rho = n_N
         if not (np.isfinite(float(rho)) and float(rho) > 0):
             raise InputError(f"admm: rho must be positive, got {rho}")
-        self._eye = sp.identity(run.n, format="csc")
         self._factor(run, float(rho))
         run.info["factorizations"] = 1
 
     def _factor(self, run: Run, rho: float) -> None:
+        """The solver of (N + rho I) x = b for this rho (one sparse LU)."""
         self._rho = rho
-        self._lu = spla.splu((self._N + rho * self._eye).tocsc(), permc_spec="MMD_AT_PLUS_A")
         run.info["rho"] = rho
+        p = run.problem
+        if p.is_global:
+            lu = spla.splu((rho * p.M + self._CCt).tocsc(), permc_spec="MMD_AT_PLUS_A")
+            C, CT = self._C, self._CT
+            self._solve = lambda b: (b - CT @ lu.solve(C @ b)) / rho
+        else:
+            self._solve = spla.splu((self._N + rho * self._eye).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         alpha = self._alpha
@@ -78,7 +97,7 @@ class ADMMSolver(IterativeSolver):
         Nz = run.apply_N(z)
         w = -(Nz + r) / self._rho
         while True:
-            x = self._lu.solve(self._rho * (z - w) - r)
+            x = self._solve(self._rho * (z - w) - r)
             xh = alpha * x + (1.0 - alpha) * z
             z_old = z
             z = run.project(xh + w)

@@ -126,8 +126,9 @@ class Run:
 
     @cached_property
     def N_matrix(self) -> sp.csr_matrix:
-        """N as a sparse matrix (formed once, for the solvers that need its entries: pgs, admm);
-        W_s for a relaxed non-symmetric local problem."""
+        """N as a sparse matrix, formed once where a solver needs its entries and has no matrix-free
+        form (pgs with a non-diagonal M, admm and pgs on local problems, where W is the data); W_s for a
+        relaxed non-symmetric local problem."""
         N = self.problem.N
         return ((N + N.T) * 0.5).tocsr() if self._symmetrise else N
 
@@ -138,11 +139,17 @@ class Run:
     @cached_property
     def diagonal_blocks(self) -> tuple[np.ndarray, np.ndarray]:
         """Symmetric parts of the d x d contact diagonal blocks of N (n_c, d, d) and the joint
-        diagonal entries (n_b,) (for the joints N is formed, sparse)."""
-        B = self.problem.N_diagonal_blocks
+        diagonal entries (n_b,) (N is formed, sparse, only for joints with a non-diagonal M)."""
+        p = self.problem
+        B = p.N_diagonal_blocks
         S = 0.5 * (B + np.transpose(B, (0, 2, 1)))
-        joints = self.N_matrix.diagonal()[self.m:] if self.n > self.m else np.zeros(0)
-        return S, np.asarray(joints, dtype=float)
+        if self.n == self.m:
+            joints = np.zeros(0)
+        elif p.is_global and p.M_is_diagonal:                # G_j^T M^-1 G_j without forming N
+            joints = p.G.multiply(p.G).T @ p.solve_M(np.ones(p.n_dof))
+        else:
+            joints = self.N_matrix.diagonal()[self.m:]
+        return S, np.asarray(joints, dtype=float).ravel()
 
     @property
     def linear_term(self) -> np.ndarray:
@@ -154,14 +161,21 @@ class Run:
         return project_unknowns(x, self.mu, self.d)
 
     def initial_point(self) -> np.ndarray:
-        """options.warm_start (physical impulses) projected onto K x R^{n_b}, or 0."""
+        """options.warm_start (physical impulses) projected onto K x R^{n_b}, or 0.
+
+        A cold start leaves the shift a = 0 (seed 000 line 4, r_0 = r). A warm start in the inner
+        anti-relaxed mode also sets a = a(u(x0)): the shift of the point the run starts from, so that
+        a warm start at the exact solution is already a fixed point (one product with N)."""
         w = self.options.warm_start
         if w is None:
             return np.zeros(self.n)
         w = np.asarray(w, dtype=float).reshape(-1)
         if w.shape[0] != self.n:
             raise InputError(f"warm start has length {w.shape[0]}, the problem has {self.n} unknowns")
-        return self.project(w)
+        x = self.project(w)
+        if self.mode == "inner":
+            self.a = self.shift(self.apply_N(x) + self.r0)
+        return x
 
     def shift(self, u: np.ndarray) -> np.ndarray:
         """The anti-relaxation shift a(u) = [mu_i ||u_t,i||, 0, 0]_i (0 for the joints)."""

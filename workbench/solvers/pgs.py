@@ -36,8 +36,17 @@ For mu = 0: x* = [max(0, -c_n / S_nn), 0, 0]. A block whose smallest eigenvalue 
 the largest gets S_i + eps I (the c = w - S_i nu_i form turns it into a proximal step: the fixed points
 do not change).
 
-Stopping: after each sweep u = N nu + r is formed (one sparse product) and judged by Run.tick
-(workbench.solvers.iterative). N is formed once, sparse (problem.N; W_s for a relaxed non-symmetric W).
+Matrix-free sweep (global problems with a diagonal M, e.g. every rigid-body scene): N is never formed.
+The sweep keeps z = M^-1 C nu, reads (N nu)_row = C[:, row] . z from the sparse column of C and, after
+updating unknown row by delta, adds delta M^-1 C[:, row] to z (Chrono's PSOR in velocity form): a sweep
+costs two passes over the nonzeros of C instead of one over those of N, which has many more when
+bodies carry several contacts. z is recomputed from nu before every sweep (one product) so that
+rounding cannot drift. Otherwise (local problems: W is the data; a non-diagonal M, whose M^-1 C is
+dense) the sweep reads the rows of N, formed once, sparse (problem.N; W_s for a relaxed non-symmetric
+W). Diagonal blocks S_i come from problem.N_diagonal_blocks, which does not form N either.
+
+Stopping: after each sweep u = N nu + r is formed (one product: C^T z, or N nu) and judged by Run.tick
+(workbench.solvers.iterative).
 
 options.params: omega (relaxation, 0 < omega < 2, default 1), random_order (default False), seed
 (random order seed, default 0), anti_relaxation, outer_patience.
@@ -46,36 +55,16 @@ options.params: omega (relaxation, 0 < omega < 2, default 1), random_order (defa
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
 
+from workbench.cones import project_contact
 from workbench.errors import InputError
 from workbench.solvers.iterative import IterativeSolver, Run
 
-__all__ = ["PGSSolver", "local_factors", "solve_local", "project_local"]
+__all__ = ["PGSSolver", "local_factors", "solve_local"]
 
 _NEWTON_MAX = 100
-
-
-@njit(cache=True)
-def project_local(x, mu, out):
-    """Projection of one contact's d-vector onto K_mu (the scalar form of
-    workbench.cones.project_friction_cone, for use inside compiled sweeps)."""
-    d = x.shape[0]
-    s = 0.0
-    for j in range(1, d):
-        s += x[j] * x[j]
-    s = np.sqrt(s)
-    if s <= mu * x[0]:
-        for j in range(d):
-            out[j] = x[j]
-    elif mu * s <= -x[0]:
-        for j in range(d):
-            out[j] = 0.0
-    else:
-        pn = (x[0] + mu * s) / (1.0 + mu * mu)
-        out[0] = pn
-        for j in range(1, d):
-            out[j] = mu * pn / s * x[j]
 
 
 @njit(cache=True)
@@ -184,56 +173,95 @@ def solve_local(S, G, lam, mu, c, out, work):
 
 
 @njit(cache=True)
+def _update_contact(i, w, x, mu, S, G, lam, omega, anti, d, c, xs, trial, work):
+    """Gauss-Seidel update of contact i (in place on x) from its current local velocity w (overwritten):
+    anti-relaxation shift, local problem (L), over-relaxation. False if (L) had no boundary root (x is
+    then left unchanged)."""
+    base = d * i
+    if anti:                                               # per-contact anti-relaxation shift
+        st = 0.0
+        for j in range(1, d):
+            st += w[j] * w[j]
+        w[0] += mu[i] * np.sqrt(st)
+    for j in range(d):
+        acc = w[j]
+        for l in range(d):
+            acc -= S[i, j, l] * x[base + l]
+        c[j] = acc
+    if not solve_local(S[i], G[i], lam[i], mu[i], c, xs, work):
+        return False
+    if omega == 1.0:
+        for j in range(d):
+            x[base + j] = xs[j]
+        return True
+    for j in range(d):
+        trial[j] = x[base + j] + omega * (xs[j] - x[base + j])
+    if omega > 1.0:
+        project_contact(trial, mu[i], xs)
+        for j in range(d):
+            trial[j] = xs[j]
+    for j in range(d):
+        x[base + j] = trial[j]
+    return True
+
+
+@njit(cache=True)
+def _slice_dot(ptr, idx, val, v, k):
+    """Row (CSR) or column (CSC) k of a compressed sparse matrix dotted with v."""
+    acc = 0.0
+    for p in range(ptr[k], ptr[k + 1]):
+        acc += val[p] * v[idx[p]]
+    return acc
+
+
+@njit(cache=True)
 def _sweep(indptr, indices, data, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c):
-    """One Gauss-Seidel sweep in ``order`` (contacts < n_c, then joints), in place on x. Returns the
-    number of local problems without a boundary root."""
-    w = np.empty(d)
-    c = np.empty(d)
-    xs = np.empty(d)
-    trial = np.empty(d)
-    work = np.empty((4, d))
+    """One Gauss-Seidel sweep in ``order`` (contacts < n_c, then joints), in place on x, reading the rows
+    of N (CSR). Returns the number of local problems without a boundary root."""
+    w, c, xs, trial, work = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty((4, d))
     failures = 0
     for idx in range(order.shape[0]):
         i = order[idx]
         if i < n_c:
-            base = d * i
             for j in range(d):
-                row = base + j
-                acc = rlin[row]
-                for p in range(indptr[row], indptr[row + 1]):
-                    acc += data[p] * x[indices[p]]
-                w[j] = acc
-            if anti:                                       # per-contact anti-relaxation shift
-                st = 0.0
-                for j in range(1, d):
-                    st += w[j] * w[j]
-                w[0] += mu[i] * np.sqrt(st)
-            for j in range(d):
-                acc = w[j]
-                for l in range(d):
-                    acc -= S[i, j, l] * x[base + l]
-                c[j] = acc
-            if not solve_local(S[i], G[i], lam[i], mu[i], c, xs, work):
+                w[j] = rlin[d * i + j] + _slice_dot(indptr, indices, data, x, d * i + j)
+            if not _update_contact(i, w, x, mu, S, G, lam, omega, anti, d, c, xs, trial, work):
                 failures += 1
-                continue
-            if omega == 1.0:
-                for j in range(d):
-                    x[base + j] = xs[j]
-            else:
-                for j in range(d):
-                    trial[j] = x[base + j] + omega * (xs[j] - x[base + j])
-                if omega > 1.0:
-                    project_local(trial, mu[i], xs)
-                    for j in range(d):
-                        trial[j] = xs[j]
-                for j in range(d):
-                    x[base + j] = trial[j]
         else:
             row = d * n_c + (i - n_c)
-            acc = rlin[row]
-            for p in range(indptr[row], indptr[row + 1]):
-                acc += data[p] * x[indices[p]]
-            x[row] -= omega * acc / joint_diag[i - n_c]
+            x[row] -= omega * (rlin[row] + _slice_dot(indptr, indices, data, x, row)) / joint_diag[i - n_c]
+    return failures
+
+
+@njit(cache=True)
+def _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c):
+    """The same sweep without N: with z = M^-1 C x kept up to date, (N x)_row = C[:, row] . z, and
+    updating unknown row by delta adds delta M^-1 C[:, row] to z. C (cp, ci, cx) and B = M^-1 C (bp, bi,
+    bx) are CSC; x and z are updated in place."""
+    w, c, xs, trial, work = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty((4, d))
+    old = np.empty(d)
+    failures = 0
+    for idx in range(order.shape[0]):
+        i = order[idx]
+        if i < n_c:
+            for j in range(d):
+                w[j] = rlin[d * i + j] + _slice_dot(cp, ci, cx, z, d * i + j)
+                old[j] = x[d * i + j]
+            if not _update_contact(i, w, x, mu, S, G, lam, omega, anti, d, c, xs, trial, work):
+                failures += 1
+                continue
+            for j in range(d):
+                row = d * i + j
+                delta = x[row] - old[j]
+                if delta != 0.0:
+                    for p in range(bp[row], bp[row + 1]):
+                        z[bi[p]] += bx[p] * delta
+        else:
+            row = d * n_c + (i - n_c)
+            delta = -omega * (rlin[row] + _slice_dot(cp, ci, cx, z, row)) / joint_diag[i - n_c]
+            x[row] += delta
+            for p in range(bp[row], bp[row + 1]):
+                z[bi[p]] += bx[p] * delta
     return failures
 
 
@@ -270,17 +298,27 @@ class PGSSolver(IterativeSolver):
         omega = float(run.params["omega"])
         if not 0.0 < omega < 2.0:
             raise InputError(f"pgs: omega must lie in (0, 2), got {omega}")
-        N = run.N_matrix
+        p = run.problem
         S, joints = run.diagonal_blocks
         if np.any(joints <= 0):
             raise InputError("pgs: a joint has a zero diagonal entry in N (redundant or empty joint)")
-        self._N = N
-        self._csr = (N.indptr, N.indices, N.data)
+        # velocity form (never forms N) for a diagonal M; the rows of N otherwise (module docstring)
+        self._velocity = p.is_global and p.M_is_diagonal
+        if self._velocity:
+            C = p.C.tocsc()
+            B = (sp.diags(p.solve_M(np.ones(p.n_dof))) @ C).tocsc()
+            self._B, self._CT = B, p.C.T.tocsr()
+            self._cols = (C.indptr, C.indices, C.data, B.indptr, B.indices, B.data)
+        else:
+            N = run.N_matrix
+            self._N = N
+            self._csr = (N.indptr, N.indices, N.data)
         self._S, self._G, self._lam = local_factors(S, run.mu)
         self._joints = joints
         self._omega = omega
         self._rng = np.random.default_rng(int(run.params["seed"])) if run.params["random_order"] else None
         run.info["local_failures"] = 0
+        run.info["velocity_form"] = self._velocity
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         x = np.array(x0, dtype=float)
@@ -288,10 +326,19 @@ class PGSSolver(IterativeSolver):
         order = np.arange(n_items)
         anti = run.mode == "inner"
         rlin = run.r0 if anti else run.linear_term
+        factors = (run.mu, self._S, self._G, self._lam, self._joints)
+        z = self._B @ x if self._velocity else None
         while True:
             if self._rng is not None:
                 order = self._rng.permutation(n_items)
-            run.info["local_failures"] += _sweep(*self._csr, x, rlin, run.mu, self._S, self._G, self._lam,
-                                                 self._joints, order, self._omega, anti, run.d, run.n_c)
-            if run.tick(x, self._N @ x + run.r0):
+            if self._velocity:
+                run.info["local_failures"] += _sweep_velocity(*self._cols, z, x, rlin, *factors, order,
+                                                              self._omega, anti, run.d, run.n_c)
+                z = self._B @ x                                  # M^-1 C x afresh: no drift
+                u = self._CT @ z + run.r0
+            else:
+                run.info["local_failures"] += _sweep(*self._csr, x, rlin, *factors, order, self._omega,
+                                                     anti, run.d, run.n_c)
+                u = self._N @ x + run.r0
+            if run.tick(x, u):
                 break

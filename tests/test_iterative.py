@@ -1,0 +1,352 @@
+"""In-house iterative solvers (apgd, pgs, jacobi, bb, admm) on the relaxed and anti-relaxed dual CCQO.
+
+Oracles: the analytic impulses of the rolling ball of seed 000 section 3.1, a literal transcription of
+the APGD algorithm of seed 000 section 2.3 (and two mutants of it that drop r from the backtracking or
+the restart test), the KKT conditions of the local cone QP of Gauss-Seidel, and Clarabel's objective on
+random and real problems. Every number asserted is the workbench's own metric of the returned impulses.
+"""
+
+import numpy as np
+import pytest
+
+from factories import random_problem
+from problems.scenes import rolling_ball_2d, rolling_ball_2d_exact_impulse, rolling_ball_2d_relaxed_impulse
+from workbench.cli import main
+from workbench.cones import project_unknowns
+from workbench.errors import InputError
+from workbench.io import load_problem
+from workbench.metrics import de_saxce_shift
+from workbench.solvers import SolveOptions, solve
+from workbench.solvers.pgs import local_factors, solve_local
+
+SOLVERS = ["apgd", "pgs", "jacobi", "bb", "admm"]
+
+
+def relative_gap(a, b):
+    return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+# ---------------------------------------------------------------------------------------- the ball
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("mode", ["inner", "outer"])
+@pytest.mark.parametrize("local", [False, True])
+def test_anti_relaxed_ball_gives_the_analytic_coulomb_impulse(solver, mode, local):
+    """Seed 000 section 3.1: [g h, -mu g h] = [0.0981, -0.01962], on the global (M, D, k) problem and on
+    its local (W, q) form, where the tangential velocity is (W g + q)_t."""
+    problem = rolling_ball_2d()
+    if local:
+        problem = problem.as_local()
+    res = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-10, params={"anti_relaxation": mode}))
+    assert res.status == "solved", (res.solver_status, res.metrics)
+    np.testing.assert_allclose(res.nu, [0.0981, -0.01962], atol=1e-6)
+    np.testing.assert_allclose(res.nu, rolling_ball_2d_exact_impulse(), atol=1e-9)
+    assert res.metrics["siconos_error"] <= 1e-10
+    assert res.info["anti_relaxation"] == mode
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_relaxed_ball_gives_the_relaxed_optimum(solver):
+    res = solve(rolling_ball_2d(), "dual", solver, SolveOptions(tol=1e-10))
+    assert res.status == "solved"
+    np.testing.assert_allclose(res.nu, rolling_ball_2d_relaxed_impulse(), atol=1e-9)
+    # the relaxed answer launches the ball: it is not the Coulomb impulse
+    assert abs(res.nu[0] - 0.0981) > 0.3
+
+
+# ------------------------------------------------------------------- APGD as printed in seed 000
+def literal_apgd(problem, iterations, anti=False, drop_r_in_backtracking=False, drop_r_in_restart=False):
+    """Seed 000 section 2.3, lines 1-38, transcribed with a dense N (the test oracle). The mutants use
+    g - r = N y in place of g in the test of line 11 or of line 27. Returns the objective
+    1/2 x^T N x + r_0^T x of every iterate and the numbers of backtracking steps and restarts."""
+    N = problem.N.toarray()
+    r0 = np.array(problem.r)
+    r = r0.copy()
+
+    def f(x):
+        return 0.5 * x @ N @ x + x @ r
+
+    gamma = np.zeros(r0.size)
+    y, theta = gamma.copy(), 1.0
+    L = np.linalg.norm(N @ (gamma - 1.0)) / np.linalg.norm(gamma - 1.0)
+    values, backtracks, restarts = [], 0, 0
+    for _ in range(iterations):
+        g = N @ y + r
+        g_bt = N @ y if drop_r_in_backtracking else g
+        g_rs = N @ y if drop_r_in_restart else g
+        new = project_unknowns(y - g / L, problem.mu, problem.d)
+        while f(new) > f(y) + g_bt @ (new - y) + 0.5 * L * (new - y) @ (new - y):
+            L *= 2.0
+            new = project_unknowns(y - g / L, problem.mu, problem.d)
+            backtracks += 1
+        theta_new = 0.5 * (-theta ** 2 + theta * np.sqrt(theta ** 2 + 4.0))
+        beta = theta * (1.0 - theta) / (theta ** 2 + theta_new)
+        y = new + beta * (new - gamma)
+        values.append(0.5 * new @ N @ new + new @ r0)
+        if g_rs @ (new - gamma) > 0:
+            y, theta_new = new, 1.0
+            restarts += 1
+        L *= 0.9
+        if anti:
+            r = r0 + de_saxce_shift(problem, N @ new + r0)
+        gamma, theta = new, theta_new
+    return np.array(values), backtracks, restarts
+
+
+@pytest.mark.parametrize("formulation", ["dual", "anti-relaxed"])
+def test_apgd_follows_the_seed_and_uses_the_full_gradient_in_backtracking_and_restart(formulation):
+    """The solver's iterates, backtracking steps and restarts are those of the printed algorithm with
+    g = N y + r in both tests; dropping r from either test gives a different run (so this test would
+    catch the classic error)."""
+    problem = random_problem(n_contacts=20, n_bodies=8, seed=1)
+    anti = formulation == "anti-relaxed"
+    res = solve(problem, formulation, "apgd", SolveOptions(tol=1e-15, max_iter=40))
+    assert res.iterations == 40 and res.status == "max_iter"
+    values = res.history["dual_objective"].to_numpy()
+    scale = abs(values[-1])
+    ref, backtracks, restarts = literal_apgd(problem, 40, anti)
+    assert res.info["backtracks"] == backtracks > 0
+    assert res.info["restarts"] == restarts > 0
+    assert np.max(np.abs(values - ref)) <= 1e-12 * scale
+    for mutant in ({"drop_r_in_backtracking": True}, {"drop_r_in_restart": True}):
+        wrong, wrong_backtracks, wrong_restarts = literal_apgd(problem, 40, anti, **mutant)
+        assert (wrong_backtracks, wrong_restarts) != (backtracks, restarts)
+        assert np.max(np.abs(wrong - values)) > 1e-3 * scale
+
+
+def test_apgd_returns_the_best_iterate_when_the_cap_stops_it():
+    """Seed 000 lines 19-23: the iterate with the smallest residual, not the last one."""
+    problem = random_problem(n_contacts=20, n_bodies=8, seed=0)
+    res = solve(problem, "anti-relaxed", "apgd", SolveOptions(tol=1e-15, max_iter=40))
+    errors = res.history["siconos_error"].to_numpy()
+    assert errors[-1] > errors.min()  # the error is not monotone: the test can fail
+    assert res.metrics["siconos_error"] == pytest.approx(errors.min(), rel=1e-9)
+
+
+# ------------------------------------------------------------------------ random problems, Clarabel
+@pytest.fixture(scope="module")
+def joints_problem():
+    """A general SPD mass matrix and two joints: exercises M^-1 by factorisation and free unknowns."""
+    return random_problem(n_contacts=12, n_bodies=6, seed=3, diagonal_mass=False, n_bilateral=2)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_relaxed_solvers_reach_clarabel_objective_with_joints(joints_problem, solver):
+    ref = solve(joints_problem, "dual", "clarabel", SolveOptions(tol=1e-9))
+    res = solve(joints_problem, "dual", solver, SolveOptions(tol=1e-10, max_iter=200_000))
+    assert res.status == "solved", (res.solver_status, res.metrics)
+    assert relative_gap(res.metrics["dual_objective"], ref.metrics["dual_objective"]) <= 1e-8
+    assert res.metrics["bilateral_violation"] <= 1e-8 * np.abs(joints_problem.r).max() + 1e-12
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("mode", ["inner", "outer"])
+def test_anti_relaxed_solvers_reach_siconos_error_1e8(joints_problem, solver, mode):
+    res = solve(joints_problem, "anti-relaxed", solver,
+                SolveOptions(tol=1e-8, max_iter=200_000, params={"anti_relaxation": mode}))
+    assert res.status == "solved", (res.solver_status, res.metrics)
+    assert res.metrics["siconos_error"] <= 1e-8
+    # the relaxed optimum is not a solution of the exact problem here, so the shift mattered
+    relaxed = solve(joints_problem, "dual", "clarabel", SolveOptions(tol=1e-9))
+    assert relaxed.metrics["siconos_error"] > 1e-4
+    if mode == "outer":
+        assert res.info["outer_iterations"] > 1
+
+
+# ---------------------------------------------------------------------------------- Gauss-Seidel
+@pytest.mark.parametrize("d", [2, 3])
+def test_pgs_local_solver_satisfies_the_kkt_conditions_exactly(d):
+    """x* = argmin 1/2 x^T S x + c^T x over K_mu: x in K, s = S x + c in K^*, x . s = 0, for random SPD
+    blocks and all three cases (apex, interior, boundary)."""
+    rng = np.random.default_rng(0)
+    n = 300
+    A = rng.normal(size=(n, d, d))
+    S = A @ np.transpose(A, (0, 2, 1)) + 0.1 * np.eye(d)
+    mu = rng.uniform(0.1, 1.5, n)
+    S, G, lam = local_factors(S, mu)
+    out, work = np.empty(d), np.empty((4, d))
+    cases = set()
+    for i in range(n):
+        c = rng.normal(size=d) * 3
+        assert solve_local(S[i], G[i], lam[i], mu[i], c, out, work)
+        s = S[i] @ out + c
+        scale = np.linalg.norm(c)
+        assert np.linalg.norm(out[1:]) <= mu[i] * out[0] + 1e-12 * scale
+        assert mu[i] * np.linalg.norm(s[1:]) <= s[0] + 1e-9 * scale
+        assert abs(out @ s) <= 1e-9 * scale * max(1.0, np.linalg.norm(out))
+        cases.add("apex" if not out.any() else "interior" if np.linalg.norm(s) <= 1e-9 * scale else "boundary")
+    assert cases == {"apex", "interior", "boundary"}
+
+
+@pytest.mark.parametrize("formulation", ["dual", "anti-relaxed"])
+def test_pgs_velocity_form_with_joints(formulation):
+    """Diagonal M: the sweep never forms N (z = M^-1 C nu kept up to date), joints included."""
+    problem = random_problem(n_contacts=12, n_bodies=6, seed=3, n_bilateral=2)
+    res = solve(problem, formulation, "pgs", SolveOptions(tol=1e-10, max_iter=100_000))
+    assert res.info["velocity_form"] and res.status == "solved"
+    if formulation == "dual":
+        ref = solve(problem, "dual", "clarabel", SolveOptions(tol=1e-9))
+        assert relative_gap(res.metrics["dual_objective"], ref.metrics["dual_objective"]) <= 1e-8
+    assert res.metrics["bilateral_violation"] <= 1e-9 * np.abs(problem.r).max()
+
+
+@pytest.mark.parametrize("params", [{"omega": 1.3}, {"omega": 0.8}, {"random_order": True, "seed": 4}])
+def test_pgs_sor_and_random_order_reach_the_same_optimum(params):
+    problem = random_problem(n_contacts=20, n_bodies=8, seed=2)
+    ref = solve(problem, "dual", "clarabel", SolveOptions(tol=1e-9))
+    res = solve(problem, "dual", "pgs", SolveOptions(tol=1e-10, max_iter=100_000, params=params))
+    assert res.status == "solved"
+    assert relative_gap(res.metrics["dual_objective"], ref.metrics["dual_objective"]) <= 1e-8
+
+
+# ------------------------------------------------------------------------------ BB, ADMM settings
+def test_bb_non_monotone_line_search_fires_and_bounds_the_objective(shared_data):
+    """GLL: every accepted objective is below the maximum of the last M ones (M = 10), the sequence is
+    not monotone, and the line search does backtrack; with M = 1 it is monotone (up to rounding).
+    The ill-conditioned LMGC PerioBox (W of rank 72 of 180) makes the line search fire."""
+    problem = load_problem(shared_data / "fclib/LMGC_100_PR_PerioBox-i00361-60-03000.hdf5")
+    res = solve(problem, "dual", "bb", SolveOptions(tol=1e-10))
+    assert res.status == "solved"
+    assert res.info["backtracks"] > 0
+    f = np.r_[0.0, res.history["dual_objective"].to_numpy()]  # f(x0 = 0) = 0
+    scale = abs(f[-1])
+    assert all(f[k + 1] <= f[max(0, k - 9): k + 1].max() + 1e-12 * scale for k in range(f.size - 1))
+    assert np.diff(f).max() > 1e-3 * scale
+    mono = solve(problem, "dual", "bb", SolveOptions(tol=1e-10, params={"memory": 1}))
+    assert mono.status == "solved" and mono.info["backtracks"] > res.info["backtracks"]
+    assert np.diff(mono.history["dual_objective"].to_numpy()).max() <= 1e-12 * scale
+
+
+def test_admm_residual_balancing_recovers_from_a_bad_rho():
+    problem = random_problem(n_contacts=20, n_bodies=8, seed=0)
+    ref = solve(problem, "dual", "clarabel", SolveOptions(tol=1e-9))
+    rho0 = 1e-4 * float(problem.N.diagonal().mean())
+    res = solve(problem, "dual", "admm", SolveOptions(tol=1e-10, max_iter=100_000, params={"rho": rho0}))
+    assert res.status == "solved"
+    assert res.info["factorizations"] > 1 and res.info["rho"] > 100 * rho0
+    assert relative_gap(res.metrics["dual_objective"], ref.metrics["dual_objective"]) <= 1e-8
+
+
+# ---------------------------------------------------------------------- options, history, caps
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("formulation", ["dual", "anti-relaxed"])
+def test_warm_start_at_the_solution_stops_at_once(solver, formulation):
+    problem = random_problem(n_contacts=12, n_bodies=6, seed=5)
+    cold = solve(problem, formulation, solver, SolveOptions(tol=1e-9, max_iter=100_000))
+    assert cold.status == "solved" and cold.iterations > 3
+    warm = solve(problem, formulation, solver, SolveOptions(tol=1e-9, warm_start=cold.nu))
+    assert warm.status == "solved" and warm.iterations <= 2
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_history_columns_and_no_history_gives_the_same_run(solver):
+    problem = random_problem(n_contacts=12, n_bodies=6, seed=5)
+    on = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-9, max_iter=100_000))
+    h = on.history
+    assert list(h.columns) == ["iteration", "elapsed", "dual_objective", "residual", "siconos_error"]
+    assert len(h) == on.iterations and h["iteration"].tolist() == list(range(1, on.iterations + 1))
+    assert np.all(np.diff(h["elapsed"]) >= 0)
+    assert h["siconos_error"].iloc[-1] == pytest.approx(on.metrics["siconos_error"], rel=1e-9)
+    assert h["dual_objective"].iloc[-1] == pytest.approx(on.metrics["dual_objective"], rel=1e-9)
+    off = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-9, max_iter=100_000, keep_history=False))
+    assert off.history is None and off.iterations == on.iterations
+    np.testing.assert_array_equal(off.nu, on.nu)
+    relaxed = solve(problem, "dual", solver, SolveOptions(tol=1e-9, max_iter=100_000))
+    assert list(relaxed.history.columns) == ["iteration", "elapsed", "dual_objective", "residual"]
+    # the residual column is seed 000 eq. 39 (g_d = 1e-6) of the returned iterate
+    assert relaxed.history["residual"].iloc[-1] == pytest.approx(relaxed.metrics["ccp_residual"], rel=1e-6)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_caps_stop_the_run_and_are_reported(solver):
+    problem = random_problem(n_contacts=20, n_bodies=8, seed=1)
+    res = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-14, max_iter=3))
+    assert (res.status, res.iterations) == ("max_iter", 3)
+    res = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-14, time_limit=1e-9))
+    assert (res.status, res.iterations) == ("timeout", 1)
+    assert res.nu is not None and np.isfinite(res.metrics["siconos_error"])
+
+
+@pytest.mark.parametrize("solver, params", [("apgd", {"nope": 1}), ("apgd", {"anti_relaxation": "middle"}),
+                                            ("pgs", {"omega": 2.5}), ("admm", {"alpha": 0}),
+                                            ("bb", {"memory": 0}), ("jacobi", {"omega": -1})])
+def test_bad_settings_are_input_errors(solver, params):
+    with pytest.raises(InputError):
+        solve(rolling_ball_2d(), "anti-relaxed", solver, SolveOptions(params=params))
+
+
+def test_cli_solve_writes_the_history(tmp_path, capsys):
+    out = tmp_path / "history.csv"
+    assert main(["solve", "scene:rolling-ball-2d", "--formulation", "anti-relaxed", "--solver", "apgd",
+                 "--tol", "1e-10", "--history", str(out)]) == 0
+    assert "solved" in capsys.readouterr().out
+    import pandas as pd
+    h = pd.read_csv(out)
+    assert list(h.columns) == ["iteration", "elapsed", "dual_objective", "residual", "siconos_error"]
+    assert h["siconos_error"].iloc[-1] <= 1e-10
+    assert main(["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "pgs", "--param", "omega=3"]) == 2
+    assert "omega" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ shared problems
+SHARED = ["fclib/Box_Stacks-i0122-82-5.hdf5", "fclib/CubeH8.hdf5", "fclib/LMGC_GlobalFrictionContactProblem00046.hdf5",
+          "fclib/Capsules-i125-1213.hdf5", "fclib/LMGC_100_PR_PerioBox-i00361-60-03000.hdf5",
+          "siconos/BoxesStack1-i100000-32.hdf5.dat", "siconos/Capsules-i100-889.dat",
+          "siconos/Confeti-ex13-4contact-Fc3D-SBM.dat", "siconos/FC3D_Example1.dat", "siconos/FC3D_Example1_SBM.dat",
+          "siconos/FrictionContact3D_1c.dat", "siconos/FrictionContactProblem00031.dat", "siconos/GFC3D_TwoRods1.dat",
+          "siconos/OneObject-i1028-138.hdf5.dat"]
+
+
+@pytest.fixture(scope="module")
+def clarabel_objective(shared_data):
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            problem = load_problem(shared_data / name)
+            cache[name] = problem, solve(problem, "dual", "clarabel", SolveOptions(tol=1e-8)).metrics["dual_objective"]
+        return cache[name]
+    return get
+
+
+BOXES, CAPSULES, CAPSULES_100, ONE_OBJECT = ("siconos/BoxesStack1-i100000-32.hdf5.dat", "fclib/Capsules-i125-1213.hdf5",
+                                            "siconos/Capsules-i100-889.dat", "siconos/OneObject-i1028-138.hdf5.dat")
+#: (problem, solver) pairs that do not reach the target within the caps below (measured 2026-11-21; the
+#: benchmark reports the time each needs with a wall-clock cap): the test checks they report it
+SLOW_RELAXED = {(BOXES, "pgs"), (BOXES, "jacobi"), (ONE_OBJECT, "jacobi")}
+SLOW_EXACT = {(BOXES, s) for s in ("pgs", "jacobi", "bb", "admm")} | \
+    {(p, s) for p in (CAPSULES, CAPSULES_100, ONE_OBJECT) for s in ("jacobi", "bb", "admm")}
+
+
+def check_honest_cap(res, tol):
+    """A run stopped by its cap says so, and the error it reached (the workbench's) is above tol."""
+    assert res.status == "max_iter" and res.info["stopped"] == "max_iter" and res.iterations == 300
+    assert tol < res.metrics["judged_error"] < 1
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("name", SHARED)
+def test_relaxed_solvers_agree_with_clarabel_on_shared_problems(clarabel_objective, name, solver):
+    """The relaxed optimum to 1e-6 relative in the objective. tol 1e-11: PerioBox has ||gamma|| ~ 4e5
+    against ||q|| ~ 0.8, so a relaxed error of 1e-9 leaves 1e-6 in the objective. Non-symmetric W
+    (Capsules, OneObject) are solved as the QP of W_s and judged with W: "inaccurate" or "max_iter",
+    with the objective right."""
+    problem, ref = clarabel_objective(name)
+    if (name, solver) in SLOW_RELAXED:
+        check_honest_cap(solve(problem, "dual", solver, SolveOptions(tol=1e-11, max_iter=300)), 1e-11)
+        return
+    # on a non-symmetric W the stopping measure (of W_s, to 1e-11) is out of reach: a shorter cap
+    cap = 3_000 if name in (CAPSULES, CAPSULES_100, ONE_OBJECT) and solver != "jacobi" else 10_000
+    res = solve(problem, "dual", solver, SolveOptions(tol=1e-11, max_iter=cap, keep_history=False))
+    assert relative_gap(res.metrics["dual_objective"], ref) <= 1e-6, (res.status, res.iterations)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("name", SHARED)
+def test_anti_relaxed_solvers_reach_siconos_error_1e8_on_shared_problems(shared_data, name, solver):
+    problem = load_problem(shared_data / name)
+    if (name, solver) in SLOW_EXACT:
+        check_honest_cap(solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-8, max_iter=300)), 1e-8)
+        return
+    res = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-8, max_iter=5_000, keep_history=False))
+    assert res.status == "solved", (res.iterations, res.metrics["siconos_error"])
+    assert res.metrics["siconos_error"] <= 1e-8

@@ -15,7 +15,7 @@ O(1). The model maps results back to physical units; every reported number is ph
 from __future__ import annotations
 
 import time
-from abc import ABC, abstractmethod
+from abc import ABC
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
@@ -115,8 +115,8 @@ class Formulation(ABC):
         """Dispatch on ``kind``; a formulation with other model kinds or build-time settings overrides it."""
         return self._build_cvxpy(problem) if kind == "cvxpy" else self._build_ccqo(problem)
 
-    @abstractmethod
-    def _build_cvxpy(self, problem: TimeStepProblem) -> CvxpyModel: ...
+    def _build_cvxpy(self, problem: TimeStepProblem) -> CvxpyModel:
+        raise NotImplementedError  # reached through build() only for formulations that list "cvxpy"
 
     def _build_ccqo(self, problem: TimeStepProblem) -> CCQOModel:
         raise NotImplementedError

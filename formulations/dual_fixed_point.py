@@ -20,6 +20,7 @@ solution back. The loop itself is workbench.solvers.fixed_point. Outer iteration
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
@@ -27,10 +28,9 @@ import numpy as np
 
 from formulations.base import CvxpyModel, Formulation
 from formulations.relaxed_dual import RelaxedDual
-from workbench.errors import UnsupportedError
 from workbench.problem import TimeStepProblem
 
-__all__ = ["DualFixedPoint", "FixedPointModel", "FIXED_POINT_KIND"]
+__all__ = ["DualFixedPoint", "FixedPointFormulation", "FixedPointModel", "FIXED_POINT_KIND"]
 
 FIXED_POINT_KIND = "cvxpy-fixed-point"
 
@@ -80,18 +80,33 @@ def check_located(values: np.ndarray, expected: np.ndarray, what: str) -> None:
                            "cannot locate the linear term to update")
 
 
-class DualFixedPoint(Formulation):
+class FixedPointFormulation(Formulation):
+    """What the dual and primal fixed points share: the relaxed formulation built as cvxpy once, and
+    ``locate``, where the shift enters its compiled data (subclasses set ``relaxed_formulation`` and
+    ``shifted`` and write ``locator``)."""
+    exact = True
+    builds = (FIXED_POINT_KIND,)
+    relaxed_formulation: ClassVar[type[Formulation]]
+    shifted: ClassVar[str]
+
+    def _build(self, problem: TimeStepProblem, kind: str, options) -> FixedPointModel:
+        inner = self.relaxed_formulation().build(problem, "cvxpy")
+        return FixedPointModel(problem=problem, formulation=self.name, inner=inner, shifted=self.shifted,
+                               locate=self.locator(problem, inner),
+                               info={"inner_build_seconds": inner.build_seconds})
+
+    @abstractmethod
+    def locator(self, problem: TimeStepProblem, inner: CvxpyModel) -> Callable[[dict], np.ndarray]: ...
+
+
+class DualFixedPoint(FixedPointFormulation):
     name = "dual-fixed-point"
     summary = "exact Coulomb: relaxed dual CCQO compiled once, re-solved with r_n + mu ||u_t|| until s is fixed"
     reference = "seed 001 eq. 27 (plus sign), section 4.3; seed 000 eqs. 15, 27-28"
-    exact = True
-    builds = (FIXED_POINT_KIND,)
+    relaxed_formulation = RelaxedDual
+    shifted = "c"
 
-    def _build_cvxpy(self, problem: TimeStepProblem):
-        raise UnsupportedError(f"{self.name} builds a {FIXED_POINT_KIND} model (for clarabel, scs)")
-
-    def _build(self, problem: TimeStepProblem, kind: str, options) -> FixedPointModel:
-        inner = RelaxedDual().build(problem, "cvxpy")
+    def locator(self, problem: TimeStepProblem, inner: CvxpyModel) -> Callable[[dict], np.ndarray]:
         x = next(v for v in inner.cvx.variables() if v.name() == "nu_scaled")
         d, n = problem.d, problem.n_unknowns
         r_s = problem.r / inner.scale.velocity
@@ -101,5 +116,4 @@ class DualFixedPoint(Formulation):
             check_located(data["c"][col:col + n], r_s, "dual objective")
             return col + d * np.arange(problem.n_contacts)
 
-        return FixedPointModel(problem=problem, formulation=self.name, inner=inner, shifted="c", locate=locate,
-                               info={"inner_build_seconds": inner.build_seconds})
+        return locate

@@ -19,14 +19,14 @@ u = velocity * y, so W_s = N impulse / velocity has unit mean diagonal) and the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from formulations.base import DataScale, Formulation, data_scale
+from formulations.anti_relaxed import AntiRelaxed
+from formulations.base import CCQOModel, DataScale, data_scale
 from formulations.relaxed_dual import ccqo_objective
-from workbench.errors import UnsupportedError
 from workbench.metrics import de_saxce_shift, natural_map
 from workbench.problem import TimeStepProblem
 
@@ -43,31 +43,24 @@ def exact_error(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray) -> floa
 
 
 @dataclass
-class NCPModel:
-    """The exact problem for NCP methods. ``error(nu, u)`` is the judged measure (siconos_error)."""
+class NCPModel(CCQOModel):
+    """The exact problem for NCP methods: the data of the anti-relaxed CCQO (formulations.anti_relaxed,
+    whose fixed points are the NCP's solutions) plus the O(1) data scales. ``error(nu, u)`` is the
+    judged measure (siconos_error)."""
     kind: ClassVar[str] = "ncp"
-    problem: TimeStepProblem
-    formulation: str
-    scale: DataScale
-    objective: Callable[[np.ndarray, np.ndarray | None], float]
-    relaxed: bool = False
-    build_seconds: float = 0.0
-    info: dict[str, Any] = field(default_factory=dict)
+    scale: DataScale | None = None
 
     def error(self, nu: np.ndarray, u: np.ndarray) -> float:
         return exact_error(self.problem, nu, u)
 
 
-class NCP(Formulation):
+class NCP(AntiRelaxed):
+    """The anti-relaxed problem stated as the root of its natural map, for the NCP methods."""
     name = "ncp"
     summary = "exact Coulomb problem in De Saxce form (nonlinear complementarity), for NCP solvers"
     reference = "seed 000 eqs. 8-10; seed 004 eqs. 10-15"
-    exact = True
     builds = ("ncp",)
 
-    def _build_cvxpy(self, problem: TimeStepProblem):
-        raise UnsupportedError("ncp is not a convex program; for cvxpy use dual-fixed-point or primal-fixed-point")
-
     def _build(self, problem: TimeStepProblem, kind: str, options) -> NCPModel:
-        return NCPModel(problem=problem, formulation=self.name, scale=data_scale(problem),
-                        objective=ccqo_objective(problem))
+        return NCPModel(problem=problem, formulation=self.name, anti_relaxed=True, relaxed=False,
+                        objective=ccqo_objective(problem), scale=data_scale(problem))

@@ -20,33 +20,30 @@ Global problems only (needs M and D).
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.base import Formulation
-from formulations.dual_fixed_point import FIXED_POINT_KIND, FixedPointModel, check_located
+from formulations.base import CvxpyModel
+from formulations.dual_fixed_point import FixedPointFormulation, check_located
 from formulations.relaxed_primal import RelaxedPrimal
-from workbench.errors import UnsupportedError
 from workbench.problem import TimeStepProblem
 
 __all__ = ["PrimalFixedPoint"]
 
 
-class PrimalFixedPoint(Formulation):
+class PrimalFixedPoint(FixedPointFormulation):
     name = "primal-fixed-point"
     summary = "exact Coulomb: relaxed primal QP compiled once, re-solved with the cone shifted by mu ||u_t||"
     reference = "seed 001 eq. 26 (shift as +mu s on u_n), section 4.3; seed 000 eqs. 15, 27-28"
-    exact = True
     needs_global = True
-    builds = (FIXED_POINT_KIND,)
+    relaxed_formulation = RelaxedPrimal
+    shifted = "b"
 
-    def _build_cvxpy(self, problem: TimeStepProblem):
-        raise UnsupportedError(f"{self.name} builds a {FIXED_POINT_KIND} model (for clarabel, scs)")
-
-    def _build(self, problem: TimeStepProblem, kind: str, options) -> FixedPointModel:
+    def locator(self, problem: TimeStepProblem, inner: CvxpyModel) -> Callable[[dict], np.ndarray]:
         from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver
 
-        inner = RelaxedPrimal().build(problem, "cvxpy")
         y = next(v for v in inner.cvx.variables() if v.name() == "velocity_change_scaled")
         d, n_c = problem.d, problem.n_contacts
         r_n = problem.r[: problem.n_contact_unknowns: d] / inner.scale.velocity
@@ -67,5 +64,4 @@ class PrimalFixedPoint(Formulation):
                 raise RuntimeError("cvxpy compiled the primal's cone rows differently than expected")
             return rows
 
-        return FixedPointModel(problem=problem, formulation=self.name, inner=inner, shifted="b", locate=locate,
-                               info={"inner_build_seconds": inner.build_seconds})
+        return locate

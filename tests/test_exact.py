@@ -171,6 +171,7 @@ def test_siconos_own_error_is_the_workbench_siconos_error():
     res = solve(p, "ncp", "siconos:NSGS", SolveOptions(tol=1e-5))
     assert res.info["siconos_info"] == 0 and res.iterations > 1
     assert res.info["siconos_error"] == pytest.approx(res.metrics["siconos_error"], rel=1e-6)
+    assert res.info["u_mismatch"] < 1e-12  # its u is the workbench's N r + q
     assert 0 < res.solve_seconds < res.info["process_seconds"]
 
 
@@ -210,12 +211,17 @@ def check_exact_methods_agree(problem):
     ref = runs[("ncp", "newton")]
     u_ref = problem.relative_velocity(ref.nu)
     scale = max(np.linalg.norm(u_ref), np.linalg.norm(problem.r))
+    # the impulses are compared too where N is well conditioned (CubeH8, LMGC...00046, FC3D_Example1,
+    # FrictionContact3D_1c, FrictionContactProblem00031: cond(N) < 10); with cond(N) up to 1e19 (more
+    # contact unknowns than freedoms, redundant contacts) solutions of the same u differed by 1e-1 in r
+    unique_r = problem.n_unknowns <= 300 and np.linalg.cond(problem.N.toarray()) < 1e3
     far = []
     for key, res in runs.items():
         if res.status == "solved":
             du = np.linalg.norm(problem.relative_velocity(res.nu) - u_ref) / scale
-            if du > 1e-6:
-                far.append((key, du))
+            dr = np.linalg.norm(res.nu - ref.nu) / np.linalg.norm(ref.nu) if unique_r else 0.0
+            if du > 1e-6 or dr > 1e-5:  # measured: dr <= 5e-7 (APGD on LMGC...00046)
+                far.append((key, du, dr))
     if problem.name in NON_UNIQUE_U:  # the same error level is all that can be asked
         assert sum(res.status == "solved" for res in runs.values()) >= 2
     else:

@@ -3,7 +3,14 @@
 Runs the solver object itself (``clarabel.DefaultSolver`` on cvxpy's compiled data, as cvxpy does) so
 that a termination callback can record a per-iteration history: the solver's own primal and dual
 costs (mapped to physical units), gaps and residuals. Tolerances tol_gap_abs = tol_gap_rel =
-tol_feas = max(tol^2, 1e-12) on the O(1)-scaled model (see SolveOptions); one thread (several threads slowed it down on 2 cores).
+tol_feas = max(tol^2, 1e-12) on the O(1)-scaled model (see SolveOptions); one thread (several
+threads slowed it down on 2 cores).
+
+Also takes the fixed-point models (workbench.solvers.fixed_point): one DefaultSolver on the data
+compiled once, updated between outer iterations by DefaultSolver.update(q=...) (dual) or
+update(b=...) (primal; refused when Clarabel's presolve changed the data layout). An interior-point
+method has no warm start: each inner solve starts afresh, so an outer iteration saves the solver's
+set-up only.
 """
 
 from __future__ import annotations

@@ -15,13 +15,13 @@ siconos_error(nu^k) <= (subproblem's relaxed error) + change_k. The default oute
 leaves the other half of ``tol`` to the inner solver.
 
 Parameters (options.params): ``outer_tol`` (default tol / 2), ``outer_max_iter`` (default 100),
-``inner_warm_start`` (SCS only: start each inner solve from the previous solution; default False,
-it did not pay off in the measurements of benchmarks/README_exact.md). ``options.max_iter`` caps each
-inner solve; ``options.time_limit`` the whole loop (checked between outer iterations).
+``inner_warm_start`` (SCS only: start each inner solve from the previous solution; default True, see
+workbench.solvers.scs). ``options.max_iter`` caps each inner solve; ``options.time_limit`` the whole loop (checked between outer iterations).
 
 Recorded: iterations = total inner iterations; info: outer_iterations, inner_iterations (list),
 compile_seconds (the one compile), setup_seconds (the solver object, once), outer_seconds (wall time
-of each outer iteration: update, solve, unpack, slip speeds), stopped; history: one row per outer
+of each outer iteration: update, solve, unpack, slip speeds), inner_seconds (the solver's call alone,
+per outer iteration), stopped; history: one row per outer
 iteration. The solver's convergence claims are recorded, never trusted: :func:`finalize` judges the
 result by siconos_error.
 """
@@ -100,12 +100,13 @@ class FixedPointCapable:
             s = tangential_speed(problem, problem.relative_velocity(np.asarray(options.warm_start, dtype=float)))
         else:
             s = np.zeros(problem.n_contacts)
-        inner, outer_seconds, rows_hist = [], [], []
+        inner, inner_seconds, outer_seconds, rows_hist = [], [], [], []
         stopped, message = "max_iter", ""
         for k in range(1, outer_max + 1):
             t_k = time.perf_counter()
             if k > 1 or options.warm_start is not None:  # the compiled data already hold s = 0
                 session.update(model.shifted, model.linear_term(data, rows, s))
+            t_inner = time.perf_counter()
             try:
                 raw = session.solve()
             except (cp.SolverError, ValueError, ArithmeticError) as exc:
@@ -115,6 +116,7 @@ class FixedPointCapable:
             with warnings.catch_warnings():  # cvxpy's "may be inaccurate": judged by the workbench
                 warnings.simplefilter("ignore", UserWarning)
                 model.cvx.unpack_results(raw, chain, inverse)
+            inner_seconds.append(time.perf_counter() - t_inner)
             inner.append(session.iterations(raw))
             result.solver_status = str(model.cvx.status)
             if model.cvx.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT):
@@ -145,6 +147,7 @@ class FixedPointCapable:
                                      f"after {len(inner)} outer iterations")
         result.history = pd.DataFrame(rows_hist) if rows_hist else None
         result.info.update(outer_iterations=len(inner), inner_iterations=inner, compile_seconds=compile_seconds,
-                           setup_seconds=setup_seconds, outer_seconds=outer_seconds, stopped=stopped,
+                           setup_seconds=setup_seconds, outer_seconds=outer_seconds,
+                           inner_seconds=inner_seconds, stopped=stopped,
                            outer_tol=outer_tol)
         return result

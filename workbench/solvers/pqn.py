@@ -44,12 +44,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import pandas as pd
 import scipy.sparse.linalg as spla
 
 from workbench.cones import project_unknowns
 from workbench.metrics import de_saxce_shift, natural_map
-from workbench.solvers.base import SolveOptions, SolveResult, Solver
+from workbench.solvers.base import SolveOptions, SolveResult
+from workbench.solvers.ncp_base import IterationLog, NCPSolver
 
 __all__ = ["PQNSolver", "smoothed_residual"]
 
@@ -117,17 +117,15 @@ def _inverse_blocks(blocks: np.ndarray) -> np.ndarray:
         return np.linalg.pinv(blocks)
 
 
-class PQNSolver(Solver):
+class PQNSolver(NCPSolver):
     name = "pqn"
     summary = "projected quasi-Newton with smoothing and block-preconditioned GMRES (seed 004, Algorithm 1)"
-    accepts = ("ncp",)
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         problem = model.problem
         p = {**DEFAULTS, **options.params}
-        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                             build_seconds=model.build_seconds)
-        t0 = time.perf_counter()
+        result = self.new_result(model)
+        log = IterationLog(options, int(options.max_iter or p["max_iter"]))
         n, m, d, n_c = problem.n_unknowns, problem.n_contact_unknowns, problem.d, problem.n_contacts
         alpha, vel = model.scale.impulse, model.scale.velocity
         to_w = alpha / vel
@@ -142,7 +140,6 @@ class PQNSolver(Solver):
         diag_w = np.einsum("cii->ci", W_blocks)
         delta = float(p["delta"]) * {"absolute": 1.0, "min": diag_w.min(), "avg": diag_w.mean(),
                                      "max": diag_w.max()}[p["delta_mode"]]
-        max_iter = int(options.max_iter or p["max_iter"])
         restart = min(int(p["restart"]), int(p["m"]))
         matvecs = 0
 
@@ -153,7 +150,7 @@ class PQNSolver(Solver):
 
         x = np.zeros(n) if options.warm_start is None else np.asarray(options.warm_start, dtype=float) / alpha
         x = project_unknowns(x, mu, d)
-        history, stopped, k = [], "max_iter", 0
+        k = 0
         while True:
             y = apply_W(x) + q                                                   # (a)
             nu, u = alpha * x, vel * y
@@ -161,22 +158,14 @@ class PQNSolver(Solver):
             C = natural_map(problem, x, y + de_saxce_shift(problem, y))
             C_c = C[:m].reshape(n_c, d)
             merit = float(np.einsum("ci,cij,cj->", C_c, W_inv, C_c)) / merit_den
-            if options.keep_history:
-                history.append({"iteration": k, "elapsed": time.perf_counter() - t0, "siconos_error": err,
-                                "merit": merit, "matvecs": matvecs})
-            if (err <= options.tol) if gamma is None else (merit < float(gamma)):
-                stopped = None
+            converged = (err <= options.tol) if gamma is None else (merit < float(gamma))
+            if log.stop(k, converged, siconos_error=err, merit=merit, matvecs=matvecs):
                 break
             if not np.all(np.isfinite(x)):
-                stopped = "diverged"
-                break
-            if k >= max_iter:
+                log.stopped = "diverged"
                 break
             if matvecs >= p["max_matvec"]:
-                stopped = "max_matvec"
-                break
-            if options.time_limit is not None and time.perf_counter() - t0 >= options.time_limit:
-                stopped = "timeout"
+                log.stopped = "max_matvec"
                 break
             Cw_c, X, Y = smoothed_residual(x[:m].reshape(n_c, d), y[:m].reshape(n_c, d), mu, omega)   # (b)
             Cw = np.concatenate([Cw_c.reshape(-1), y[m:]])
@@ -203,14 +192,15 @@ class PQNSolver(Solver):
             k += 1
         result.iterations = k
         result.nu = alpha * x
+        stopped = log.stopped
         result.info.update(stopped=stopped if stopped in ("max_iter", "timeout") else None, matvecs=matvecs,
                            pqn_stop=stopped, merit=merit, omega=omega, delta=delta)
         result.solver_status = stopped or "converged"
         if stopped is not None and p["fallback"]:
-            self._fall_back(result, model, options, p["fallback"], t0)
-        result.solve_seconds = time.perf_counter() - t0
+            self._fall_back(result, model, options, p["fallback"], log.t0)
+        result.solve_seconds = log.elapsed()
         result.v = problem.velocity(result.nu) if problem.is_global and result.nu is not None else None
-        result.history = pd.DataFrame(history) if history else None
+        result.history = log.history()
         return result
 
     @staticmethod

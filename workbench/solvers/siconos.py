@@ -1,13 +1,14 @@
 """Siconos's frictional-contact solvers as side-by-side peers: the solver family ``siconos:NAME``.
 
 NAME is any SICONOS_FRICTION_3D_NAME of Siconos numerics (NSGS, NSN_AC, NSN_FB, ADMM, FPP, EG,
-ACLMFP, PROX, ...). Siconos is Debian's python3-siconos (4.4), built for the system interpreter only
-(``apt-get install python3-siconos python3-scipy``), so each solve runs
+ACLMFP, PROX, ...). Siconos is Debian's python3-siconos (4.4 or later; 4.5.0 here), built for the
+system interpreter only (``apt-get install python3-siconos python3-scipy``), so each solve runs
 :mod:`workbench.solvers.siconos_worker` in a subprocess of that interpreter (``SICONOS_PYTHON``,
 /usr/bin/python3 or $WORKBENCH_SICONOS_PYTHON; isolated, -I, so that the worker's folder, which
 holds this module, does not shadow the siconos package): the problem goes over as an .npz file (W = N sparse,
 q = r, mu, the initial impulses), and r, u, Siconos's own error and iteration count, its return code
-and the wall time of fc3d_driver come back. A Solver crash kills the subprocess only. Results are
+and the wall time of fc3d_driver come back (info["u_mismatch"]: Siconos's u against the workbench's
+N r + q, relative; a check of the hand-over). A Solver crash kills the subprocess only. Results are
 judged by the workbench's metrics like every other solver; Siconos's claims go to ``info``.
 
 Model: :class:`formulations.ncp.NCPModel` (the exact problem, local form u = N nu + r). Problems with
@@ -41,7 +42,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from workbench.errors import InputError, UnsupportedError
-from workbench.solvers.base import SolveOptions, SolveResult, Solver
+from workbench.solvers.base import SolveOptions, SolveResult
+from workbench.solvers.ncp_base import NCPSolver
 
 __all__ = ["SiconosSolver", "SICONOS_PYTHON", "LISTED", "probe"]
 
@@ -88,9 +90,7 @@ def embed_3d(problem) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
     return W3, P @ q, index
 
 
-class SiconosSolver(Solver):
-    accepts = ("ncp",)
-
+class SiconosSolver(NCPSolver):
     def __init__(self, method: str):
         self.method = method
         self.name = f"siconos:{method}"
@@ -109,8 +109,7 @@ class SiconosSolver(Solver):
         if problem.n_bilateral:
             raise UnsupportedError(f"{self.name} solves contacts only; {problem.name or 'this problem'} has "
                                    f"{problem.n_bilateral} joint unknowns")
-        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                             build_seconds=model.build_seconds)
+        result = self.new_result(model)
         W, q, index = embed_3d(problem)
         r0 = np.zeros(q.size)
         if options.warm_start is not None:
@@ -146,5 +145,9 @@ class SiconosSolver(Solver):
         if code != 0 and options.max_iter is not None and result.iterations >= options.max_iter:
             result.info["stopped"] = "max_iter"
         result.nu = np.asarray(out["r"])[index]
+        # the u Siconos returns against the workbench's N nu + r (a check of the hand-over)
+        u = problem.relative_velocity(result.nu)
+        result.info["u_mismatch"] = float(np.linalg.norm(np.asarray(out["u"])[index] - u)
+                                          / max(np.linalg.norm(u), np.linalg.norm(problem.r), 1e-300))
         result.v = problem.velocity(result.nu) if problem.is_global else None
         return result

@@ -56,6 +56,10 @@ def result_record(problem, result) -> dict:
         "solve_seconds": result.solve_seconds,
         "metrics": {k: _finite(v) for k, v in result.metrics.items()},
         "message": result.message,
+        # what the solver or method says of itself (outer iterations of a fixed point, the solver's own
+        # status word, ...): recorded, never used to judge
+        "info": {k: (_finite(v) if isinstance(v, float) else v) for k, v in result.info.items()
+                 if isinstance(v, (str, int, float, bool)) or v is None},
     }
 
 

@@ -28,6 +28,8 @@ class CvxpySolver(Solver):
     cvxpy_name: ClassVar[str]
     accepts = ("cvxpy",)
     install_hint: ClassVar[str] = ""
+    #: options that shape compilation and unpacking (cvxpy's solver_opts at get_problem_data)
+    compile_options: ClassVar[dict[str, Any]] = {}
 
     def availability(self) -> tuple[bool, str]:
         import cvxpy as cp
@@ -50,7 +52,7 @@ class CvxpySolver(Solver):
         result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
                              build_seconds=model.build_seconds)
         t0 = time.perf_counter()
-        data, chain, inverse = model.cvx.get_problem_data(self.cvxpy_name, solver_opts={})
+        data, chain, inverse = model.cvx.get_problem_data(self.cvxpy_name, solver_opts=dict(self.compile_options))
         result.info["compile_seconds"] = time.perf_counter() - t0
         result.build_seconds += result.info["compile_seconds"]
         opts = {**self.settings(options), **options.params}
@@ -74,6 +76,8 @@ class CvxpySolver(Solver):
             return result
         result.history = history
         result.solver_status = str(model.cvx.status)
+        if self.raw_status(raw) is not None:
+            result.info["solver_raw_status"] = self.raw_status(raw)
         stats = model.cvx.solver_stats
         result.iterations = None if stats is None or stats.num_iters is None else int(stats.num_iters)
         if stats is not None and stats.solve_time is not None:
@@ -86,6 +90,10 @@ class CvxpySolver(Solver):
             if model.cvx.value is not None and abs(model.cvx.value) < float("inf"):
                 result.solver_objective = float(model.unscale_objective(model.cvx.value))
         return result
+
+    def raw_status(self, raw) -> str | None:
+        """The solver's own status word, where cvxpy's status folds several into one."""
+        return None
 
     def stopped_by(self, result: SolveResult, options: SolveOptions) -> str | None:
         """Which cap stopped the solver, judged from what it did rather than what it says."""

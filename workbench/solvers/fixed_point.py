@@ -87,7 +87,7 @@ class FixedPointCapable:
         result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
                              build_seconds=model.build_seconds)
         t0 = time.perf_counter()
-        data, chain, inverse = model.cvx.get_problem_data(self.cvxpy_name, solver_opts={})
+        data, chain, inverse = model.cvx.get_problem_data(self.cvxpy_name, solver_opts=dict(self.compile_options))
         rows = model.locate(data)
         compile_seconds = time.perf_counter() - t0
         result.build_seconds += compile_seconds

@@ -63,8 +63,6 @@ class ScsSolver(FixedPointCapable, CvxpySolver):
         if history is not None:
             history.columns = [c.strip() for c in history.columns]
             history = history.rename(columns={"iter": "iteration", "time": "elapsed"})
-            if "elapsed" in history:
-                history["elapsed"] = history["elapsed"] / 1e3  # SCS logs milliseconds
             for col in ("pobj", "dobj"):
                 if col in history:
                     history["solver_" + {"pobj": "primal", "dobj": "dual"}[col] + "_objective"] = \

@@ -17,8 +17,9 @@ def test_rolling_ball_N_and_r_match_seed_000_eqs_46_47():
 
 @pytest.mark.parametrize("diagonal_mass", [True, False])
 @pytest.mark.parametrize("n_bilateral", [0, 3])
-def test_matrix_free_N_equals_C_T_Minv_C(diagonal_mass, n_bilateral):
-    p = random_problem(n_contacts=5, n_bodies=4, seed=3, diagonal_mass=diagonal_mass, n_bilateral=n_bilateral)
+@pytest.mark.parametrize("n_contacts", [5, 300])  # 300: several column blocks of M^-1 C for a general M
+def test_matrix_free_N_equals_C_T_Minv_C(diagonal_mass, n_bilateral, n_contacts):
+    p = random_problem(n_contacts=n_contacts, n_bodies=12, seed=3, diagonal_mass=diagonal_mass, n_bilateral=n_bilateral)
     C = p.C.toarray()
     N_dense = C.T @ np.linalg.solve(p.M.toarray(), C)
     x = np.random.default_rng(1).normal(size=p.n_unknowns)

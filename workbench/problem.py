@@ -251,10 +251,18 @@ class TimeStepProblem:
         if self.M_is_diagonal:
             N = (self._C_T @ sp.diags(self._M_inv_diag) @ self.C).tocsr()
         else:
-            N = sp.csr_matrix(self._C_T @ self.solve_M(self.C.toarray()))
+            N = sp.hstack([sp.csr_matrix(self._C_T @ X) for _, X in self._solve_M_columns(self.C)], format="csr")
         N = ((N + N.T) * 0.5).tocsr()  # exactly symmetric: cvxpy/solvers expect it
         N.sum_duplicates()
         return N
+
+    def _solve_M_columns(self, A: sp.spmatrix, width: int = 384):
+        """(start, M^-1 A[:, start:start + width] as a dense block) over the columns of A: a general
+        (non-diagonal) M couples the dofs, so M^-1 A fills in; blocks keep the memory at
+        n_dof x width instead of n_dof x n_columns."""
+        A = A.tocsc()
+        for start in range(0, A.shape[1], width):
+            yield start, self.solve_M(A[:, start:start + width].toarray())
 
     @cached_property
     def _MinvC(self) -> sp.csr_matrix | None:
@@ -296,9 +304,12 @@ class TimeStepProblem:
                     Ac = A[:, c::d]
                     blocks[:, a, c] = np.asarray(Ai.multiply(Ac).sum(axis=0)).ravel()
             return blocks
-        MinvD = self.solve_M(D.toarray())
-        Dd = D.toarray()
-        return np.einsum("kia,kib->iab", Dd.reshape(-1, n_c, d), MinvD.reshape(-1, n_c, d))
+        blocks = np.empty((n_c, d, d))
+        for start, X in self._solve_M_columns(D, width=128 * d):
+            m = X.shape[1] // d
+            Dd = D[:, start:start + m * d].toarray()
+            blocks[start // d:start // d + m] = np.einsum("kia,kib->iab", Dd.reshape(-1, m, d), X.reshape(-1, m, d))
+        return blocks
 
     # ------------------------------------------------------------------ kinematics
     def relative_velocity(self, nu: np.ndarray) -> np.ndarray:

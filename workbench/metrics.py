@@ -34,8 +34,9 @@ Measures (all evaluated on the exact, unrelaxed Coulomb problem unless stated):
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from workbench.cones import distance_to_cone, project_unknowns
+from workbench.cones import distance_to_cone, project_contact_at
 from workbench.problem import TimeStepProblem
 
 __all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift",
@@ -69,9 +70,40 @@ def dual_objective(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray | Non
     return float(0.5 * nu @ (u + problem.r))
 
 
+@njit(cache=True)
+def _natural_map_contacts(nu, w, step, mu, d, out):
+    for i in range(mu.shape[0]):
+        o = d * i
+        for j in range(d):
+            out[o + j] = nu[o + j] - step * w[o + j]
+        project_contact_at(out, o, mu[i], out, o, d)
+        for j in range(d):
+            out[o + j] = nu[o + j] - out[o + j]
+
+
+@njit(cache=True)
+def _natural_map(nu, w, step, mu, d, out):
+    # d = 3 passed on as a constant: the compiler unrolls the loops over components (workbench.cones)
+    if d == 3:
+        _natural_map_contacts(nu, w, step, mu, 3, out)
+    else:
+        _natural_map_contacts(nu, w, step, mu, d, out)
+    for k in range(mu.shape[0] * d, nu.shape[0]):       # bilateral unknowns: P is the identity
+        out[k] = nu[k] - (nu[k] - step * w[k])
+    return out
+
+
 def natural_map(problem: TimeStepProblem, nu: np.ndarray, w: np.ndarray, step: float = 1.0) -> np.ndarray:
-    """nu - P(nu - step * w), with P the projection onto K x R^{n_b}."""
-    return nu - project_unknowns(nu - step * w, problem.mu, problem.d)
+    """nu - P(nu - step * w), with P the projection onto K x R^{n_b} (workbench.cones).
+
+    One compiled pass without temporaries: the iterative solvers' stopping measures evaluate it every
+    iteration."""
+    nu, w = np.ascontiguousarray(nu, dtype=float), np.ascontiguousarray(w, dtype=float)
+    if nu.shape != (problem.n_unknowns,) or w.shape != nu.shape:
+        raise ValueError(f"natural map of vectors of shapes {nu.shape} and {w.shape}; the problem has "
+                         f"{problem.n_unknowns} unknowns")
+    return _natural_map(nu, w, float(step), np.ascontiguousarray(problem.mu, dtype=float), problem.d,
+                        np.empty_like(nu))
 
 
 def ccp_residual(problem: TimeStepProblem, nu: np.ndarray, grad: np.ndarray,

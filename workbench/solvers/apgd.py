@@ -40,17 +40,71 @@ Implementation notes (why it differs from a literal transcription without changi
   iterate with the smallest one is returned (21-22).
 * If N (gamma_0 - gamma_hat_0) = 0 (a warm start equal to 1, or N = 0 along it), L starts at the mean
   diagonal of N instead: any positive start works, the backtracking corrects it.
+* Cost: besides the products with N and the residual, the vector work of an iteration is three
+  compiled passes over preallocated float64 arrays - the gradient step with its projection (10, 14),
+  the dot products of tests (11) and (27), and the momentum step (18) with u. The numpy expressions
+  they replace made about twenty passes and as many temporaries, which at 10,000 contacts cost as
+  much as half a product with N (benchmarks/bench_iterative.py).
 
 options.params: anti_relaxation ("inner" | "outer"), outer_patience (workbench.solvers.iterative).
 """
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
+import numpy as np
+from numba import njit
+
+from workbench.cones import project_contact_at
 from workbench.solvers.iterative import IterativeSolver, Run
 
 __all__ = ["APGDSolver"]
+
+
+@njit(cache=True)
+def _step_contacts(y, N_y, r, t, mu, d, out):
+    for i in range(mu.shape[0]):
+        o = d * i
+        for j in range(d):
+            out[o + j] = y[o + j] - t * (N_y[o + j] + r[o + j])
+        project_contact_at(out, o, mu[i], out, o, d)
+
+
+@njit(cache=True)
+def _gradient_step(y, N_y, r, t, mu, d, out):
+    """out = P(y - t g) with g = N y + r (lines 9-10, 14), P onto K x R^{n_b}: one pass."""
+    if d == 3:      # a constant: the compiler unrolls the loops over components (workbench.cones)
+        _step_contacts(y, N_y, r, t, mu, 3, out)
+    else:
+        _step_contacts(y, N_y, r, t, mu, d, out)
+    for k in range(mu.shape[0] * d, y.shape[0]):
+        out[k] = y[k] - t * (N_y[k] + r[k])
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def _test_terms(new, y, gamma, N_new, N_y, r):
+    """The two sides of test (11), delta^T (N new - N y) and delta^T delta with delta = new - y, and
+    the product of the restart test (27), g^T (new - gamma) with g = N y + r, in one pass. The sums
+    may be reordered (fastmath reassoc): in order, each is a chain of dependent additions, two to
+    three times slower than the memory traffic."""
+    curvature = length = g_step = 0.0
+    for k in range(new.shape[0]):
+        delta = new[k] - y[k]
+        curvature += delta * (N_new[k] - N_y[k])
+        length += delta * delta
+        g_step += (N_y[k] + r[k]) * (new[k] - gamma[k])
+    return curvature, length, g_step
+
+
+@njit(cache=True)
+def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
+    """y = new + beta (new - gamma) and N y = N new + beta (N new - N gamma) (line 18), in place, and
+    the velocity u = N new + r_0 of the new iterate (for Run.tick)."""
+    for k in range(new.shape[0]):
+        y[k] = new[k] + beta * (new[k] - gamma[k])
+        N_y[k] = N_new[k] + beta * (N_new[k] - N_gamma[k])
+        u[k] = N_new[k] + r0[k]
 
 
 class APGDSolver(IterativeSolver):
@@ -59,43 +113,42 @@ class APGDSolver(IterativeSolver):
     defaults = {}
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
-        N, project = run.apply_N, run.project
-        r = run.linear_term
-        gamma = x0
+        N, mu, d = run.apply_N, np.ascontiguousarray(run.mu, dtype=float), run.d
+        r, r0 = run.linear_term, run.r0
+        gamma = np.array(x0, dtype=float)           # own buffers: gamma and new are swapped every iteration
         N_gamma = N(gamma)
         diff = gamma - 1.0                                                  # gamma_0 - gamma_hat_0
         L = float(np.linalg.norm(N(diff)) / np.linalg.norm(diff))
         if not (np.isfinite(L) and L > 0):
             S, joints = run.diagonal_blocks
             L = float((np.trace(S, axis1=1, axis2=2).sum() + joints.sum()) / run.n) or 1.0
-        y, N_y, theta = gamma, N_gamma, 1.0
+        y, N_y, theta = gamma.copy(), N_gamma.copy(), 1.0
+        new, u = np.empty_like(gamma), np.empty_like(gamma)
         backtracks = restarts = 0
         while True:
-            g = N_y + r                                                     # (9)
-            t = 1.0 / L
-            new = project(y - t * g)                                        # (10)
+            _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                 # (9-10)
             N_new = N(new)
-            delta = new - y
-            while delta @ (N_new - N_y) > L * (delta @ delta):              # (11)
+            curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
+            while curvature > L * length:                                   # (11)
                 L *= 2.0                                                    # (12-13)
-                new = project(y - (1.0 / L) * g)                            # (14)
+                _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)             # (14)
                 N_new = N(new)
-                delta = new - y
+                curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
                 backtracks += 1
-            theta_new = 0.5 * (-theta * theta + theta * np.sqrt(theta * theta + 4.0))   # (16)
+            theta_new = 0.5 * (-theta * theta + theta * math.sqrt(theta * theta + 4.0))  # (16)
             beta = theta * (1.0 - theta) / (theta * theta + theta_new)                  # (17)
-            step = new - gamma
-            y = new + beta * step                                           # (18)
-            N_y = N_new + beta * (N_new - N_gamma)
-            if run.tick(new, N_new + run.r0):                               # (19-26)
+            _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u)               # (18)
+            if run.tick(new, u):                                            # (19-26)
                 break
-            if g @ step > 0:                                                # (27-30)
-                y, N_y, theta_new = new, N_new, 1.0
+            if g_step > 0:                                                  # (27-30)
+                np.copyto(y, new)
+                np.copyto(N_y, N_new)
+                theta_new = 1.0
                 restarts += 1
             L *= 0.9                                                        # (31-32)
             if run.mode == "inner":                                         # (33-37)
                 r = run.linear_term
-            gamma, N_gamma, theta = new, N_new, theta_new
+            gamma, new, N_gamma, theta = new, gamma, N_new, theta_new
         run.info["backtracks"] = run.info.get("backtracks", 0) + backtracks
         run.info["restarts"] = run.info.get("restarts", 0) + restarts
         run.info["lipschitz"] = L

@@ -118,7 +118,7 @@ def solve_mosek_task(task) -> float:
     F_i, F_j, F_v = task.getafefnumnz() and task.getafeftrip() or ([], [], [])
     F = sp.csr_matrix((F_v, (F_i, F_j)), shape=(task.getnumafe(), n))
     g = np.array(task.getafegslice(0, task.getnumafe()))
-    zero_rows, zero_b, nonneg_rows, soc_blocks = [], [], [], []
+    nonneg_rows = []
     keys, lo, up = task.getvarboundslice(0, n)
     for j, (key, l, u) in enumerate(zip(keys, lo, up)):
         assert key in (mosek.boundkey.fr, mosek.boundkey.lo) and (key == mosek.boundkey.fr or l == 0.0)

@@ -3,7 +3,6 @@ slopes, iterations to a reference), the seed-comparison table, simulation time s
 page as a browser shows it (headless Chromium: every figure loads, every table has rows, every
 linked file exists)."""
 
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 

@@ -87,6 +87,8 @@ class CvxpySolver(Solver):
                 result.nu, result.v = model.recover()
             except (TypeError, ValueError):  # no primal/dual values came back
                 result.nu = None
+                result.message = (f"{self.name} returned no {'dual' if model.formulation.startswith('primal') else 'primal'}"
+                                  f" values, which formulation {model.formulation} needs for the impulses")
             if model.cvx.value is not None and abs(model.cvx.value) < float("inf"):
                 result.solver_objective = float(model.unscale_objective(model.cvx.value))
         return result

@@ -4,7 +4,7 @@ import pytest
 from factories import random_problem
 from problems.scenes import rolling_ball_2d, rolling_ball_2d_exact_impulse, rolling_ball_2d_relaxed_impulse
 from workbench import metrics
-from workbench.cones import distance_to_cone, project_dual_cone, project_friction_cone
+from workbench.cones import distance_to_cone, project_dual_cone, project_friction_cone, project_unknowns
 
 
 @pytest.mark.parametrize("d", [2, 3])
@@ -62,3 +62,24 @@ def test_reference_distance_and_ccp_residual_definition():
     inside = np.array([1.0, 0.0])
     grad = p.relative_velocity(inside)
     np.testing.assert_allclose(metrics.ccp_residual(p, inside, grad), np.linalg.norm(grad), rtol=1e-6)
+
+
+@pytest.mark.parametrize("d, n_bilateral", [(3, 0), (3, 2), (2, 1)])
+def test_stopping_sums_are_the_norms_of_the_natural_maps(d, n_bilateral):
+    """The one-pass sums of the iterative solvers' stopping tests equal the norms built from
+    natural_map and de_saxce_shift: eq. 39 with a fixed shift, and the Siconos map with a(u)."""
+    p = random_problem(n_contacts=7, n_bodies=5, d=d, n_bilateral=n_bilateral, seed=3)
+    rng = np.random.default_rng(0)
+    nu = project_unknowns(rng.standard_normal(p.n_unknowns), p.mu, p.d)
+    u = p.relative_velocity(nu)
+    fixed = metrics.de_saxce_shift(p, rng.standard_normal(p.n_unknowns))
+    scratch = np.empty(p.n_unknowns)
+    sums = metrics.stopping_sums(p, nu, u, fixed.copy(), 1e-6, False, scratch)
+    np.testing.assert_allclose(sums[:2], [nu @ nu, u @ u], rtol=1e-13)
+    expected = np.linalg.norm(metrics.natural_map(p, nu, u + fixed, 1e-6))
+    np.testing.assert_allclose(np.sqrt(sums[2]), expected, rtol=1e-12)
+    shift = np.zeros(p.n_unknowns)
+    sums = metrics.stopping_sums(p, nu, u, shift, 1.0, True, scratch)
+    np.testing.assert_allclose(shift, metrics.de_saxce_shift(p, u), rtol=1e-14)
+    np.testing.assert_allclose(np.sqrt(sums[2]), np.linalg.norm(metrics.natural_map(p, nu, u + shift)), rtol=1e-12)
+    assert np.sqrt(sums[2]) > 1e-3 * np.linalg.norm(u)   # a point off the solution: the test can fail

@@ -39,7 +39,7 @@ from numba import njit
 from workbench.cones import distance_to_cone, project_contact_at
 from workbench.problem import TimeStepProblem
 
-__all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift",
+__all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift", "stopping_sums",
            "tangential_speed", "CCP_RESIDUAL_STEP"]
 
 #: g_d of seed 000 eq. 39.
@@ -71,26 +71,61 @@ def dual_objective(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray | Non
 
 
 @njit(cache=True)
-def _natural_map_contacts(nu, w, step, mu, d, out):
+def _natural_map_contacts(nu, w, a, step, mu, d, out):
     for i in range(mu.shape[0]):
         o = d * i
         for j in range(d):
             out[o + j] = nu[o + j] - step * w[o + j]
+        if a is not None:           # resolved when compiling: a separate kernel with and without a
+            out[o] -= step * a[o]
         project_contact_at(out, o, mu[i], out, o, d)
         for j in range(d):
             out[o + j] = nu[o + j] - out[o + j]
 
 
 @njit(cache=True)
-def _natural_map(nu, w, step, mu, d, out):
+def _natural_map(nu, w, a, step, mu, d, out):
+    """out = nu - P(nu - step (w + a)), a (None: 0) nonzero in the normal entries only."""
     # d = 3 passed on as a constant: the compiler unrolls the loops over components (workbench.cones)
     if d == 3:
-        _natural_map_contacts(nu, w, step, mu, 3, out)
+        _natural_map_contacts(nu, w, a, step, mu, 3, out)
     else:
-        _natural_map_contacts(nu, w, step, mu, d, out)
+        _natural_map_contacts(nu, w, a, step, mu, d, out)
     for k in range(mu.shape[0] * d, nu.shape[0]):       # bilateral unknowns: P is the identity
         out[k] = nu[k] - (nu[k] - step * w[k])
     return out
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def _stopping_sums(nu, u, a, step, mu, d, de_saxce, out):
+    if de_saxce:                    # a_i = [mu_i ||u_t,i||, 0, 0] from this u
+        for i in range(mu.shape[0]):
+            o = d * i
+            ut = 0.0
+            for j in range(1, d):
+                ut += u[o + j] * u[o + j]
+            a[o] = mu[i] * np.sqrt(ut)
+    _natural_map(nu, u, a, step, mu, d, out)
+    nu_sq = u_sq = map_sq = 0.0
+    for k in range(nu.shape[0]):    # a pass of its own: fused into the map, it ran two to four times slower
+        nu_sq += nu[k] * nu[k]
+        u_sq += u[k] * u[k]
+        map_sq += out[k] * out[k]
+    return nu_sq, u_sq, map_sq
+
+
+def stopping_sums(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray, shift: np.ndarray, step: float,
+                  de_saxce: bool, scratch: np.ndarray) -> tuple[float, float, float]:
+    """(||nu||^2, ||u||^2, ||nu - P(nu - step (u + a))||^2) in two compiled passes without temporaries, for
+    the stopping tests of the iterative solvers (workbench.solvers.iterative), which need them every
+    iteration; ``scratch`` (length n_unknowns) receives the natural map.
+
+    ``shift`` holds a, zero outside the normal entries: the anti-relaxation shift (fixed), 0 for the
+    relaxed problem, or with ``de_saxce`` it is overwritten with a(u) = [mu_i ||u_t,i||, 0, 0]_i, so that
+    the third sum is the squared Siconos natural map of the exact problem (u + a(u) = u_hat). step = g_d
+    gives seed 000 eq. 39 (times g_d); step = 1 the natural-map errors. The sums may be reordered."""
+    return _stopping_sums(nu, u, shift, float(step), np.ascontiguousarray(problem.mu, dtype=float), problem.d,
+                          bool(de_saxce), scratch)
 
 
 def natural_map(problem: TimeStepProblem, nu: np.ndarray, w: np.ndarray, step: float = 1.0) -> np.ndarray:
@@ -102,7 +137,7 @@ def natural_map(problem: TimeStepProblem, nu: np.ndarray, w: np.ndarray, step: f
     if nu.shape != (problem.n_unknowns,) or w.shape != nu.shape:
         raise ValueError(f"natural map of vectors of shapes {nu.shape} and {w.shape}; the problem has "
                          f"{problem.n_unknowns} unknowns")
-    return _natural_map(nu, w, float(step), np.ascontiguousarray(problem.mu, dtype=float), problem.d,
+    return _natural_map(nu, w, None, float(step), np.ascontiguousarray(problem.mu, dtype=float), problem.d,
                         np.empty_like(nu))
 
 

@@ -108,6 +108,7 @@ class Run:
         self.k = 0                      # iterations done (all inner iterations in the outer mode)
         self.t0 = time.perf_counter()
         self.a = np.zeros(self.n)       # the shift in the linear term r + a
+        self._scratch = np.empty(self.n)  # the natural map of the stopping measure
         self.target = self.tol          # the stopping tolerance of the current (sub-)problem
         self.stopped: str | None = None  # "max_iter" | "timeout"
         self.converged = False           # the current (sub-)problem met self.target
@@ -183,7 +184,11 @@ class Run:
         return metrics.de_saxce_shift(self.problem, u)
 
     def _scale(self, x: np.ndarray, u: np.ndarray) -> float:
-        s = max(self.norm_r0, math.sqrt(x @ x), math.sqrt(u @ u))    # np.linalg.norm, without its overhead
+        return self._scale_of(float(x @ x), float(u @ u))
+
+    def _scale_of(self, x_sq: float, u_sq: float) -> float:
+        """s = max(||r||, ||x||, ||u||) from the squared norms (1 if all are 0)."""
+        s = max(self.norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
         return s if s > 0 else 1.0
 
     def siconos_error(self, x: np.ndarray, u: np.ndarray, a: np.ndarray, scale: float | None = None) -> float:
@@ -192,26 +197,41 @@ class Run:
         return float(np.linalg.norm(metrics.natural_map(self.problem, x, u + a))) / (scale or self._scale(x, u))
 
     # ------------------------------------------------------------------ one iteration
-    def tick(self, x: np.ndarray, u: np.ndarray) -> bool:
+    @property
+    def measure_step(self) -> float:
+        """The step s of the natural map x - P(x - s w) in the stopping measure: 1 for the Siconos
+        error of inner anti-relaxed runs, g_d (seed 000 eq. 39) otherwise."""
+        return 1.0 if self.mode == "inner" else metrics.CCP_RESIDUAL_STEP
+
+    def tick(self, x: np.ndarray, u: np.ndarray, sums: tuple[float, float, float] | None = None) -> bool:
         """Account one iteration that produced the feasible iterate ``x`` with u = N x + r (no shift).
 
         Computes the stopping measure (module docstring), keeps the best iterate, records the
         history row and checks the caps. In the inner anti-relaxed mode it also sets the new shift
-        a(u) (read it through :attr:`linear_term`). Returns True when the solver must stop."""
+        a(u) (read it through :attr:`linear_term`). A solver that computes the measure in a pass of its
+        own passes ``sums`` = (||x||^2, ||u||^2, ||x - P(x - s (u + a))||^2) with s = :attr:`measure_step`,
+        as :func:`workbench.metrics.stopping_sums` defines them, having written a(u) into :attr:`a` in
+        inner runs. Returns True when the solver must stop."""
         self.k += 1
-        scale = self._scale(x, u)
+        step = self.measure_step
+        if sums is None:
+            # in inner runs a(u) is written into self.a in place: the Run owns that array
+            sums = metrics.stopping_sums(self.problem, x, u, self.a, step, self.mode == "inner", self._scratch)
+        x_sq, u_sq, map_sq = sums
+        scale = self._scale_of(x_sq, u_sq)
+        err = math.sqrt(map_sq) / step / scale
         if self.mode == "inner":
-            self.a = self.shift(u)
-            err = self.siconos_error(x, u, self.a, scale)
             self.converged = err <= self.target
-        else:
-            w = u if self.mode == "relaxed" else u + self.a      # a = 0 in relaxed runs
-            err = metrics.ccp_residual(self.problem, x, w) / scale
+        else:                                   # a = 0 in relaxed runs, the outer loop's fixed shift otherwise
             self.converged = (err <= max(self.target, CCP_RESOLUTION)
-                              and np.linalg.norm(metrics.natural_map(self.problem, x, w)) / scale <= self.target)
+                              and math.sqrt(metrics.stopping_sums(self.problem, x, u, self.a, 1.0, False,
+                                                                  self._scratch)[2]) / scale <= self.target)
         if err < self.best_err or self.converged:
             self.best_err = err
-            self.best_x = x.copy()
+            if self.best_x is None or self.best_x.shape != x.shape:
+                self.best_x = x.copy()
+            else:
+                np.copyto(self.best_x, x)
         elapsed = time.perf_counter() - self.t0
         if self.keep:
             self._record(x, u, err, scale, elapsed)
@@ -310,7 +330,9 @@ class IterativeSolver(Solver):
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         run = Run(model, options, self.params(options))
+        cpu = time.process_time()
         self.setup(run)
+        run.info["setup_cpu_seconds"] = time.process_time() - cpu   # apart from the iterations' cost
         if run.mode == "outer":
             run.fixed_point(lambda x0: self._until_stop(run, x0))
         else:

@@ -29,8 +29,12 @@ The x-update without N on global problems (Woodbury, N = C^T M^-1 C, any SPD M):
 
 so the matrix factorised is rho M + C C^T (n_dof x n_dof, the body-to-body coupling: much sparser than
 N, which couples every pair of contacts sharing a body) and an x-update costs a sparse solve and two
-products with C. On local problems W is the data: N + rho I = W + rho I is factorised (W_s for a relaxed
-non-symmetric W). Both LUs use SuperLU with the minimum-degree ordering of A + A^T.
+products with C. That matrix is symmetric positive definite: it gets a sparse LDL^T (QDLDL with its
+AMD ordering, the factorisation of OSQP), computed symbolically once and numerically again when rho
+changes. At 10,025 contacts (27,000 dof) it takes 4.7 s and a solve 0.02 s, against 26 s and 0.07 s
+for SuperLU's LU with the minimum-degree ordering of A + A^T (benchmarks/bench_iterative.py machine).
+On local problems W is the data: N + rho I = W + rho I, not symmetric in general, gets SuperLU's LU
+(W_s for a relaxed non-symmetric W).
 
 options.params: rho (None: mean diagonal of N), alpha (1.6), balance_every (20), anti_relaxation,
 outer_patience. info: rho (final), factorizations.
@@ -39,6 +43,7 @@ outer_patience. info: rho (final), factorizations.
 from __future__ import annotations
 
 import numpy as np
+import qdldl
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
@@ -52,7 +57,7 @@ MU_BALANCE, TAU_BALANCE = 10.0, 2.0
 
 class ADMMSolver(IterativeSolver):
     name = "admm"
-    summary = "ADMM (x = z splitting, sparse LU of rho M + C C^T or W + rho I, residual balancing)"
+    summary = "ADMM (x = z splitting, sparse LDL^T of rho M + C C^T or LU of W + rho I, residual balancing)"
     defaults = {"rho": None, "alpha": 1.6, "balance_every": 20}
 
     def setup(self, run: Run) -> None:
@@ -62,6 +67,7 @@ class ADMMSolver(IterativeSolver):
         self._alpha = alpha
         self._every = max(1, int(run.params["balance_every"]))
         p = run.problem
+        self._ldl = None
         if p.is_global:        # Woodbury (module docstring): never forms N
             self._C, self._CT, self._CCt = p.C, p.C.T.tocsr(), (p.C @ p.C.T).tocsc()
             S, joints = run.diagonal_blocks
@@ -84,9 +90,13 @@ class ADMMSolver(IterativeSolver):
         run.info["rho"] = rho
         p = run.problem
         if p.is_global:
-            lu = spla.splu((rho * p.M + self._CCt).tocsc(), permc_spec="MMD_AT_PLUS_A")
-            C, CT = self._C, self._CT
-            self._solve = lambda b: (b - CT @ lu.solve(C @ b)) / rho
+            A = (rho * p.M + self._CCt).tocsc()
+            if self._ldl is None:
+                self._ldl = qdldl.Solver(A)
+            else:
+                self._ldl.update(A)     # same pattern: the ordering and symbolic factorisation are kept
+            ldl, C, CT = self._ldl, self._C, self._CT
+            self._solve = lambda b: (b - CT @ ldl.solve(C @ b)) / rho
         else:
             self._solve = spla.splu((self._N + rho * self._eye).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
 

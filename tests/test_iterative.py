@@ -310,9 +310,14 @@ def clarabel_objective(shared_data):
 
 BOXES, CAPSULES, CAPSULES_100, ONE_OBJECT = ("siconos/BoxesStack1-i100000-32.hdf5.dat", "fclib/Capsules-i125-1213.hdf5",
                                             "siconos/Capsules-i100-889.dat", "siconos/OneObject-i1028-138.hdf5.dat")
-#: (problem, solver) pairs that do not reach the target within the caps below (measured 2026-11-21; the
-#: benchmark reports the time each needs with a wall-clock cap): the test checks they report it
-SLOW_RELAXED = {(BOXES, "pgs"), (BOXES, "jacobi"), (ONE_OBJECT, "jacobi")}
+#: (problem, solver) pairs that need more than 10,000 iterations for the relaxed objective to 1e-6, with
+#: their cap (first iterate within 1e-6, measured 2026-11-21: pgs 47,836 and jacobi 725,485 on BoxesStack1,
+#: cond(W) ~ 1e18, where both converge at the sublinear rate of a degenerate problem; jacobi 14,921 on
+#: OneObject). The runs are deterministic; the caps leave a margin of 35% or more.
+SLOW_RELAXED = {(BOXES, "pgs"): 70_000, (ONE_OBJECT, "jacobi"): 25_000,
+                (BOXES, "jacobi"): pytest.param(1_000_000, marks=pytest.mark.slow)}
+#: (problem, solver) pairs that do not reach the exact-problem target within the caps below: the test
+#: checks they report it (the benchmark reports the time each needs with a wall-clock cap)
 SLOW_EXACT = {(BOXES, s) for s in ("pgs", "jacobi", "bb", "admm")} | \
     {(p, s) for p in (CAPSULES, CAPSULES_100, ONE_OBJECT) for s in ("jacobi", "bb", "admm")}
 
@@ -323,21 +328,36 @@ def check_honest_cap(res, tol):
     assert tol < res.metrics["judged_error"] < 1
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
-@pytest.mark.parametrize("name", SHARED)
-def test_relaxed_solvers_agree_with_clarabel_on_shared_problems(clarabel_objective, name, solver):
-    """The relaxed optimum to 1e-6 relative in the objective. tol 1e-11: PerioBox has ||gamma|| ~ 4e5
-    against ||q|| ~ 0.8, so a relaxed error of 1e-9 leaves 1e-6 in the objective. Non-symmetric W
-    (Capsules, OneObject) are solved as the QP of W_s and judged with W: "inaccurate" or "max_iter",
-    with the objective right."""
+def relaxed_cases():
+    for name in SHARED:
+        for solver in SOLVERS:
+            cap = SLOW_RELAXED.get((name, solver))
+            if cap is None:
+                # on a non-symmetric W the stopping measure (of W_s, to 1e-11) is out of reach: a shorter cap
+                cap = 3_000 if name in (CAPSULES, CAPSULES_100, ONE_OBJECT) and solver != "jacobi" else 10_000
+            if isinstance(cap, int):
+                cap = pytest.param(cap)
+            yield pytest.param(name, solver, *cap.values, marks=cap.marks, id=f"{name}-{solver}")
+
+
+@pytest.mark.parametrize("name, solver, cap", relaxed_cases())
+def test_relaxed_solvers_agree_with_clarabel_on_shared_problems(clarabel_objective, name, solver, cap):
+    """The relaxed optimum to 1e-6 relative in the objective, for every solver on every shared problem.
+    tol 1e-11: PerioBox has ||gamma|| ~ 4e5 against ||q|| ~ 0.8, so a relaxed error of 1e-9 leaves 1e-6 in
+    the objective. Non-symmetric W (Capsules, OneObject) are solved as the QP of W_s and judged with W:
+    "inaccurate" or "max_iter", with the objective right."""
     problem, ref = clarabel_objective(name)
-    if (name, solver) in SLOW_RELAXED:
-        check_honest_cap(solve(problem, "dual", solver, SolveOptions(tol=1e-11, max_iter=300)), 1e-11)
-        return
-    # on a non-symmetric W the stopping measure (of W_s, to 1e-11) is out of reach: a shorter cap
-    cap = 3_000 if name in (CAPSULES, CAPSULES_100, ONE_OBJECT) and solver != "jacobi" else 10_000
     res = solve(problem, "dual", solver, SolveOptions(tol=1e-11, max_iter=cap, keep_history=False))
     assert relative_gap(res.metrics["dual_objective"], ref) <= 1e-6, (res.status, res.iterations)
+
+
+def test_relaxed_jacobi_on_a_degenerate_problem_reports_its_cap(clarabel_objective):
+    """BoxesStack1 (cond(W) ~ 1e18) within 300 iterations: jacobi says it stopped at its cap, and the
+    objective is indeed not there yet."""
+    problem, ref = clarabel_objective(BOXES)
+    res = solve(problem, "dual", "jacobi", SolveOptions(tol=1e-11, max_iter=300))
+    check_honest_cap(res, 1e-11)
+    assert relative_gap(res.metrics["dual_objective"], ref) > 1e-3
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

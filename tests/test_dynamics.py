@@ -354,6 +354,28 @@ def test_committed_320_sphere_datasets():
     assert energy["unsettled"] > 30 * energy["settled"]
 
 
+def test_committed_scaling_series():
+    """problems/datasets/scaling-*: the settled packings of seed 001 section 5.2, 64 ... 2,560 spheres
+    (77 ... 9,228 contacts in the seed): every file matches its metadata, contacts grow with the
+    spheres at 2.9 to 3.6 per sphere, and the 2,560-sphere packing is within 5 % of the seed's 9,228
+    contacts, settled (kinetic energy below 0.05 J, as settled-00320)."""
+    from problems.generator import DEFAULT_DIR
+    from workbench.io import load_problem
+
+    spheres = [64, 128, 256, 512, 1024, 2048, 2560]
+    contacts = []
+    for n in spheres:
+        meta = json.loads((DEFAULT_DIR / f"scaling-{n:05d}.json").read_text())
+        problem = load_problem(DEFAULT_DIR / f"scaling-{n:05d}.hdf5")
+        assert meta["n_contacts"] == problem.n_contacts and problem.n_dof == 6 * n == 6 * meta["n_bodies"]
+        assert meta["generator"]["duration"] == 4.0 and meta["generator"]["seed"] == 0
+        contacts.append(problem.n_contacts)
+    per_sphere = np.array(contacts) / np.array(spheres)
+    assert np.all(np.diff(contacts) > 0) and np.all((per_sphere >= 2.9) & (per_sphere <= 3.6))
+    assert contacts[-1] == pytest.approx(9228, rel=0.05)
+    assert meta["kinetic_energy"] < 0.05
+
+
 def test_simulate_cli_writes_csv_and_plots(tmp_path, capsys):
     import pandas as pd
 

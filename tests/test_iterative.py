@@ -311,11 +311,10 @@ def clarabel_objective(shared_data):
 BOXES, CAPSULES, CAPSULES_100, ONE_OBJECT = ("siconos/BoxesStack1-i100000-32.hdf5.dat", "fclib/Capsules-i125-1213.hdf5",
                                             "siconos/Capsules-i100-889.dat", "siconos/OneObject-i1028-138.hdf5.dat")
 #: (problem, solver) pairs that need more than 10,000 iterations for the relaxed objective to 1e-6, with
-#: their cap (first iterate within 1e-6, measured 2026-11-21: pgs 47,836 and jacobi 725,485 on BoxesStack1,
-#: cond(W) ~ 1e18, where both converge at the sublinear rate of a degenerate problem; jacobi 14,921 on
-#: OneObject). The runs are deterministic; the caps leave a margin of 35% or more.
-SLOW_RELAXED = {(BOXES, "pgs"): 70_000, (ONE_OBJECT, "jacobi"): 25_000,
-                (BOXES, "jacobi"): pytest.param(1_000_000, marks=pytest.mark.slow)}
+#: their cap (first iterate within 1e-6, measured 2026-11-21 on BoxesStack1, cond(W) ~ 1e18, where both
+#: converge at the sublinear rate of a degenerate problem: pgs 47,836, jacobi 382,277). The runs are
+#: deterministic; the caps leave a margin of 40% or more.
+SLOW_RELAXED = {(BOXES, "pgs"): 70_000, (BOXES, "jacobi"): pytest.param(550_000, marks=pytest.mark.slow)}
 #: (problem, solver) pairs that do not reach the exact-problem target within the caps below: the test
 #: checks they report it (the benchmark reports the time each needs with a wall-clock cap)
 SLOW_EXACT = {(BOXES, s) for s in ("pgs", "jacobi", "bb", "admm")} | \

@@ -14,13 +14,19 @@ metric E^-1 (in which the projection onto a product of cones is still the Euclid
 so it converges for omega < 2 / lambda_max(E^1/2 N E^1/2) (the projected gradient method with a
 constant step below 2 / L decreases the objective monotonically; Bertsekas, Nonlinear Programming,
 sec. 2.3).
-The default omega is 1.9 / lambda_max, lambda_max from Lanczos (ARPACK eigsh, relative accuracy
-1e-6; dense for n <= 300 unknowns), which keeps the step 5 % inside the limit; it takes 1.5 to 2 times
-fewer iterations than 1 / lambda_max on the shared problems and sphere packings (measured 2026-11-21,
-first iterate within 1e-6 of the relaxed objective: BoxesStack1 725,485 -> 382,277, OneObject 14,921
--> 7,854; Siconos error 1e-8: PerioBox 503 -> 264, a 1,064-contact packing 16,464 -> 8,807). Where the operator iterated with is not symmetric (an anti-relaxed local problem keeps W, which
-Siconos dumps with asymmetry 1e-4..1e-3), the QP argument does not apply and the default is
-1 / lambda_max of the symmetric part. options.params["omega"] overrides either.
+The default omega is 0.95 times 2 / (lambda_max + lambda_min), the optimal constant step of the
+gradient method on a quadratic (Polyak, Introduction to Optimization, 1987, chapter 1): 1.9 /
+lambda_max on the singular N of granular problems, about 1 / lambda_max on well-conditioned ones,
+where 1.9 / lambda_max would make the top eigenmode oscillate (contraction 0.9 instead of near 0). The spectrum
+is computed densely for n <= 300 unknowns; above, lambda_max by Lanczos (ARPACK eigsh, relative
+accuracy 1e-6) and lambda_min = 0. Against the former default 1 / lambda_max (30 power iterations)
+it takes 1.5 to 2 times fewer iterations on the ill-conditioned problems (measured 2026-11-21, first
+iterate within 1e-6 of the relaxed objective: BoxesStack1 725,485 -> 382,277, OneObject 14,921 ->
+7,854; Siconos error 1e-8: PerioBox 503 -> 264, a 1,064-contact packing 16,464 -> 8,807) and about
+as many on the well-conditioned ones. Where the operator iterated with is not symmetric (an
+anti-relaxed local problem keeps W, which Siconos dumps with asymmetry 1e-4..1e-3), the QP argument
+does not apply and the default is 1 / lambda_max of the symmetric part. options.params["omega"]
+overrides either.
 
 Anti-relaxed runs update the shift a after each iteration (inner) or per outer loop
 (workbench.solvers.iterative). options.params: omega (None: the estimate above), anti_relaxation,
@@ -36,16 +42,18 @@ import scipy.sparse.linalg as spla
 from workbench.errors import InputError
 from workbench.solvers.iterative import IterativeSolver, Run
 
-__all__ = ["JacobiSolver", "scaled_lambda_max"]
+__all__ = ["JacobiSolver", "scaled_spectrum_bounds"]
 
-#: the default step is this fraction of the limit 2 / lambda_max, for a symmetric operator
+#: the default step is this fraction of the optimal one 2 / (lambda_max + lambda_min), for a symmetric operator
 _STEP_FRACTION = 0.95
 _DENSE_UP_TO = 300
 
 
-def scaled_lambda_max(run: Run, eta: np.ndarray, W: sp.spmatrix | None = None) -> float:
-    """lambda_max(E^1/2 N_s E^1/2) with E = diag(eta) and N_s the symmetric part of the operator
-    (N itself on global problems; of ``W`` when given): dense for small problems, else Lanczos."""
+def scaled_spectrum_bounds(run: Run, eta: np.ndarray, W: sp.spmatrix | None = None) -> tuple[float, float]:
+    """(lambda_min, lambda_max) of E^1/2 N_s E^1/2 with E = diag(eta) and N_s the symmetric part of the
+    operator (N itself on global problems; of ``W`` when given). Dense for small problems (lambda_min
+    clipped at 0); otherwise lambda_max by Lanczos and lambda_min taken as 0, the value of the
+    singular N of any problem with more contact unknowns than degrees of freedom (granular packings)."""
     root = np.sqrt(eta)
     if W is None:
         def apply(x):
@@ -58,10 +66,11 @@ def scaled_lambda_max(run: Run, eta: np.ndarray, W: sp.spmatrix | None = None) -
             return root * (0.5 * (W @ y + Wt @ y))
     if run.n <= _DENSE_UP_TO:
         A = np.column_stack([apply(e) for e in np.eye(run.n)])
-        return float(np.linalg.eigvalsh(0.5 * (A + A.T))[-1])
+        ev = np.linalg.eigvalsh(0.5 * (A + A.T))
+        return max(float(ev[0]), 0.0), float(ev[-1])
     op = spla.LinearOperator((run.n, run.n), matvec=apply, dtype=float)
     v0 = np.random.default_rng(0).standard_normal(run.n)       # a fixed start: reproducible runs
-    return float(spla.eigsh(op, k=1, which="LA", tol=1e-6, v0=v0, return_eigenvectors=False)[0])
+    return 0.0, float(spla.eigsh(op, k=1, which="LA", tol=1e-6, v0=v0, return_eigenvectors=False)[0])
 
 
 class JacobiSolver(IterativeSolver):
@@ -80,8 +89,8 @@ class JacobiSolver(IterativeSolver):
             p = run.problem
             W = None if p.is_global else run.N_matrix
             symmetric = W is None or abs(W - W.T).max() <= 1e-14 * abs(W).max()
-            lam = scaled_lambda_max(run, self._eta, W)
-            omega = (2.0 * _STEP_FRACTION if symmetric else 1.0) / lam
+            lam_min, lam_max = scaled_spectrum_bounds(run, self._eta, W)
+            omega = 2.0 * _STEP_FRACTION / (lam_max + lam_min) if symmetric else 1.0 / lam_max
         elif not float(omega) > 0:
             raise InputError(f"jacobi: omega must be positive, got {omega}")
         self._step = float(omega) * self._eta

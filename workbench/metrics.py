@@ -52,14 +52,28 @@ def tangential_speed(problem: TimeStepProblem, u: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("ij,ij->i", ut, ut))
 
 
+@njit(cache=True)
+def _write_de_saxce_shift(u, mu, d, a):
+    """a[d i] = mu_i ||u_t,i|| for every contact i (the other entries of a are left as they are)."""
+    for i in range(mu.shape[0]):
+        o = d * i
+        ut = 0.0
+        for j in range(1, d):
+            ut += u[o + j] * u[o + j]
+        a[o] = mu[i] * np.sqrt(ut)
+
+
 def de_saxce_shift(problem: TimeStepProblem, u: np.ndarray) -> np.ndarray:
     """The vector [mu_i ||u_t,i||, 0, 0]_i padded with zeros for the joints (length n_unknowns).
 
     Adding it to u gives the De Saxce velocity; adding it to r is anti-relaxation (seed 000 eq. 15,
     alpha_i = mu_i lambda_i with lambda_i = ||u_t,i||, eq. 28), with a plus sign.
     """
+    u = np.ascontiguousarray(u, dtype=float)
+    if u.shape != (problem.n_unknowns,):
+        raise ValueError(f"velocity of shape {u.shape}; the problem has {problem.n_unknowns} unknowns")
     s = np.zeros(problem.n_unknowns)
-    s[: problem.n_contact_unknowns: problem.d] = problem.mu * tangential_speed(problem, u)
+    _write_de_saxce_shift(u, np.ascontiguousarray(problem.mu, dtype=float), problem.d, s)
     return s
 
 
@@ -99,12 +113,7 @@ def _natural_map(nu, w, a, step, mu, d, out):
 @njit(cache=True, fastmath={"reassoc"})
 def _stopping_sums(nu, u, a, step, mu, d, de_saxce, out):
     if de_saxce:                    # a_i = [mu_i ||u_t,i||, 0, 0] from this u
-        for i in range(mu.shape[0]):
-            o = d * i
-            ut = 0.0
-            for j in range(1, d):
-                ut += u[o + j] * u[o + j]
-            a[o] = mu[i] * np.sqrt(ut)
+        _write_de_saxce_shift(u, mu, d, a)
     _natural_map(nu, u, a, step, mu, d, out)
     nu_sq = u_sq = map_sq = 0.0
     for k in range(nu.shape[0]):    # a pass of its own: fused into the map, it ran two to four times slower

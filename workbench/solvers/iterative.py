@@ -118,13 +118,23 @@ class Run:
 
     # ------------------------------------------------------------------ operator and data
     @cached_property
-    def _symmetrise(self) -> bool:
-        """Relaxed local problem with a non-symmetric W: iterate with W_s (module docstring)."""
-        if self.anti or self.problem.is_global:
-            return False
+    def N_is_symmetric(self) -> bool:
+        """N = C^T M^-1 C of a global problem is; a local W (Siconos dumps) may not be, beyond 1e-14."""
+        if self.problem.is_global:
+            return True
         W = self.problem.N
         asym = abs(W - W.T)
-        return bool(asym.nnz) and asym.max() > 1e-14 * abs(W).max()
+        return not (asym.nnz and asym.max() > 1e-14 * abs(W).max())
+
+    @cached_property
+    def _symmetrise(self) -> bool:
+        """Relaxed local problem with a non-symmetric W: iterate with W_s (module docstring)."""
+        return not self.anti and not self.N_is_symmetric
+
+    @property
+    def operator_is_symmetric(self) -> bool:
+        """Whether the operator the solvers iterate with (apply_N, N_matrix) is symmetric."""
+        return self.N_is_symmetric or self._symmetrise
 
     @cached_property
     def N_matrix(self) -> sp.csr_matrix:
@@ -253,7 +263,7 @@ class Run:
         elif self.mode == "inner":
             row += [metrics.ccp_residual(self.problem, x, u + self.a), err]
         else:
-            row += [err * scale, self.siconos_error(x, u, self.shift(u))]
+            row += [err * scale, self.siconos_error(x, u, self.shift(u), scale)]
         self.rows.append(tuple(row))
 
     # ------------------------------------------------------------------ outer anti-relaxation

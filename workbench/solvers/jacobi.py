@@ -86,11 +86,9 @@ class JacobiSolver(IterativeSolver):
         self._eta = np.concatenate([np.repeat(run.d / trace, run.d), 1.0 / joints])
         omega = run.params["omega"]
         if omega is None:
-            p = run.problem
-            W = None if p.is_global else run.N_matrix
-            symmetric = W is None or abs(W - W.T).max() <= 1e-14 * abs(W).max()
+            W = None if run.problem.is_global else run.N_matrix
             lam_min, lam_max = scaled_spectrum_bounds(run, self._eta, W)
-            omega = 2.0 * _STEP_FRACTION / (lam_max + lam_min) if symmetric else 1.0 / lam_max
+            omega = 2.0 * _STEP_FRACTION / (lam_max + lam_min) if run.operator_is_symmetric else 1.0 / lam_max
         elif not float(omega) > 0:
             raise InputError(f"jacobi: omega must be positive, got {omega}")
         self._step = float(omega) * self._eta

@@ -90,9 +90,7 @@ class TimeStepProblem:
             raise ProblemDataError(f"contact dimension d must be 2 or 3, got {d}")
         mu = _vector("mu", mu, None)
         n_c = mu.shape[0]
-        if n_c == 0:
-            raise ProblemDataError("the problem has zero contacts")
-        if np.any(mu < 0):
+        if np.any(mu < 0):  # n_c = 0 is allowed: a time step without contacts (free flight)
             raise ProblemDataError(f"mu must be >= 0 (min is {mu.min():g})")
         m = d * n_c
         is_global = M is not None or D is not None or k is not None
@@ -348,8 +346,8 @@ class TimeStepProblem:
             "d": self._d,
             "n_dof": self.n_dof,
             "n_bilateral": self.n_bilateral,
-            "mu_min": float(self._mu.min()),
-            "mu_max": float(self._mu.max()),
+            "mu_min": float(self._mu.min()) if self.n_contacts else None,
+            "mu_max": float(self._mu.max()) if self.n_contacts else None,
             "h": self._h,
         }
         if self.is_global:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 from workbench.cli import key_value, load, positive
 
@@ -87,10 +88,19 @@ def cmd_list(args) -> int:
     return 0
 
 
+def _solve(spec, problem, formulation, solver, options, worker=None):
+    """Solve in this process, or with --time-limit in a worker killed past it (hard limit)."""
+    if options.time_limit is None:
+        from workbench.solvers import solve
+        return solve(problem, formulation, solver, options)
+    from workbench.study.worker import solve_with_hard_limit
+    return solve_with_hard_limit(spec, formulation, solver, options, worker)
+
+
 def cmd_solve(args) -> int:
-    from workbench.solvers import solve
     problem = load(args.problem)
-    result = solve(problem, args.formulation, args.solver, solve_options(args, keep_history=bool(args.history)))
+    result = _solve(args.problem, problem, args.formulation, args.solver,
+                    solve_options(args, keep_history=bool(args.history)))
     if args.history and result.history is not None:
         result.history.to_csv(args.history, index=False)
     if args.json:
@@ -110,13 +120,26 @@ def cmd_solve(args) -> int:
 def cmd_compare(args) -> int:
     """Solve each problem with every compatible formulation x solver and print one markdown table."""
     from formulations import FORMULATIONS, get_formulation
-    from workbench.solvers import get_solver, list_solvers, solve
+    from workbench.solvers import get_solver, list_solvers
+    from workbench.study.worker import WorkerProcess
 
     forms = args.formulation or list(FORMULATIONS)
     solvers = args.solver or [s.name for s in list_solvers()]
     print("| problem | contacts | formulation | solver | status | iterations | build s | solve s "
           "| dual objective | relaxed error | siconos error |")
     print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|")
+    worker = WorkerProcess(None if args.verbose else os.devnull) if args.time_limit is not None else None
+    try:
+        _compare_rows(args, forms, solvers, worker)
+    finally:
+        if worker is not None:
+            worker.close()
+    return 0
+
+
+def _compare_rows(args, forms, solvers, worker) -> None:
+    from formulations import get_formulation
+    from workbench.solvers import get_solver
     for spec in args.problems:
         problem = load(spec)
         for fname in forms:
@@ -126,7 +149,7 @@ def cmd_compare(args) -> int:
             for sname in solvers:
                 if not set(get_solver(sname).accepts) & set(form.builds):
                     continue
-                res = solve(problem, fname, sname, solve_options(args))
+                res = _solve(spec, problem, fname, sname, solve_options(args), worker)
                 m = res.metrics
                 fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
                 it = "-" if res.iterations is None else res.iterations
@@ -134,7 +157,6 @@ def cmd_compare(args) -> int:
                 print(f"| {problem.name} | {problem.n_contacts} | {fname} | {sname} | {status} | {it} "
                       f"| {res.build_seconds:.3f} | {res.solve_seconds:.3f} | {fmt('dual_objective')} "
                       f"| {fmt('relaxed_error')} | {fmt('siconos_error')} |", flush=True)
-    return 0
 
 
 def register(sub) -> None:

@@ -27,7 +27,10 @@ Mapping to the seeds' notation (see :mod:`workbench.problem`)::
   numbers, CSR-like, starting at 0 and ending at nbblocks), the block-column indices
   ``index2_data`` (filled2 = nbblocks numbers), then for each block in that order its number
   (0, 1, 2, ...) followed by its values column-major.
-* storageType 2 (CSparse) is a human-readable dump with words and ``%g`` values (lossy): not read.
+* storageType 2, CSparse (``NSM_write_in_file``): the origin (1 triplet, 2 CSC, 3 CSR), the line
+  ``CSparse Version ...``, a size line, then the entries as ``cs_print`` writes them (see
+  :func:`_csparse`). The values are printed with ``%g`` (6 significant digits), so such a file holds
+  a rounded copy of the simulator's matrix (``metadata["lossy"]`` says so).
 
 Local or global is decided from the structure: after the common ``d nc MATRIX`` the local tail
 ``q mu`` is tried first and accepted when it uses up the numbers exactly (the optional flag
@@ -43,6 +46,7 @@ Problems with bilateral constraints (G) have no ``.dat`` form.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -60,20 +64,36 @@ class _Bad(Exception):
 
 
 class _Tokens:
-    """A cursor over the numbers of a .dat file."""
+    """A cursor over the whitespace-separated words of a .dat file and their numeric values.
 
-    def __init__(self, values: np.ndarray):
+    ``values`` holds every word as a float; ``text`` is None when every word is a number, else a
+    mask of the non-numeric words (only CSparse dumps have them) and ``words``/``lines`` keep the
+    words and their line numbers, which the CSparse layout needs.
+    """
+
+    def __init__(self, values: np.ndarray, words: list[str] | None = None,
+                 text: np.ndarray | None = None, source: str = ""):
         self.values = values
+        self.words = words
+        self.text = text
+        self.source = source
         self.pos = 0
+        self._lines: np.ndarray | None = None
 
     @property
     def left(self) -> int:
         return self.values.shape[0] - self.pos
 
+    def _check_numeric(self, start: int, stop: int, what: str) -> None:
+        if self.text is not None and self.text[start:stop].any():
+            bad = start + int(np.argmax(self.text[start:stop]))
+            raise _Bad(f"{what}: expected a number at token {bad + 1}, found {_shown(self.words[bad])!r}")
+
     def take(self, n: int, what: str) -> np.ndarray:
         if n > self.left:
             raise _Bad(f"file ends early: {what} needs {n} number(s) at position {self.pos}, "
                        f"only {self.left} left")
+        self._check_numeric(self.pos, self.pos + n, what)
         out = self.values[self.pos:self.pos + n]
         self.pos += n
         return out
@@ -91,8 +111,44 @@ class _Tokens:
     def int(self, what: str, lo: int = 0, hi: int | None = None) -> int:
         return int(self.ints(1, what, lo, hi)[0])
 
+    def word(self, what: str) -> str:
+        """The next word as text (for the words of a CSparse dump)."""
+        if not self.left:
+            raise _Bad(f"file ends early: {what} is missing")
+        self.pos += 1
+        return self.words[self.pos - 1] if self.words is not None else repr(self.values[self.pos - 1])
 
-def _tokens(path: Path) -> np.ndarray:
+    def rest_of_line(self, what: str) -> list[str]:
+        """The words from the cursor to the end of its line (the cursor moves past them)."""
+        if not self.left:
+            raise _Bad(f"file ends early: {what} is missing")
+        if self._lines is None:
+            self._lines = _line_numbers(self.source)
+        line = self._lines[self.pos]
+        stop = int(np.searchsorted(self._lines, line, side="right"))
+        out = self.words[self.pos:stop]
+        self.pos = stop
+        return out
+
+
+def _shown(word: str) -> str:
+    return word if len(word) <= 20 else word[:20] + "..."
+
+
+def _line_numbers(text: str) -> np.ndarray:
+    """The line number of each whitespace-separated word of ``text``."""
+    counts = [len(line.split()) for line in text.split("\n")]
+    return np.repeat(np.arange(len(counts)), counts)
+
+
+def _number(word: str) -> float:
+    try:
+        return float(word)
+    except ValueError:
+        return np.nan
+
+
+def _tokens(path: Path) -> _Tokens:
     try:
         text = path.read_bytes().decode("latin-1")
     except OSError as exc:
@@ -101,15 +157,14 @@ def _tokens(path: Path) -> np.ndarray:
     if not words:
         raise format_error(path, "file holds no numbers")
     try:
-        return np.array(words, dtype=float)
+        return _Tokens(np.array(words, dtype=float))
     except ValueError:
-        for n, w in enumerate(words):  # only on the error path: find the offending token
-            try:
-                float(w)
-            except ValueError:
-                shown = w if len(w) <= 20 else w[:20] + "..."
-                raise format_error(path, f"non-numeric token {shown!r} (token {n + 1})") from None
-        raise format_error(path, "cannot convert the tokens to numbers") from None
+        pass
+    # words that are not numbers: only the CSparse dumps (storage type 2) have them, and the
+    # layout says where; the cursor refuses any that turns up where a number is expected
+    values = np.array([_number(w) for w in words])
+    text_mask = np.isnan(values) & np.array([w.lower().lstrip("+-") != "nan" for w in words])
+    return _Tokens(values, words, text_mask, text)
 
 
 # --------------------------------------------------------------------------- matrices
@@ -173,16 +228,111 @@ def _sparse_block(tok: _Tokens, size0: int, size1: int, what: str) -> sp.csr_mat
     return sp.coo_matrix((values, (rows, cols)), shape=(size0, size1)).tocsr()
 
 
+_CSPARSE_SIZES = re.compile(r"(?P<triplet>triplet: )?(?P<m>\d+)-by-(?P<n>\d+), nzmax: (?P<nzmax>\d+) "
+                            r"nnz: (?P<nnz>\d+)(?:, 1-norm: (?P<norm>\S+))?")
+_CSPARSE_ORIGINS = {1: "triplet", 2: "CSC", 3: "CSR"}
+
+
+def _csparse(tok: _Tokens, size0: int, size1: int, what: str) -> sp.csr_matrix:
+    """A CSparse dump (``NSM_write_in_file``: origin, then ``cs_print``), values printed with %g.
+
+    Layout: ``origin`` (1 triplet, 2 CSC, 3 CSR), a header line ``CSparse Version ...`` (skipped
+    whole: its wording differs between CSparse versions), a size line ``[triplet: ]M-by-N, nzmax: Z
+    nnz: K[, 1-norm: X]``, then for triplets K lines ``i j : x`` (row, column) and for compressed
+    storage one section per column (per row for CSR) ``col j : locations a to b`` followed by its
+    b - a + 1 lines ``i : x``. The 1-norm is checked against the values read.
+    """
+    origin = tok.int(f"{what} CSparse origin", 1, 3)
+    first = tok.word(f"{what} CSparse header")
+    if first != "CSparse":
+        raise _Bad(f"{what}: storage type 2 needs the line 'CSparse Version ...' after the origin, "
+                   f"found {_shown(first)!r}")
+    tok.rest_of_line(f"{what} CSparse header")
+    line = " ".join(tok.rest_of_line(f"{what} CSparse size line"))
+    sizes = _CSPARSE_SIZES.fullmatch(line)
+    if sizes is None:
+        raise _Bad(f"{what}: unreadable CSparse size line {_shown(line)!r}")
+    m, n, nnz = int(sizes["m"]), int(sizes["n"]), int(sizes["nnz"])
+    if (m, n) != (size0, size1):
+        raise _Bad(f"{what}: CSparse sizes {m} x {n} differ from the header's {size0} x {size1}")
+    if bool(sizes["triplet"]) != (origin == 1):
+        raise _Bad(f"{what}: origin {origin} ({_CSPARSE_ORIGINS[origin]}) does not match the "
+                   f"{'triplet' if sizes['triplet'] else 'compressed'} dump that follows")
+    if origin == 1:
+        if 4 * nnz > tok.left:
+            raise _Bad(f"file ends early: {what} declares {nnz} triplets, only {tok.left} words left")
+        start = tok.pos
+        tok.pos += 4 * nnz
+        colons = np.array(tok.words[start + 2:tok.pos:4]) if nnz else np.array([], dtype=str)
+        if np.any(colons != ":"):
+            raise _Bad(f"{what}: triplet lines must read 'i j : x' (at token {start + 1})")
+        for offset in (0, 1, 3):
+            _numbers_at(tok, np.arange(start + offset, tok.pos, 4), f"{what} triplet")
+        rows = _indices(tok.values[start:tok.pos:4], m, f"{what} triplet rows")
+        cols = _indices(tok.values[start + 1:tok.pos:4], n, f"{what} triplet columns")
+        A = sp.coo_matrix((tok.values[start + 3:tok.pos:4], (rows, cols)), shape=(m, n)).tocsr()
+    else:
+        outer, inner = (n, m) if origin == 2 else (m, n)
+        if 7 * outer + 3 * nnz > tok.left:
+            raise _Bad(f"file ends early: {what} declares {outer} sections and {nnz} entries, "
+                       f"only {tok.left} words left")
+        pointers = np.zeros(outer + 1, dtype=np.int64)
+        positions = np.empty(nnz, dtype=np.int64)   # token of each entry's index
+        for j in range(outer):
+            head = tok.pos
+            a, b = tok.values[head + 4], tok.values[head + 6]
+            if (tok.words[head] != "col" or tok.values[head + 1] != j or tok.words[head + 3] != "locations"
+                    or a != pointers[j] or not b + 1 >= a or b + 1 > nnz or b != np.floor(b)):
+                raise _Bad(f"{what}: section {j} must read 'col {j} : locations {pointers[j]} to ...' "
+                           f"within the {nnz} declared entries (at token {head + 1})")
+            pointers[j + 1] = int(b) + 1
+            count = pointers[j + 1] - pointers[j]
+            positions[pointers[j]:pointers[j + 1]] = head + 7 + 3 * np.arange(count)
+            tok.pos = head + 7 + 3 * count
+            if tok.pos > tok.values.shape[0]:
+                raise _Bad(f"file ends early inside {what} section {j}")
+        if pointers[-1] != nnz:
+            raise _Bad(f"{what}: the sections hold {pointers[-1]} entries, the size line says {nnz}")
+        if nnz:
+            if np.any(np.array(tok.words)[positions + 1] != ":"):
+                raise _Bad(f"{what}: entry lines must read 'i : x'")
+            for offset in (0, 2):
+                _numbers_at(tok, positions + offset, f"{what} entry")
+        index = _indices(tok.values[positions], inner, f"{what} indices")
+        cls = sp.csc_matrix if origin == 2 else sp.csr_matrix
+        A = cls((tok.values[positions + 2], index, pointers), shape=(m, n)).tocsr()
+    if sizes["norm"] is not None:
+        stated, norm = _number(sizes["norm"]), (abs(A).sum(axis=0).max() if A.nnz else 0.0)
+        if not np.isclose(norm, stated, rtol=1e-4, atol=1e-300):
+            raise _Bad(f"{what}: the 1-norm of the values read, {norm:.6g}, differs from the "
+                       f"stated {sizes['norm']}")
+    return A
+
+
+def _numbers_at(tok: _Tokens, positions: np.ndarray, what: str) -> None:
+    """Check that the words at ``positions`` are numbers."""
+    if tok.text is not None and positions.size and tok.text[positions].any():
+        bad = int(positions[np.argmax(tok.text[positions])])
+        raise _Bad(f"{what}: expected a number at token {bad + 1}, found {_shown(tok.words[bad])!r}")
+
+
+def _indices(a: np.ndarray, size: int, what: str) -> np.ndarray:
+    if a.size and (not np.all(a == np.round(a)) or a.min() < 0 or a.max() >= size):
+        raise _Bad(f"{what} must be integers in [0, {size})")
+    return a.astype(np.int64)
+
+
 def _matrix(tok: _Tokens, what: str) -> sp.csr_matrix:
     storage = tok.int(f"{what} storage type", 0, 2)
-    size0 = tok.int(f"{what} size0", 0, 10**9)
-    size1 = tok.int(f"{what} size1", 0, 10**9)
+    # every dimension is the length of a vector that follows (q, b): a size beyond the numbers
+    # left is an error, found before anything is allocated
+    size0 = tok.int(f"{what} size0", 0, tok.left)
+    size1 = tok.int(f"{what} size1", 0, tok.left)
     if storage == 0:
         return _dense(tok, size0, size1, what)
     if storage == 1:
         return _sparse_block(tok, size0, size1, what)
-    raise _Bad(f"{what}: storage type 2 (CSparse text dump) is not supported; "
-               "use dense (0) or sparse-block (1) storage")
+    return _csparse(tok, size0, size1, what)
 
 
 def _finish(tok: _Tokens) -> None:
@@ -218,7 +368,7 @@ def read_siconos_dat(path: os.PathLike | str) -> TimeStepProblem:
     when that does not use up the numbers exactly, as the global tail ``H q b mu``.
     """
     p = check_file(path)
-    tok = _Tokens(_tokens(p))
+    tok = _tokens(p)
     try:
         d = tok.int("d", 1, 3)
         nc = tok.int("nc", 0, tok.left)
@@ -236,6 +386,8 @@ def read_siconos_dat(path: os.PathLike | str) -> TimeStepProblem:
             raise format_error(p, f"neither a local problem (d nc W q mu: {local_error}) nor a global one "
                                   f"(d nc M H q b mu: {global_error})") from None
     metadata = {"source": str(p), "format": "siconos-dat", "kind": kind}
+    if tok.words is not None:
+        metadata["lossy"] = "CSparse storage: matrix values printed with 6 significant digits"
     return build_problem(p, d=d, name=p.stem, metadata=metadata, **kwargs)
 
 

@@ -81,6 +81,9 @@ def solve(problem, formulation: str, solver: str, options: SolveOptions | None =
     if not kinds:
         raise UnsupportedError(f"solver {solver} takes {'/'.join(slv.accepts)} models; formulation "
                                f"{formulation} builds {'/'.join(form.builds)}")
+    if problem.n_contacts == 0:
+        raise UnsupportedError(f"{problem.name or 'this problem'} has no contacts: its solution is "
+                               "v = M^-1 k, there is nothing for a contact solver to do")
     ok, why = slv.availability()
     if not ok:
         return SolveResult(solver=solver, formulation=formulation, status="unavailable", message=why)

@@ -8,7 +8,7 @@ mean 'y'?")::
     description = "..."
     repetitions = 1                # runs per (problem, method); timing statistics use the median
     time_limit = 60                # seconds per run: the solver's own cap, and the worker is killed
-                                   # at time_limit + 1 s + 10% (status "timeout")
+                                   # at time_limit + 1.5 s (status "timeout"), counted after the problem is loaded
     tolerance = "default"          # preset name, or a list of presets (each method then runs at each)
     histories = true               # per-iteration histories to keep: true, false, or method names
     plugins = []                   # Python files imported first (here and in every worker): they
@@ -213,8 +213,9 @@ class Study:
 
     def hard_limit(self) -> float:
         """Seconds after which the runner kills a run's worker (the solver's own cap plus a grace
-        that covers loading, building and judging)."""
-        return self.time_limit * 1.1 + 1.0
+        that covers building and judging; see :func:`workbench.study.worker.hard_limit`)."""
+        from workbench.study.worker import hard_limit
+        return hard_limit(self.time_limit)
 
 
 # --------------------------------------------------------------------------- value checks

@@ -36,12 +36,23 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-__all__ = ["WorkerProcess", "execute", "crash_result"]
+from workbench.errors import InputError
+
+__all__ = ["WorkerProcess", "execute", "crash_result", "hard_limit", "solve_with_hard_limit"]
 
 #: BLAS/OpenMP threads per worker: parallel workers must not oversubscribe the cores, and one thread
 #: per solve keeps timings comparable (the user's environment wins when set)
 _THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 STARTUP_TIMEOUT = 120.0
+#: seconds a run may take past its time limit before its worker is killed: the solver's own cap
+#: stops it first; the grace covers building the model and judging the point
+GRACE = 1.5
+
+
+def hard_limit(time_limit: float) -> float:
+    """Seconds after which a run with ``time_limit`` is killed (measured from its start, after the
+    worker loaded the problem and warmed the method up)."""
+    return time_limit + GRACE
 
 
 def crash_result(message: str, status: str = "crash", wall_seconds: float | None = None) -> dict[str, Any]:
@@ -54,25 +65,36 @@ def crash_result(message: str, status: str = "crash", wall_seconds: float | None
 _PLUGINS: set[str] = set()
 
 
-def execute(task: dict[str, Any]) -> dict[str, Any]:
-    """Run one task in this process: the SolveResult as plain data, or a crash with its message."""
+def execute(task: dict[str, Any], started=lambda: None) -> dict[str, Any]:
+    """Run one task in this process: the SolveResult as plain data, or a crash with its message.
+
+    ``started()`` is called once the problem is loaded and the method warmed up: the run's time
+    (and its hard limit) counts from there. ``task["return_point"]`` adds nu and v to the answer.
+    """
     t0 = time.perf_counter()
     try:
         from workbench.cli import load
         from workbench.solvers import solve
         _import_plugins(task["preload"]["plugins"])
         _warm_up(task["formulation"], task["solver"])
-        if task["source"].startswith("scenario:"):
+        scenario = task["source"].startswith("scenario:")
+        problem = None if scenario else load(task["source"])
+        started()
+        t0 = time.perf_counter()
+        if scenario:
             from workbench.study.simulation import simulate
             result = simulate(task["source"].partition(":")[2], task["scenario_params"] or {}, task["formulation"],
                               task["solver"], task["options"])
             return {**result, "host": socket.gethostname(), "wall_seconds": time.perf_counter() - t0}
-        problem = load(task["source"])
         res = solve(problem, task["formulation"], task["solver"], task["options"])
     except Exception as exc:  # anything a solver raises is that run's crash, not the study's
+        if isinstance(exc, InputError):  # a refused input (no contacts, a bad parameter): not a crash
+            return {**crash_result(str(exc), status="failed", wall_seconds=time.perf_counter() - t0),
+                    "input_error": " ".join(str(exc).split())}
         traceback.print_exc()
         return crash_result(f"{type(exc).__name__}: {exc}", wall_seconds=time.perf_counter() - t0)
-    return {
+    point = {"nu": res.nu, "v": res.v} if task.get("return_point") else {}
+    return {**point,
         "status": res.status,
         "solver_status": res.solver_status,
         "objective": res.objective,
@@ -152,7 +174,7 @@ def main() -> None:
             task = inbox.recv()
         except EOFError:
             return
-        result = execute(task)
+        result = execute(task, started=lambda: outbox.send({"started": True}))
         sys.stderr.flush()
         outbox.send(result)
 
@@ -215,7 +237,11 @@ class WorkerProcess:
         return self.proc is not None and self.proc.poll() is None
 
     def run(self, task: dict[str, Any], hard_limit: float) -> dict[str, Any]:
-        """Execute ``task``; a timeout or crash result when the worker overruns or dies."""
+        """Execute ``task``; a timeout or crash result when the worker overruns or dies.
+
+        The worker first loads the problem and warms the method up (at most STARTUP_TIMEOUT), then
+        says "started"; the run is killed ``hard_limit`` seconds after that.
+        """
         try:
             if not self.alive():
                 self._start(task["preload"])
@@ -224,12 +250,19 @@ class WorkerProcess:
         t0 = time.monotonic()
         try:
             self._send.send(task)
-            if self._recv.poll(hard_limit):
-                return self._recv.recv()
+            limit = STARTUP_TIMEOUT
+            while self._recv.poll(limit):
+                answer = self._recv.recv()
+                if "started" not in answer:
+                    return answer
+                t0, limit = time.monotonic(), hard_limit
         except (EOFError, OSError):
             code = self._reap()
             return crash_result(_describe_exit(code), wall_seconds=time.monotonic() - t0)
         self.kill()
+        if limit != hard_limit:
+            return crash_result(f"killed: loading the problem took over {STARTUP_TIMEOUT:g} s", status="timeout",
+                                wall_seconds=time.monotonic() - t0)
         return crash_result(f"killed after {hard_limit:.3g} s (the run's hard time limit)", status="timeout",
                             wall_seconds=time.monotonic() - t0)
 
@@ -273,6 +306,43 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+# --------------------------------------------------------------------------- one run, from a command
+
+def solve_with_hard_limit(source: str, formulation: str, solver: str, options,
+                          worker: WorkerProcess | None = None):
+    """Solve problem ``source`` (a path or source spec) in a killable worker: the SolveResult, with
+    status "timeout" (and no point) when the run outlives ``hard_limit(options.time_limit)``, and
+    "crash" when the worker dies. Bad input (an InputError in the worker) is raised again here.
+
+    ``worker`` lets a caller reuse one worker over several runs (its imports and warm-ups are
+    paid once); without it a worker is started for this run and closed after. The worker's output
+    (solver logs, a crash's traceback) is shown only with ``options.verbose``.
+    """
+    from workbench.solvers import SolveResult
+    if options.time_limit is None:
+        raise InputError("a hard time limit needs options.time_limit")
+    own = worker is None
+    worker = WorkerProcess(None if options.verbose else os.devnull) if own else worker
+    task = {"key": "solve", "source": source, "formulation": formulation, "solver": solver,
+            "options": options, "scenario_params": None, "return_point": True,
+            "preload": {"plugins": [], "methods": [[formulation, solver]]}}
+    try:
+        answer = worker.run(task, hard_limit(options.time_limit))
+    finally:
+        if own:
+            worker.close()
+    if "input_error" in answer:
+        raise InputError(answer["input_error"])
+    info = answer.get("info")
+    fields = {k: answer[k] for k in ("solver_status", "nu", "v", "objective", "solver_objective", "iterations",
+                                     "build_seconds", "solve_seconds", "history") if answer.get(k) is not None}
+    if answer["status"] in ("timeout", "crash") and "solve_seconds" not in fields:
+        fields["solve_seconds"] = answer.get("wall_seconds") or 0.0
+    return SolveResult(solver=solver, formulation=formulation, status=answer["status"],
+                       metrics=dict(answer.get("metrics") or {}), message=answer.get("message") or "",
+                       info=json.loads(info) if isinstance(info, str) else {}, **fields)
 
 
 if __name__ == "__main__":

@@ -371,3 +371,159 @@ def test_format_specific_readers_also_name_the_file(tmp_path, shared_data):
         read_siconos_dat(dat)
     with pytest.raises(FileFormatError, match="text.dat"):
         load_problem_native(dat)
+
+
+# --------------------------------------------------------------------------- the whole corpus
+def _declared_sizes(path) -> dict:
+    """What a corpus file says of itself, read without the workbench: d, n_c and the first matrix's
+    declared size (W for a local problem, M for a global one), plus the CSparse size lines."""
+    if path.suffix == ".hdf5":
+        with h5py.File(path, "r") as f:
+            kind = "global" if "fclib_global" in f else "local"
+            root = f[f"fclib_{kind}"]
+            first = root["M" if kind == "global" else "W"]
+            return {"kind": kind, "d": int(root["spacedim"][()].reshape(-1)[0]),
+                    "n_contacts": root["vectors/mu"].shape[0],
+                    "first": (int(first["m"][0]), int(first["n"][0])), "csparse": []}
+    text = path.read_text(encoding="latin-1")
+    words = text.split()
+    csparse = [tuple(int(x) for x in line.replace("triplet:", "").split(",")[0].split("-by-"))
+               + (int(line.split("nnz:")[1].split(",")[0]),)
+               for line in text.splitlines() if "-by-" in line and "nnz:" in line]
+    return {"d": int(words[0]), "n_contacts": int(words[1]), "first": (int(words[3]), int(words[4])),
+            "csparse": csparse}
+
+
+def _info(path, capsys) -> dict:
+    from workbench.cli import main
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in out.splitlines())}
+
+
+def test_every_corpus_file_is_read_and_info_agrees_with_its_declared_sizes(shared_data, capsys):
+    files = sorted((shared_data / "fclib").glob("*.hdf5")) + sorted((shared_data / "siconos").glob("*.dat"))
+    assert len(files) >= 42
+    for path in files:
+        declared, info = _declared_sizes(path), _info(path, capsys)
+        p = load_problem(path)
+        assert int(info["n_contacts"]) == p.n_contacts == declared["n_contacts"], path.name
+        assert int(info["d"]) == p.d == declared["d"], path.name
+        if declared.get("kind"):
+            assert info["kind"] == declared["kind"], path.name
+        if p.is_global:
+            assert (int(info["n_dof"]),) * 2 == p.M.shape == declared["first"], path.name
+            assert p.D.shape == (p.n_dof, p.d * p.n_contacts), path.name
+        else:
+            assert p.N.shape == declared["first"] == (p.d * p.n_contacts,) * 2, path.name
+        # CSparse dumps: every matrix has the declared size, and no more entries than declared
+        if declared["csparse"]:
+            matrices = [p.M, p.D] if p.is_global else [p.N]
+            assert [(A.shape[0], A.shape[1]) for A in matrices] == [c[:2] for c in declared["csparse"]], path.name
+            assert all(A.nnz <= c[2] for A, c in zip(matrices, declared["csparse"])), path.name
+            assert p.metadata["lossy"]
+
+
+SICONOS_PYTHON = "/usr/bin/python3"
+_SICONOS_DUMP = """
+import sys, warnings
+warnings.simplefilter("ignore")
+import numpy as np, scipy.sparse, scipy.sparse.coo
+import siconos.numerics as N
+path, out, kind = sys.argv[1:]
+def coo(A):
+    A = A if hasattr(A, "tocoo") else N.NM_triplet(A)
+    A = scipy.sparse.coo_matrix(A)
+    return A.row, A.col, A.data, np.array(A.shape)
+if kind == "local":
+    P = N.frictionContact_new_from_filename(path)
+    r, c, x, s = coo(P.M)
+    np.savez(out, r=r, c=c, x=x, s=s, q=P.q, mu=P.mu, d=P.dimension)
+else:
+    P = N.globalFrictionContact_new_from_filename(path)
+    r, c, x, s = coo(P.M)
+    hr, hc, hx, hs = coo(P.H)
+    np.savez(out, r=r, c=c, x=x, s=s, hr=hr, hc=hc, hx=hx, hs=hs, q=P.q, b=P.b, mu=P.mu, d=P.dimension)
+"""
+
+
+def _siconos_available() -> bool:
+    import subprocess
+    try:
+        return subprocess.run([SICONOS_PYTHON, "-c", "import siconos.numerics"], capture_output=True,
+                              timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.parametrize("name", ["fc2d_granularflowonwall_00667_00000.dat",   # CSparse CSC, 2D local
+                                  "gfc2d_granularflowonwall_00069_00350.dat",  # CSparse triplet + CSC, global
+                                  "Capsules-i100-889.dat",                     # sparse block, 3D local
+                                  "GFC3D_TwoRods1.dat",                        # sparse block, global
+                                  "FrictionContactProblem00031.dat"])          # 2D local
+def test_siconos_reads_the_same_data(shared_data, tmp_path, name):
+    """Siconos's own reader (system Python) gives the same W (or M, H), q, b and mu."""
+    import subprocess
+    if not _siconos_available():
+        pytest.skip("Siconos (python3-siconos) not installed")
+    path = shared_data / "siconos" / name
+    p = load_problem(path)
+    out = tmp_path / "siconos.npz"
+    subprocess.run([SICONOS_PYTHON, "-c", _SICONOS_DUMP, str(path), str(out), p.kind], check=True, timeout=120)
+    ref = np.load(out)
+    assert int(ref["d"]) == p.d
+    np.testing.assert_array_equal(ref["mu"], p.mu)
+    first = sp.coo_matrix((ref["x"], (ref["r"], ref["c"])), shape=tuple(ref["s"])).tocsr()
+    if p.is_global:
+        H = sp.coo_matrix((ref["hx"], (ref["hr"], ref["hc"])), shape=tuple(ref["hs"])).tocsr()
+        assert abs(first - p.M).max() == 0 and abs(H - p.D).max() == 0
+        np.testing.assert_array_equal(ref["q"], p.k)
+        np.testing.assert_array_equal(ref["b"], p.b)
+    else:
+        assert first.shape == p.N.shape and abs(first - p.N).max() == 0
+        np.testing.assert_array_equal(ref["q"], p.r)
+
+
+def _csparse_dump(A: np.ndarray, origin: int) -> str:
+    """A dense matrix as Siconos's NSM_write_in_file writes it (cs_print layout, %g values)."""
+    m, n = A.shape
+    head = "CSparse Version 3.1.9, May 4, 2016.  Copyright (c) Timothy A. Davis, 2006-2016"
+    if origin == 1:
+        r, c = np.nonzero(A)
+        lines = [f"triplet: {m}-by-{n}, nzmax: {r.size} nnz: {r.size}"]
+        lines += [f"    {i} {j} : {A[i, j]:g}" for i, j in zip(r, c)]
+    else:
+        S = sp.csc_matrix(A) if origin == 2 else sp.csr_matrix(A)
+        norm = np.abs(A).sum(axis=0).max()
+        lines = [f"{m}-by-{n}, nzmax: {S.nnz} nnz: {S.nnz}, 1-norm: {norm:g}"]
+        for j in range(S.indptr.size - 1):
+            a, b = S.indptr[j], S.indptr[j + 1]
+            lines.append(f"    col {j} : locations {a} to {b - 1}")
+            lines += [f"      {i} : {x:g}" for i, x in zip(S.indices[a:b], S.data[a:b])]
+    return "\n".join([str(origin), head] + lines)
+
+
+@pytest.mark.parametrize("origin", [1, 2, 3])
+def test_csparse_storage_each_origin(tmp_path, origin):
+    """Storage type 2 with triplet, CSC and CSR dumps reads the matrix it holds (a non-symmetric W
+    shows that rows and columns are not swapped)."""
+    W = np.array([[2.0, 0.5, 0, 0], [0.25, 3, 0, 0], [0, 0, 4, -1.5], [0, 0, 0, 5]])
+    text = "\n".join(["2", "2", "2", "4", "4", _csparse_dump(W, origin), "-1 0 -2 0.5", "0.3 0.7", "1"])
+    path = tmp_path / "w.dat"
+    path.write_text(text + "\n")
+    p = read_siconos_dat(path)
+    np.testing.assert_array_equal(p.N.toarray(), W)
+    np.testing.assert_array_equal(p.r, [-1, 0, -2, 0.5])
+    assert p.d == 2 and p.kind == "local"
+
+
+def test_csparse_wrong_norm_and_wrong_count_are_format_errors(tmp_path):
+    W = np.diag([2.0, 3.0])
+    good = _csparse_dump(W, 2)
+    for bad, what in ((good.replace("1-norm: 3", "1-norm: 30"), "1-norm"),
+                      (good.replace("col 1 : locations 1 to 1", "col 1 : locations 1 to 2"), "section 1"),
+                      (good.replace("CSparse Version", "CSparse-Version").replace("CSparse-", "Dense "), "CSparse")):
+        path = tmp_path / "w.dat"
+        path.write_text("\n".join(["2", "1", "2", "2", "2", bad, "-1 0", "0.3"]) + "\n")
+        with pytest.raises(FileFormatError, match=what):
+            read_siconos_dat(path)

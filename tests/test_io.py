@@ -303,7 +303,6 @@ BAD = {
     "NaN in dat": lambda d, s: _write(d / "nan.dat", "3 1 0 3 3 3 3 1 0 0 0 1 0 0 0 1 nan 2 3 0.1"),
     "Inf in dat": lambda d, s: _write(d / "inf.dat", "3 1 0 3 3 3 3 1 0 0 0 inf 0 0 0 1 1 2 3 0.1"),
     "negative mu dat": lambda d, s: _write(d / "negmu.dat", "3 1 0 3 3 3 3 1 0 0 0 1 0 0 0 1 1 2 3 -0.1"),
-    "zero contacts dat": lambda d, s: _write(d / "zero.dat", "3 0 0 0 0 0 0"),
     "CSparse storage dat": lambda d, s: _write(d / "csparse.dat", "3 1 2 3 3 0 1 2 3"),
     "garbage npz": lambda d, s: _write_bytes(d / "bad.npz", b"PK\x03\x04 not really a zip"),
     "foreign npz": lambda d, s: _npz(d / "foreign.npz"),
@@ -527,3 +526,17 @@ def test_csparse_wrong_norm_and_wrong_count_are_format_errors(tmp_path):
         path.write_text("\n".join(["2", "1", "2", "2", "2", bad, "-1 0", "0.3"]) + "\n")
         with pytest.raises(FileFormatError, match=what):
             read_siconos_dat(path)
+
+
+def test_a_time_step_without_contacts_is_read_and_solve_refuses_it_in_one_line(tmp_path):
+    """A global problem with no contact (free flight: v = M^-1 k) is a valid file; a contact solver
+    has nothing to do with it, which solve says as bad input."""
+    from workbench.solvers import solve
+    path = tmp_path / "free.dat"
+    path.write_text("3 0  0 2 2 2 2 1 0 0 1  0 2 0 2 0  2.5 -1\n")  # d nc M(dense 2x2) H(dense 2x0) q
+    p = read_siconos_dat(path)
+    assert (p.kind, p.n_contacts, p.n_dof) == ("global", 0, 2)
+    np.testing.assert_array_equal(p.k, [2.5, -1])
+    assert p.summary()["mu_min"] is None
+    with pytest.raises(UnsupportedError, match="no contacts"):
+        solve(p, "dual", "apgd")

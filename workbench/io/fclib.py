@@ -66,7 +66,22 @@ def _dataset(group: h5py.Group, name: str) -> h5py.Dataset:
         raise _Bad(f"{group.name}/{name} is missing")
     if not isinstance(obj, h5py.Dataset):
         raise _Bad(f"{obj.name} is not a dataset")
+    _check_size(obj)
     return obj
+
+
+def _element_limit(f: h5py.File) -> int:
+    return 64 * os.path.getsize(f.filename) + 10**6
+
+
+def _check_size(obj: h5py.Dataset) -> None:
+    """Refuse, before reading it, a dataset that declares more elements than its file could hold:
+    HDF5 lets a chunked dataset declare any shape and store nothing, and reading it would allocate
+    the declared size (64 elements per byte of file leaves room for any real compression)."""
+    limit = _element_limit(obj.file)
+    if obj.size is not None and obj.size > limit:
+        raise _Bad(f"{obj.name} declares {obj.size:,} elements (shape {obj.shape}), more than a file "
+                   f"of this size can hold")
 
 
 def _int(group: h5py.Group, name: str) -> int:
@@ -103,12 +118,18 @@ def _check_pointers(ptr: np.ndarray, count: int, where: str) -> int:
     return int(ptr[-1])
 
 
-def _matrix(group: h5py.Group, name: str) -> sp.csr_matrix:
-    """A matrix stored as a dense 2-D dataset or as an FCLib sparse group, as CSR."""
+def _matrix(group: h5py.Group, name: str, shape: tuple[int | None, int | None]) -> sp.csr_matrix:
+    """A matrix stored as a dense 2-D dataset or as an FCLib sparse group, as CSR.
+
+    ``shape`` is what the vectors of the problem say the matrix's size must be (None: not fixed by
+    them); a different declared size is refused before anything is allocated.
+    """
     obj = group.get(name)
     if obj is None:
         raise _Bad(f"{group.name}/{name} is missing")
     if isinstance(obj, h5py.Dataset):
+        _check_size(obj)
+        _check_shape(obj.name, obj.shape, shape)
         a = np.asarray(obj[()])
         if a.ndim != 2 or not np.issubdtype(a.dtype, np.number):
             raise _Bad(f"{obj.name} must be a 2-D numeric dataset or a sparse-matrix group, "
@@ -118,6 +139,9 @@ def _matrix(group: h5py.Group, name: str) -> sp.csr_matrix:
     m, n, nz = _int(obj, "m"), _int(obj, "n"), _int(obj, "nz")
     if m < 0 or n < 0:
         raise _Bad(f"{where} has negative size {m} x {n}")
+    if max(m, n) > _element_limit(obj.file):
+        raise _Bad(f"{where} declares a size {m:,} x {n:,} that a file of this size cannot describe")
+    _check_shape(where, (m, n), shape)
     p, i, x = _array(obj, "p", integer=True), _array(obj, "i", integer=True), _array(obj, "x")
     if nz in (-1, -2):
         outer, inner = (n, m) if nz == -1 else (m, n)
@@ -147,6 +171,12 @@ def _matrix(group: h5py.Group, name: str) -> sp.csr_matrix:
     else:
         raise _Bad(f"{where}: triplet indices do not fit a {m} x {n} matrix either way round")
     return sp.coo_matrix((x, (rows, cols)), shape=(m, n)).tocsr()
+
+
+def _check_shape(where: str, got: tuple, shape: tuple[int | None, int | None]) -> None:
+    if len(got) != 2 or any(w is not None and g != w for g, w in zip(got, shape)):
+        want = " x ".join("any" if w is None else str(w) for w in shape)
+        raise _Bad(f"{where} has size {' x '.join(map(str, got))}, the problem's vectors need {want}")
 
 
 def _symmetric_from_triangle(M: sp.csr_matrix) -> tuple[sp.csr_matrix, str | None]:
@@ -244,15 +274,20 @@ def read_fclib(path: os.PathLike | str) -> TimeStepProblem:
             if not isinstance(vectors, h5py.Group):
                 raise _Bad(f"{root.name}/vectors is missing")
             mu = _vector(vectors, "mu")
+            # the vectors first: their lengths fix the matrices' sizes, checked before reading them
             if kind == "local":
-                kwargs = dict(W=_matrix(root, "W"), q=_vector(vectors, "q"))
+                q = _vector(vectors, "q")
+                kwargs = dict(W=_matrix(root, "W", (q.shape[0], q.shape[0])), q=q)
             else:
-                M, triangle = _symmetric_from_triangle(_matrix(root, "M"))
-                kwargs = dict(M=M, D=_matrix(root, "H"), k=_vector(vectors, "f"), b=_vector(vectors, "w"))
+                f_, w = _vector(vectors, "f"), _vector(vectors, "w")
+                n_dof = f_.shape[0]
+                M, triangle = _symmetric_from_triangle(_matrix(root, "M", (n_dof, n_dof)))
+                kwargs = dict(M=M, D=_matrix(root, "H", (n_dof, w.shape[0])), k=f_, b=w)
                 if "G" in root:
-                    kwargs["G"] = _matrix(root, "G")
-                    if "b" in vectors:
-                        kwargs["b_G"] = _vector(vectors, "b")
+                    b_G = _vector(vectors, "b") if "b" in vectors else None
+                    kwargs["G"] = _matrix(root, "G", (n_dof, None if b_G is None else b_G.shape[0]))
+                    if b_G is not None:
+                        kwargs["b_G"] = b_G
             metadata = {"source": str(p), "format": f"fclib-{kind}", **_info(root)}
             if kind == "global" and triangle:
                 metadata["M_storage"] = f"{triangle} triangle, expanded to the full symmetric matrix"

@@ -112,6 +112,6 @@ def load_problem_native(path: os.PathLike | str) -> TimeStepProblem:
     except FileFormatError:
         raise
     except (OSError, ValueError, KeyError, TypeError, EOFError, IndexError, zipfile.BadZipFile,
-            json.JSONDecodeError) as exc:
-        raise format_error(p, f"cannot read as a workbench .npz problem file: {exc}") from None
+            json.JSONDecodeError, MemoryError) as exc:  # MemoryError: an entry declares an absurd size
+        raise format_error(p, f"cannot read as a workbench .npz problem file: {exc or type(exc).__name__}") from None
     return build_problem(p, **kwargs)

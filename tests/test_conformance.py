@@ -1,0 +1,62 @@
+"""The fast conformance subset: every (formulation, solver) pair of studies/conformance.toml on the
+reference problems with up to 100 contacts, default preset, 5 s time limit, two jobs. Fails on any
+crash, any traceback in the worker log and any run over its time limit by more than 2 s."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from workbench.io import load_problem
+from workbench.study.conformance import OVERRUN, check_conformance, method_table
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_CONTACTS = 100
+TIME_LIMIT = 5.0
+
+
+def _fast_study(shared_data: Path, tmp_path: Path) -> Path:
+    """studies/conformance.toml with the small problems, one preset and the short limit."""
+    doc = (ROOT / "studies" / "conformance.toml").read_text(encoding="utf-8")
+    head, sep, methods = doc.partition('[methods."')
+    files = [p for p in sorted(shared_data.glob("*/*")) if p.suffix in (".hdf5", ".dat")
+             and load_problem(p).n_contacts <= MAX_CONTACTS]
+    assert len(files) >= 30
+    study = tomllib.loads(head)["study"]
+    lines = ["[study]", 'name = "conformance-fast"', f"time_limit = {TIME_LIMIT}", 'tolerance = "default"',
+             "histories = false", f"repetitions = {study['repetitions']}", "", "[[problems]]",
+             "files = [" + ", ".join(f'"{p}"' for p in files) + "]", ""]
+    path = tmp_path / "conformance-fast.toml"
+    path.write_text("\n".join(lines) + sep + methods, encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+def test_fast_conformance_subset(shared_data, tmp_path):
+    study = _fast_study(shared_data, tmp_path)
+    out = tmp_path / "results"
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "workbench.cli", "run", str(study), "--out", str(out), "--jobs", "2",
+                           "--no-report", "--no-progress"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=900)
+    elapsed = time.monotonic() - t0
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    report = check_conformance(out)
+    runs = report["runs"]
+    table = method_table(runs)
+    print(table.to_string())
+    print(f"{len(runs)} runs in {elapsed:.0f} s")
+    crashes = report["crashes"][["problem", "method", "message"]].to_string()
+    assert report["crashes"].empty, f"crashed runs:\n{crashes}"
+    assert report["tracebacks"] == 0, (out / "logs" / "worker.log").read_text()[-3000:]
+    assert report["overruns"].empty, f"runs over {TIME_LIMIT} + {OVERRUN} s:\n" + \
+        report["overruns"][["problem", "method", "wall_seconds"]].to_string()
+    # every planned pair ran, and the local problems were not given the primal formulations
+    assert runs["pair"].nunique() >= 30
+    assert not runs[(runs["kind"] == "local") & runs["formulation"].str.startswith("primal")].shape[0]

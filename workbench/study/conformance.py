@@ -1,0 +1,128 @@
+"""The conformance check of a study's results: did every run end with a true status inside its limit?
+
+A conformance study (``studies/conformance.toml``) runs every (formulation, solver) pair on every
+problem under a hard time limit. This module reads its results directory and answers three
+questions the workbench promises, whatever the problem:
+
+* no run ends in "crash" (the worker died, or a solver raised something other than bad input);
+* no traceback is written to the worker log (``logs/worker.log``);
+* no run takes longer than its time limit by more than ``OVERRUN`` seconds (wall time from the
+  start of the run, the problem loaded; a killed run counts until its kill).
+
+It prints a matrix problem x method of statuses (one letter per tolerance preset) and errors, and
+a table per method: counts of each status, the success rate (solved over the runs that were
+possible, "unavailable" ones left out) and the worst judged error.
+
+    python3 -m workbench.study.conformance RESULTS_DIR [--matrix]
+
+exits 1 when a promise is broken, so that CI can fail on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.errors import InputError
+
+__all__ = ["OVERRUN", "STATUS_ORDER", "check_conformance", "method_table", "status_matrix"]
+
+#: seconds a run may exceed its time limit
+OVERRUN = 2.0
+STATUS_ORDER = ("solved", "inaccurate", "max_iter", "timeout", "failed", "crash", "unavailable")
+_LETTER = {"solved": "S", "inaccurate": "I", "max_iter": "M", "timeout": "T", "failed": "F", "crash": "C",
+           "unavailable": "U"}
+
+
+def _runs(results: Path) -> pd.DataFrame:
+    from workbench.study.store import ResultStore
+    if not results.is_dir():
+        raise InputError(f"{results}: no such results directory")
+    runs = ResultStore(results).read_runs()
+    if runs.empty:
+        raise InputError(f"{results}: no runs recorded")
+    runs = runs.copy()
+    runs["pair"] = runs["formulation"] + "/" + runs["solver"]
+    if "judged_error" not in runs:
+        runs["judged_error"] = np.nan
+    return runs
+
+
+def check_conformance(results: Path | str) -> dict[str, Any]:
+    """The runs, and the broken promises: crashes, overruns and the tracebacks in the worker log."""
+    results = Path(results)
+    runs = _runs(results)
+    over = runs["wall_seconds"].fillna(0.0) > runs["time_limit"] + OVERRUN
+    log = results / "logs" / "worker.log"
+    text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    return {"runs": runs,
+            "crashes": runs[runs["status"] == "crash"],
+            "overruns": runs[over],
+            "tracebacks": text.count("Traceback (most recent call last)"),
+            "worst_overrun": float((runs["wall_seconds"] - runs["time_limit"]).max())}
+
+
+def method_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per (formulation, solver): status counts, success rate, worst error, longest run."""
+    counts = pd.crosstab(runs["pair"], runs["status"]).reindex(columns=list(STATUS_ORDER), fill_value=0)
+    possible = counts.sum(axis=1) - counts["unavailable"]
+    table = counts.copy()
+    table.insert(0, "runs", counts.sum(axis=1))
+    table["success"] = (counts["solved"] / possible.where(possible > 0)).round(3)
+    ran = runs[runs["status"] != "unavailable"]
+    table["worst error"] = ran.groupby("pair")["judged_error"].max().reindex(table.index)
+    table["longest s"] = ran.groupby("pair")["wall_seconds"].max().reindex(table.index).round(1)
+    return table
+
+
+def status_matrix(runs: pd.DataFrame) -> pd.DataFrame:
+    """Problem x (formulation, solver): the status letters at each preset (tolerance order of the
+    study) and the worst judged error, e.g. ``SSI 3.1e-07``; '-' where the pair was not planned."""
+    order = {t: i for i, t in enumerate(runs.sort_values("tol", ascending=False)["tolerance"].unique())}
+    runs = runs.assign(_o=runs["tolerance"].map(order)).sort_values("_o")
+
+    def cell(group: pd.DataFrame) -> str:
+        letters = "".join(_LETTER.get(s, "?") for s in group["status"])
+        err = group["judged_error"].max()
+        return letters if not np.isfinite(err) else f"{letters} {err:.1e}"
+
+    cells = runs.groupby(["problem", "pair"])[["status", "judged_error"]].apply(cell)
+    sizes = runs.groupby("problem")["n_contacts"].first()
+    matrix = cells.unstack("pair").fillna("-")
+    matrix.index = [f"{p} ({sizes[p]})" for p in matrix.index]
+    return matrix
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m workbench.study.conformance", description=__doc__.split("\n")[0])
+    parser.add_argument("results", help="results directory of a conformance study")
+    parser.add_argument("--matrix", action="store_true", help="also print the problem x method matrix")
+    args = parser.parse_args(argv)
+    try:
+        report = check_conformance(args.results)
+    except InputError as exc:
+        print(f"conformance: error: {exc}", file=sys.stderr)
+        return 2
+    runs = report["runs"]
+    print(method_table(runs).to_markdown(floatfmt=".3g"))
+    if args.matrix:
+        print()
+        print(status_matrix(runs).to_markdown())
+    counts = runs["status"].value_counts()
+    print(f"\n{len(runs)} runs on {runs['problem'].nunique()} problems, {runs['pair'].nunique()} "
+          f"(formulation, solver) pairs: " + ", ".join(f"{s} {counts.get(s, 0)}" for s in STATUS_ORDER))
+    print(f"crashes {len(report['crashes'])}, tracebacks {report['tracebacks']}, runs over their time limit "
+          f"by more than {OVERRUN:g} s {len(report['overruns'])} (worst: limit {report['worst_overrun']:+.2f} s)")
+    for _, row in pd.concat([report["crashes"], report["overruns"]]).iterrows():
+        print(f"  {row['problem']} {row['method']}: {row['status']}, {row['wall_seconds']:.2f} s: {row['message']}")
+    broken = len(report["crashes"]) or report["tracebacks"] or len(report["overruns"])
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

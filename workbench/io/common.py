@@ -28,7 +28,8 @@ def check_file(path: os.PathLike | str) -> Path:
     p = Path(path)
     try:
         if not p.exists():
-            raise format_error(p, "no such file")
+            raise format_error(p, "a symbolic link that leads nowhere (broken or a loop)" if p.is_symlink()
+                               else "no such file")
         if p.is_dir():
             raise format_error(p, "is a directory, not a problem file")
         if not p.is_file():

@@ -89,7 +89,14 @@ def solve(problem, formulation: str, solver: str, options: SolveOptions | None =
         return SolveResult(solver=solver, formulation=formulation, status="unavailable", message=why)
     model = form.build(problem, kinds[0], options)
     t0 = time.perf_counter()
-    result = slv.solve(model, options)
+    try:
+        result = slv.solve(model, options)
+    except InputError:
+        raise
+    except Exception as exc:  # a backend that raises (cvxpy SolverError, ...) ends the run "failed"
+        return SolveResult(solver=solver, formulation=formulation, status="failed",
+                           solve_seconds=time.perf_counter() - t0,
+                           message=" ".join(f"{type(exc).__name__}: {exc}".split()))
     if not result.solve_seconds:
         result.solve_seconds = time.perf_counter() - t0
     return finalize(result, model, options, slv.stopped_by(result, options))

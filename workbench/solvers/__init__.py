@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import time
+import traceback
 
 from workbench.errors import InputError, UnsupportedError
 from workbench.solvers.base import STATUSES, SolveOptions, SolveResult, Solver, finalize
@@ -96,7 +97,8 @@ def solve(problem, formulation: str, solver: str, options: SolveOptions | None =
     except Exception as exc:  # a backend that raises (cvxpy SolverError, ...) ends the run "failed"
         return SolveResult(solver=solver, formulation=formulation, status="failed",
                            solve_seconds=time.perf_counter() - t0,
-                           message=" ".join(f"{type(exc).__name__}: {exc}".split()))
+                           message=" ".join(f"{type(exc).__name__}: {exc}".split()),
+                           info={"traceback": traceback.format_exc()})
     if not result.solve_seconds:
         result.solve_seconds = time.perf_counter() - t0
     return finalize(result, model, options, slv.stopped_by(result, options))

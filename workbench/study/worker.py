@@ -65,11 +65,12 @@ def crash_result(message: str, status: str = "crash", wall_seconds: float | None
 _PLUGINS: set[str] = set()
 
 
-def execute(task: dict[str, Any], started=lambda: None) -> dict[str, Any]:
+def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
     """Run one task in this process: the SolveResult as plain data, or a crash with its message.
 
-    ``started()`` is called once the problem is loaded and the method warmed up: the run's time
-    (and its hard limit) counts from there. ``task["return_point"]`` adds nu and v to the answer.
+    ``started("warm")`` is called once the method is warmed up and ``started("loaded")`` once the
+    problem is loaded: the run's time (and its hard limit) counts from there.
+    ``task["return_point"]`` adds nu and v to the answer.
     """
     t0 = time.perf_counter()
     try:
@@ -77,9 +78,10 @@ def execute(task: dict[str, Any], started=lambda: None) -> dict[str, Any]:
         from workbench.solvers import solve
         _import_plugins(task["preload"]["plugins"])
         _warm_up(task["formulation"], task["solver"])
+        started("warm")
         scenario = task["source"].startswith("scenario:")
         problem = None if scenario else load(task["source"])
-        started()
+        started("loaded")
         t0 = time.perf_counter()
         if scenario:
             from workbench.study.simulation import simulate
@@ -174,7 +176,7 @@ def main() -> None:
             task = inbox.recv()
         except EOFError:
             return
-        result = execute(task, started=lambda: outbox.send({"started": True}))
+        result = execute(task, started=lambda phase: outbox.send({"started": phase}))
         sys.stderr.flush()
         outbox.send(result)
 
@@ -239,32 +241,34 @@ class WorkerProcess:
     def run(self, task: dict[str, Any], hard_limit: float) -> dict[str, Any]:
         """Execute ``task``; a timeout or crash result when the worker overruns or dies.
 
-        The worker first loads the problem and warms the method up (at most STARTUP_TIMEOUT), then
-        says "started"; the run is killed ``hard_limit`` seconds after that.
+        Three phases, each under its own limit: warming the method up on a one-contact problem
+        (``hard_limit``: a method that cannot do that in the run's time is killed, so a hung
+        solver is caught on its first run too), loading the problem (STARTUP_TIMEOUT: reading a
+        large file is not the solver's time), and the run itself (``hard_limit``).
         """
         try:
             if not self.alive():
                 self._start(task["preload"])
         except (RuntimeError, OSError) as exc:
             return crash_result(str(exc))
+        limits = {"warming up the method on a one-contact problem": hard_limit, "warm": STARTUP_TIMEOUT,
+                  "loaded": hard_limit}
+        phase = "warming up the method on a one-contact problem"
         t0 = time.monotonic()
         try:
             self._send.send(task)
-            limit = STARTUP_TIMEOUT
-            while self._recv.poll(limit):
+            while self._recv.poll(limits[phase]):
                 answer = self._recv.recv()
                 if "started" not in answer:
                     return answer
-                t0, limit = time.monotonic(), hard_limit
+                t0, phase = time.monotonic(), answer["started"]
         except (EOFError, OSError):
             code = self._reap()
             return crash_result(_describe_exit(code), wall_seconds=time.monotonic() - t0)
         self.kill()
-        if limit != hard_limit:
-            return crash_result(f"killed: loading the problem took over {STARTUP_TIMEOUT:g} s", status="timeout",
-                                wall_seconds=time.monotonic() - t0)
-        return crash_result(f"killed after {hard_limit:.3g} s (the run's hard time limit)", status="timeout",
-                            wall_seconds=time.monotonic() - t0)
+        doing = {"warm": "loading the problem", "loaded": "the run"}.get(phase, phase)
+        return crash_result(f"killed after {limits[phase]:.3g} s of {doing} (the run's hard time limit)",
+                            status="timeout", wall_seconds=time.monotonic() - t0)
 
     def _reap(self) -> int | None:
         """Wait for a worker that is dying; its exit code."""

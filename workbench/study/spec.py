@@ -8,7 +8,7 @@ mean 'y'?")::
     description = "..."
     repetitions = 1                # runs per (problem, method); timing statistics use the median
     time_limit = 60                # seconds per run: the solver's own cap, and the worker is killed
-                                   # at time_limit + 1.5 s (status "timeout"), counted after the problem is loaded
+                                   # at time_limit + 1 s (status "timeout"), counted after the problem is loaded
     tolerance = "default"          # preset name, or a list of presets (each method then runs at each)
     histories = true               # per-iteration histories to keep: true, false, or method names
     plugins = []                   # Python files imported first (here and in every worker): they

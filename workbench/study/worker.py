@@ -46,7 +46,7 @@ _THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NU
 STARTUP_TIMEOUT = 120.0
 #: seconds a run may take past its time limit before its worker is killed: the solver's own cap
 #: stops it first; the grace covers building the model and judging the point
-GRACE = 1.5
+GRACE = 1.0
 
 
 def hard_limit(time_limit: float) -> float:

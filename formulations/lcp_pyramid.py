@@ -43,6 +43,12 @@ Judging. ``own_metrics`` adds the LCP measures (workbench.lcp_metrics): lcp_resi
 error of this formulation) and the normal-velocity error of seed 003 Table 1; the impulses
 nu = [gamma; lambda_G] are judged on the round-cone problem by workbench.metrics as for every
 formulation (their siconos_error measures the pyramid's faceting and vanishes as m_C grows).
+
+One pyramid construction. :func:`pyramid` builds the directions, T, K, the index maps, the edge map
+S (y -> z) and the edges E = (T S)^T once (:class:`Pyramid`); the LCP model, the mixed LCP, LCP1/LCP2
+(``LCPModel.edge_qp``) and the convex QP (15) of Anitescu & Hart 2003 with Gamma = 0
+(:func:`describe_dual`, :func:`describe_primal`: the relaxed dual and primal descriptions of
+formulations.qp with the cones replaced by the pyramids, which workbench.export writes) all use it.
 """
 
 from __future__ import annotations

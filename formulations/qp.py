@@ -201,6 +201,8 @@ class ConicQP:
         ``changes``: fields to replace (formulation, description, notes)."""
         cones = self.cones
         n_c = cones.n_cones
+        if (cones.kind == "K*") != (cones.index is None):
+            raise ValueError("a pyramid replaces cones K on variables or cones K^* on an affine expression")
         if cones.kind == "K*":
             faces = RowBlock("pyr", (E @ cones.G).tocsr(), np.full(E.shape[0], ">"), -(E @ cones.h),
                              edge_names("pyr", n_c, m_C))

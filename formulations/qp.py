@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from functools import cached_property, partial
+from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,7 +40,8 @@ from workbench.errors import ProblemDataError
 from workbench.problem import TimeStepProblem
 
 __all__ = ["ConicQP", "VariableBlock", "RowBlock", "FrictionCones", "CvxpyForm", "to_cvxpy", "model_scale",
-           "mass_cholesky", "block_cholesky", "psd_factor", "numbered", "contact_names", "edge_names", "FACTOR_RTOL",
+           "mass_cholesky", "block_cholesky", "psd_factor", "numbered", "contact_names", "edge_names", "joined",
+           "FACTOR_RTOL",
            "DENSE_BLOCK_LIMIT"]
 
 #: eigenvalues of a block of P below this times the block's largest are dropped from its factor
@@ -62,12 +63,17 @@ class VariableBlock:
 
 @dataclass(frozen=True)
 class RowBlock:
-    """Linear rows A x (sense) rhs, ``sense`` per row in {"=", ">", "<"}, named row by row."""
+    """Linear rows A x (sense) rhs, ``sense`` per row in {"=", ">", "<"}, named row by row
+    (``name_rule()``: names are made only when a format asks)."""
     name: str
     A: sp.csr_matrix
     sense: np.ndarray
     rhs: np.ndarray
-    names: np.ndarray
+    name_rule: Callable[[], np.ndarray]
+
+    @property
+    def names(self) -> np.ndarray:
+        return self.name_rule()
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,6 @@ class FrictionCones:
     kind: str
     mu: np.ndarray
     d: int
-    names: np.ndarray
     index: np.ndarray | None = None
     G: sp.csr_matrix | None = None
     h: np.ndarray | None = None
@@ -92,6 +97,11 @@ class FrictionCones:
     @property
     def n_cones(self) -> int:
         return self.mu.shape[0]
+
+    @property
+    def names(self) -> np.ndarray:
+        """cone<i>, named after contact i."""
+        return numbered("cone", self.n_cones)
 
     @property
     def coef(self) -> np.ndarray:
@@ -111,7 +121,7 @@ class ConicQP:
     description: str
     relaxed: bool
     c: np.ndarray
-    names: np.ndarray                      # (n,) variable names
+    name_rule: Callable[[], np.ndarray]    # () -> (n,) variable names, made when a format asks
     nonneg: np.ndarray                     # (n,) bool
     blocks: tuple[VariableBlock, ...]
     scale: DataScale
@@ -130,13 +140,16 @@ class ConicQP:
         if (self.F is None) == (self.P is None):
             raise ValueError("ConicQP: give exactly one of the factor F and the matrix P")
         quad_cols = (self.F if self.F is not None else self.P).shape[1]
-        if quad_cols != n or self.nonneg.shape != (n,) or self.names.shape != (n,) \
-                or any(b.A.shape[1] != n for b in self.rows):
+        if quad_cols != n or self.nonneg.shape != (n,) or any(b.A.shape[1] != n for b in self.rows):
             raise ValueError("ConicQP: inconsistent sizes")
 
     @property
     def n(self) -> int:
         return self.c.shape[0]
+
+    @cached_property
+    def names(self) -> np.ndarray:
+        return self.name_rule()
 
     @cached_property
     def hessian(self) -> sp.csr_matrix:
@@ -205,7 +218,7 @@ class ConicQP:
             raise ValueError("a pyramid replaces cones K on variables or cones K^* on an affine expression")
         if cones.kind == "K*":
             faces = RowBlock("pyr", (E @ cones.G).tocsr(), np.full(E.shape[0], ">"), -(E @ cones.h),
-                             edge_names("pyr", n_c, m_C))
+                             partial(edge_names, "pyr", n_c, m_C))
             return dataclasses.replace(self, rows=(faces, *self.rows), cones=None, **changes)
         n_y, cone_vars = E.shape[0], cones.index.ravel()
         keep = np.setdiff1d(np.arange(self.n), cone_vars)
@@ -221,7 +234,7 @@ class ConicQP:
         blocks += [dataclasses.replace(b, start=n_y + int(np.searchsorted(keep, b.start))) for b in self.blocks
                    if np.isin(np.arange(b.start, b.start + b.size), keep).all()]
         return dataclasses.replace(
-            self, c=B.T @ self.c, names=np.concatenate([edge_names("y", n_c, m_C), self.names[keep]]),
+            self, c=B.T @ self.c, name_rule=lambda: np.concatenate([edge_names("y", n_c, m_C), self.names[keep]]),
             nonneg=np.concatenate([np.ones(n_y, dtype=bool), self.nonneg[keep]]), blocks=tuple(blocks),
             rows=tuple(dataclasses.replace(b, A=(b.A @ B).tocsr()) for b in self.rows), cones=None,
             F=(self.factor @ B).tocsr(), P=None, **changes)
@@ -366,6 +379,11 @@ def psd_factor(P: sp.spmatrix) -> sp.csr_matrix:
 
 
 # --------------------------------------------------------------------------- names
+def joined(*rules: Callable[[], np.ndarray]) -> Callable[[], np.ndarray]:
+    """The name rule of consecutive blocks: their names one after the other."""
+    return lambda: np.concatenate([rule() for rule in rules])
+
+
 def numbered(prefix: str, count: int, suffix: str = "") -> np.ndarray:
     """prefix0suffix, prefix1suffix, ..."""
     return np.char.add(np.char.add(prefix, np.arange(count).astype(str)), suffix)

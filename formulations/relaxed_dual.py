@@ -24,12 +24,14 @@ The impulses are the model's variables.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import scipy.sparse as sp
 
 from formulations.base import CCQOModel, CvxpyModel, Formulation
-from formulations.qp import (ConicQP, FrictionCones, RowBlock, VariableBlock, contact_names, mass_cholesky,
-                             model_scale, numbered, to_cvxpy)
+from formulations.qp import (ConicQP, FrictionCones, RowBlock, VariableBlock, contact_names, joined,
+                             mass_cholesky, model_scale, numbered, to_cvxpy)
 from workbench.metrics import dual_objective
 from workbench.problem import TimeStepProblem
 
@@ -47,10 +49,10 @@ def describe(problem: TimeStepProblem, *, scaled: bool = True) -> ConicQP:
     n_N = sc.velocity / sc.impulse
     n, m, d, n_c, n_b = problem.n_unknowns, problem.n_contact_unknowns, problem.d, problem.n_contacts, \
         problem.n_bilateral
-    names = contact_names("g", n_c, d)
+    names = [partial(contact_names, "g", n_c, d)]
     blocks = [VariableBlock("gamma", 0, m, sc.impulse, "N s", "contact impulses, [normal, tangents] per contact")]
     if n_b:
-        names = np.concatenate([names, numbered("l", n_b)])
+        names.append(partial(numbered, "l", n_b))
         blocks.append(VariableBlock("lambda", m, n_b, sc.impulse, "N s", "joint impulses (free)"))
     c = np.asarray(problem.r, dtype=float) / sc.velocity
     quad, rows = {}, ()
@@ -64,10 +66,10 @@ def describe(problem: TimeStepProblem, *, scaled: bool = True) -> ConicQP:
     else:
         n_dof = problem.n_dof
         rows = (RowBlock("velocity", sp.hstack([-problem.C, problem.M], format="csr"), np.full(n_dof, "="),
-                         np.zeros(n_dof), numbered("vel", n_dof)),)
+                         np.zeros(n_dof), partial(numbered, "vel", n_dof)),)
         quad["P"] = sp.block_diag([sp.csr_matrix((n, n)), problem.M / n_N], format="csr")
         blocks.append(VariableBlock("w", n, n_dof, sc.impulse, "m/s", "velocity change M^-1 C nu (free)"))
-        names = np.concatenate([names, numbered("w", n_dof)])
+        names.append(partial(numbered, "w", n_dof))
         c = np.concatenate([c, np.zeros(n_dof)])
     kind = "global: N = C^T M^-1 C, r = [b; b_G] + C^T M^-1 k" if problem.is_global else \
         "local: N = (W + W^T)/2, r = q"
@@ -76,9 +78,9 @@ def describe(problem: TimeStepProblem, *, scaled: bool = True) -> ConicQP:
         description=("relaxed dual CCQO (Mazhar et al. 2014 eq. 24, Melanz et al. 2015 eq. 14): min_nu 1/2 nu^T N nu "
                      f"+ r^T nu s.t. gamma_i in K_i, lambda free ({kind}); model: x = nu / alpha, "
                      "min 1/2 x^T (N / n_N) x + (r / v_s)^T x"),
-        relaxed=True, c=c, names=names, nonneg=np.zeros(c.shape[0], dtype=bool), blocks=tuple(blocks), scale=sc,
+        relaxed=True, c=c, name_rule=joined(*names), nonneg=np.zeros(c.shape[0], dtype=bool), blocks=tuple(blocks), scale=sc,
         objective_scale=sc.objective, objective_offset=0.0, rows=rows, variable="nu_scaled",
-        cones=FrictionCones("K", problem.mu, d, numbered("cone", n_c), index=np.arange(m).reshape(n_c, d)),
+        cones=FrictionCones("K", problem.mu, d, index=np.arange(m).reshape(n_c, d)),
         notes={"scaling": f"alpha = {sc.impulse!r} N s, v_s = {sc.velocity!r} m/s, n_N = v_s / alpha = {n_N!r} 1/kg"
                           + ("" if scaled else " (unscaled: physical units)"),
                "optimum": "objective_scale * (model optimum) is the optimal relaxed dual objective "

@@ -23,6 +23,8 @@ Global problems only.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -58,9 +60,9 @@ def describe(problem: TimeStepProblem, *, scaled: bool = True) -> ConicQP:
         quad = {"F": (chol[0].T / np.sqrt(m_M)).tocsr()}
     else:
         quad = {"P": (problem.M / m_M).tocsr()}
-    rows = (RowBlock("joint", problem.G.T.tocsr(), np.full(n_b, "="), -r_s[m:], numbered("joint", n_b)),) \
+    rows = (RowBlock("joint", problem.G.T.tocsr(), np.full(n_b, "="), -r_s[m:], partial(numbered, "joint", n_b)),) \
         if n_b else ()
-    cones = FrictionCones("K*", problem.mu, d, numbered("cone", n_c), G=problem.D.T.tocsr(), h=r_s[:m],
+    cones = FrictionCones("K*", problem.mu, d, G=problem.D.T.tocsr(), h=r_s[:m],
                           lift=VariableBlock("u", n_dof, m, v_s, "m/s",
                                              "relative contact velocity D^T w + r, [normal, tangents] per contact"))
     impulse = m_M * v_s
@@ -69,7 +71,7 @@ def describe(problem: TimeStepProblem, *, scaled: bool = True) -> ConicQP:
         description=("relaxed primal QP (Mazhar et al. 2014 eq. 23) in the velocity change w = v - M^-1 k: "
                      "min_w 1/2 w^T M w s.t. u = D^T w + r_c in K^*, G^T w + r_G = 0; model: y = w / v_s, "
                      "min 1/2 y^T (M / m_M) y s.t. u = D^T y + r_c / v_s, G^T y = -r_G / v_s, u_i in K_i^*"),
-        relaxed=True, c=np.zeros(n_dof), names=numbered("y", n_dof), nonneg=np.zeros(n_dof, dtype=bool),
+        relaxed=True, c=np.zeros(n_dof), name_rule=partial(numbered, "y", n_dof), nonneg=np.zeros(n_dof, dtype=bool),
         blocks=(VariableBlock("w", 0, n_dof, v_s, "m/s", "velocity change v - M^-1 k (free)"),), scale=sc,
         objective_scale=m_M * v_s * v_s, objective_offset=-0.5 * float(problem.k @ problem.solve_M(problem.k)),
         rows=rows, cones=cones, variable="velocity_change_scaled",

@@ -26,11 +26,12 @@ variables, scales and objective map.
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.qp import ConicQP, RowBlock, VariableBlock, contact_names, numbered
+from formulations.qp import ConicQP, RowBlock, VariableBlock, contact_names, joined, numbered
 from workbench.problem import TimeStepProblem
 
 __all__ = ["export_form", "split_objective", "with_apex_rows", "quadratic_form", "objective_triangle",
@@ -58,12 +59,12 @@ def export_form(qp: ConicQP) -> ConicQP:
     n, m = qp.n, K.n_cones * K.d
     if K.index is None:
         kin = RowBlock(K.lift_rows, sp.hstack([-K.G, sp.identity(m)], format="csr"), np.full(m, "="), K.h,
-                       contact_names(K.lift_rows, K.n_cones, K.d))
+                       partial(contact_names, K.lift_rows, K.n_cones, K.d))
         quad = {"F": sp.hstack([qp.F, sp.csr_matrix((qp.F.shape[0], m))], format="csr")} if qp.F is not None \
             else {"P": sp.block_diag([qp.P, sp.csr_matrix((m, m))], format="csr")}
         qp = dataclasses.replace(
             qp, c=np.concatenate([qp.c, np.zeros(m)]),
-            names=np.concatenate([qp.names, contact_names(K.lift.name, K.n_cones, K.d)]),
+            name_rule=joined(qp.name_rule, partial(contact_names, K.lift.name, K.n_cones, K.d)),
             nonneg=np.concatenate([qp.nonneg, np.zeros(m, dtype=bool)]),
             blocks=qp.blocks + (dataclasses.replace(K.lift, start=n),),
             rows=(kin, *(dataclasses.replace(b, A=sp.hstack([b.A, sp.csr_matrix((b.A.shape[0], m))], format="csr"))
@@ -88,9 +89,9 @@ def split_objective(qp: ConicQP) -> ConicQP:
     p, n = F.shape
     wide = lambda A: sp.hstack([A, sp.csr_matrix((A.shape[0], p))], format="csr")  # noqa: E731
     fac = RowBlock("fac", sp.hstack([F, -sp.identity(p)], format="csr"), np.full(p, "="), np.zeros(p),
-                   numbered("fac", p))
+                   partial(numbered, "fac", p))
     return dataclasses.replace(
-        qp, c=np.concatenate([qp.c, np.zeros(p)]), names=np.concatenate([qp.names, numbered("z", p)]),
+        qp, c=np.concatenate([qp.c, np.zeros(p)]), name_rule=joined(qp.name_rule, partial(numbered, "z", p)),
         nonneg=np.concatenate([qp.nonneg, np.zeros(p, dtype=bool)]),
         blocks=qp.blocks + (VariableBlock("z", n, p, 1.0, "-", "auxiliary z = F x with F^T F = P, "
                                           "so that 1/2 x^T P x = 1/2 ||z||^2 (rows fac<k>)"),),
@@ -117,11 +118,15 @@ def with_apex_rows(qp: ConicQP) -> ConicQP:
     rows = np.concatenate([2 * t, 2 * t, 2 * t + 1, 2 * t + 1])
     cols = np.concatenate([tangent, head, tangent, head])
     vals = np.concatenate([a_k, -a0, a_k, a0])
-    labels = np.char.add(np.repeat(qp.cone_names, d - 1), np.tile(np.char.add("_", np.arange(1, d).astype(str)), n_c))
-    names = np.empty(2 * t.shape[0], dtype=object)
-    names[0::2], names[1::2] = np.char.add("apx_", labels), np.char.add("apn_", labels)
+
+    def names() -> np.ndarray:
+        labels = np.char.add(np.repeat(qp.cone_names, d - 1), np.tile(np.char.add("_", np.arange(1, d).astype(str)), n_c))
+        out = np.empty(2 * t.shape[0], dtype=object)
+        out[0::2], out[1::2] = np.char.add("apx_", labels), np.char.add("apn_", labels)
+        return out.astype(str)
+
     apex = RowBlock("apex", sp.csr_matrix((vals, (rows, cols)), shape=(2 * t.shape[0], qp.n)),
-                    np.tile(["<", ">"], t.shape[0]), np.zeros(2 * t.shape[0]), names.astype(str))
+                    np.tile(["<", ">"], t.shape[0]), np.zeros(2 * t.shape[0]), names)
     return dataclasses.replace(
         qp, rows=(*qp.rows, apex),
         notes={**qp.notes, "apex_rows": "rows apx_cone<i>_<k>, apn_cone<i>_<k>: "

@@ -66,7 +66,8 @@ class SolveOptions:
     max_iter, time_limit: caps (None: the solver's default).
     warm_start: initial impulses nu (physical units), where the solver supports it.
     keep_history: record a per-iteration history where the solver can.
-    params: the solver's declared parameters (workbench.params), checked by :func:`execute`.
+    params: declared parameters (workbench.params) of the formulation and the solver;
+         workbench.solvers.solve splits and checks them, :func:`execute` checks the solver's.
     """
     tol: float = 1e-6
     accept: float | None = None

@@ -48,8 +48,9 @@ __all__ = ["FixedPointCapable", "FixedPointSession", "FIXED_POINT_PARAMS"]
 
 #: options.params of the outer loop (a solver adds its own in ``fixed_point_params``)
 FIXED_POINT_PARAMS = (
-    Param("outer_tol", float, None, "stop when the relative shift change is below this (None: tol / 2)"),
-    Param("outer_max_iter", int, 100, "outer iterations at most"),
+    Param("outer_tol", float, None, "fixed-point formulations: stop when the relative shift change is below "
+          "this (None: tol / 2)"),
+    Param("outer_max_iter", int, 100, "fixed-point formulations: outer iterations at most"),
 )
 
 

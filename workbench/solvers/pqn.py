@@ -230,4 +230,4 @@ class PQNSolver(NCPMethod):
         result.nu = fb.nu
         result.message = f"PQN stopped ({result.solver_status}) after {result.iterations} iterations; " \
                          f"result of the {name} fallback ({fb.iterations} iterations)"
-        return fb.stop
+        return fb.stop or stop

@@ -41,8 +41,8 @@ class ScsSolver(FixedPointCapable, CvxpySolver):
     install_hint = "pip install scs"
     history_error = "max(res_primal, res_dual)"
     history_extras = ("res_primal", "res_dual", "gap", "solver_dual_objective")
-    fixed_point_params = (Param("inner_warm_start", bool, True, "start each inner solve of a fixed point "
-                                "from the previous solution"),)
+    fixed_point_params = (Param("inner_warm_start", bool, True, "fixed-point formulations: start each inner "
+                                "solve from the previous solution"),)
 
     def backend_settings(self):
         return SCS_SETTINGS

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import time
 import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -161,6 +162,7 @@ def execute(solver: Solver, model, options: SolveOptions) -> SolveResult:
     "failed" result, stop cause FAILED, with the exception's one-line message (the traceback is kept
     in info["traceback"], for the study worker's log)."""
     options = dataclasses.replace(options, params=solver.check_params(options.params, model.kind))
+    t0 = time.perf_counter()
     try:
         return solver.solve(model, options)
     except InputError:
@@ -168,6 +170,7 @@ def execute(solver: Solver, model, options: SolveOptions) -> SolveResult:
     except Exception as exc:  # noqa: BLE001 - a backend may raise anything; the run records it
         result = solver.new_result(model)
         result.stop, result.message = StopCause.FAILED, one_line(exc)
+        result.solve_seconds = time.perf_counter() - t0
         result.info["traceback"] = traceback.format_exc()
         return result
 

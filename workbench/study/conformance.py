@@ -5,7 +5,8 @@ problem under a hard time limit. This module reads its results directory and ans
 questions the workbench promises, whatever the problem:
 
 * no run ends in "crash" (the worker died, or a solver raised something other than bad input);
-* no traceback is written to the worker log (``logs/worker.log``);
+* no traceback is written to the worker log (``logs/worker.log``) other than those of runs recorded
+  as failed because their solver raised (each after a line starting with ``FAILED_RUN_MARK``);
 * no run takes longer than its time limit by more than ``OVERRUN`` seconds (wall time from the
   start of the run, the problem loaded; a killed run counts until its kill).
 
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import InputError
+from workbench.study.worker import FAILED_RUN_MARK
 
 __all__ = ["OVERRUN", "STATUS_ORDER", "check_conformance", "method_table", "status_matrix"]
 
@@ -60,10 +62,15 @@ def check_conformance(results: Path | str) -> dict[str, Any]:
     over = runs["wall_seconds"].fillna(0.0) > runs["time_limit"] + OVERRUN
     log = results / "logs" / "worker.log"
     text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    # the traceback of a failed run (its solver raised, the run is recorded) follows a marked line;
+    # any other is a crash's or the worker's own
+    lines = text.splitlines()
+    unmarked = sum(1 for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")
+                   and not (i and lines[i - 1].startswith(FAILED_RUN_MARK)))
     return {"runs": runs,
             "crashes": runs[runs["status"] == "crash"],
             "overruns": runs[over],
-            "tracebacks": text.count("Traceback (most recent call last)"),
+            "tracebacks": unmarked,
             "worst_overrun": float((runs["wall_seconds"] - runs["time_limit"]).max())}
 
 

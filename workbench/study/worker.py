@@ -44,6 +44,10 @@ __all__ = ["WorkerProcess", "execute", "crash_result", "hard_limit", "solve_with
 #: per solve keeps timings comparable (the user's environment wins when set)
 _THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 STARTUP_TIMEOUT = 120.0
+#: the line before the traceback of a run that failed because its solver raised (status "failed",
+#: recorded): the conformance check tells these from the tracebacks of crashes
+FAILED_RUN_MARK = "workbench: the solver raised; the run is recorded as failed. Traceback of run"
+
 #: seconds a run may take past its time limit before its worker is killed: the solver's own cap
 #: stops it first; the grace covers building the model and judging the point
 GRACE = 1.0
@@ -89,6 +93,8 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
                               task["solver"], task["options"])
             return {**result, "host": socket.gethostname(), "wall_seconds": time.perf_counter() - t0}
         res = solve(problem, task["formulation"], task["solver"], task["options"])
+        if "traceback" in res.info:  # a solver that raised: its run failed, its traceback goes to the log
+            print(f"{FAILED_RUN_MARK} {task['key']}:\n{res.info.pop('traceback')}", file=sys.stderr, flush=True)
     except Exception as exc:  # anything a solver raises is that run's crash, not the study's
         if isinstance(exc, InputError):  # a refused input (no contacts, a bad parameter): not a crash
             return {**crash_result(str(exc), status="failed", wall_seconds=time.perf_counter() - t0),
@@ -98,6 +104,7 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
     point = {"nu": res.nu, "v": res.v} if task.get("return_point") else {}
     return {**point,
         "status": res.status,
+        "stop": None if res.stop is None else res.stop.value,
         "solver_status": res.solver_status,
         "objective": res.objective,
         "solver_objective": res.solver_objective,
@@ -324,7 +331,7 @@ def solve_with_hard_limit(source: str, formulation: str, solver: str, options,
     paid once); without it a worker is started for this run and closed after. The worker's output
     (solver logs, a crash's traceback) is shown only with ``options.verbose``.
     """
-    from workbench.solvers import SolveResult
+    from workbench.solvers import SolveResult, StopCause
     if options.time_limit is None:
         raise InputError("a hard time limit needs options.time_limit")
     own = worker is None
@@ -344,6 +351,8 @@ def solve_with_hard_limit(source: str, formulation: str, solver: str, options,
                                      "build_seconds", "solve_seconds", "history") if answer.get(k) is not None}
     if answer["status"] in ("timeout", "crash") and "solve_seconds" not in fields:
         fields["solve_seconds"] = answer.get("wall_seconds") or 0.0
+    if answer.get("stop") or answer["status"] == "timeout":
+        fields["stop"] = StopCause(answer.get("stop") or "timeout")
     return SolveResult(solver=solver, formulation=formulation, status=answer["status"],
                        metrics=dict(answer.get("metrics") or {}), message=answer.get("message") or "",
                        info=json.loads(info) if isinstance(info, str) else {}, **fields)

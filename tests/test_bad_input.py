@@ -5,7 +5,7 @@ process: its rusage CPU time and peak RSS; CPU time rather than wall time, so th
 machine does not make the check flaky).
 
 The bad files are made in tmp_path from the shared reference problems (never committed copies);
-the cases that need the reference data are skipped without it. The subprocesses run four at a time
+the cases that need the reference data are skipped without it. The subprocesses run one per core
 so the module takes seconds, not minutes.
 """
 
@@ -294,7 +294,7 @@ def outcomes(tmp_path_factory) -> dict[str, dict]:
             continue
         tmp = tmp_path_factory.mktemp("bad")
         runs[name] = (make(tmp, data if data is not None else tmp), tmp)
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:  # more would inflate each CPU time
         futures = {name: pool.submit(_run, argv, tmp) for name, (argv, tmp) in runs.items()}
         return {name: future.result() for name, future in futures.items()}
 

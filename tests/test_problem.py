@@ -58,7 +58,7 @@ def test_problem_is_immutable():
     (dict(mu=[0.1], d=3, W=np.eye(3), q=[np.nan, 0, 0]), "NaN"),
     (dict(mu=[-0.1], d=3, W=np.eye(3), q=np.zeros(3)), "mu must be >= 0"),
     (dict(mu=[0.1], d=3, W=np.eye(4), q=np.zeros(3)), "shape"),
-    (dict(mu=[], d=3, W=np.eye(3), q=np.zeros(3)), "zero contacts"),
+    (dict(mu=[], d=3, W=np.eye(3), q=np.zeros(3)), "W has shape"),  # zero contacts: W must be 0 x 0
     (dict(mu=[0.1], d=4, W=np.eye(4), q=np.zeros(4)), "2 or 3"),
     (dict(mu=[0.1], d=3, M=np.eye(2), D=np.ones((2, 3)), k=[0, np.inf]), "NaN or Inf"),
     (dict(mu=[0.1], d=3, M=-np.eye(2), D=np.ones((2, 3)), k=[0, 0]), "positive definite"),

@@ -49,10 +49,14 @@ def get_solver(name: str) -> Solver:
         module, cls = SOLVERS[name].split(":")
         return getattr(importlib.import_module(module), cls)()
     from workbench.solvers.cvxpy_generic import GenericCvxpySolver, other_conic_solvers
-    for cvxpy_name in other_conic_solvers(set(SOLVERS)):
+    others = other_conic_solvers(set(SOLVERS))
+    for cvxpy_name in others:
         if cvxpy_name.lower() == name:
             return GenericCvxpySolver(cvxpy_name)
-    raise InputError(f"unknown solver {name!r}; known: {', '.join(s.name for s in list_solvers())}")
+    # the names alone (instantiating every solver would probe Siconos in a subprocess, for an error)
+    known = [n[:-1] + member if n.endswith(":*") else n for n in SOLVERS
+             for member in (importlib.import_module(SOLVERS[n].split(":")[0]).LISTED if n.endswith(":*") else [""])]
+    raise InputError(f"unknown solver {name!r}; known: {', '.join(known + [o.lower() for o in others])}")
 
 
 def list_solvers() -> list[Solver]:

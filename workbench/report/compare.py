@@ -24,8 +24,8 @@ from workbench.report.document import Heading, Table, Text, render_html, render_
 __all__ = ["compare", "write_comparison"]
 
 
-def compare(a, b) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """(per method, per problem and method, notes) for two ReportData."""
+def compare(a, b) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
+    """(per method, per problem and method shown, the numbers behind it, notes) for two ReportData."""
     pa, pb = a.pairs(), b.pairs()
     hashes_a = {p["problem"]: p.get("problem_hash") for p in a.plan["problems"]}
     hashes_b = {p["problem"]: p.get("problem_hash") for p in b.plan["problems"]}
@@ -65,7 +65,9 @@ def compare(a, b) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
         "within noise": np.where(both["noise"], "yes", "no"),
         "status A / B": [f"{'solved' if x else 'not solved'} / {'solved' if y else 'not solved'}"
                          for x, y in zip(both["solved_a"], both["solved_b"])]}).set_index("problem")
-    return per_method, detail, notes
+    numbers = both[["problem", "method", "time_a", "time_min_a", "time_max_a", "time_b", "time_min_b", "time_max_b",
+                    "ratio", "ratio_min", "ratio_max", "noise", "solved_a", "solved_b"]]
+    return per_method, detail, numbers, notes
 
 
 def _describe(label: str, res) -> str:
@@ -79,7 +81,7 @@ def _describe(label: str, res) -> str:
 def write_comparison(a_dir, b_dir, out_dir=None) -> Path:
     """Write the comparison of the result sets ``a_dir`` (A) and ``b_dir`` (B); the path of index.html."""
     a, b = read_report_data(a_dir), read_report_data(b_dir)
-    per_method, detail, notes = compare(a, b)
+    per_method, detail, numbers, notes = compare(a, b)
     out = Path(out_dir) if out_dir else Path("reports") / f"compare-{a.plan['study']}-{b.plan['study']}"
     out.mkdir(parents=True, exist_ok=True)
     blocks = [Text(_describe("A", a)), Text(_describe("B", b)), Text(RULE), *[Text(n) for n in notes],
@@ -90,7 +92,8 @@ def write_comparison(a_dir, b_dir, out_dir=None) -> Path:
               Table(per_method, "", tables.write_table(per_method, out, "per_method", "B against A per method")),
               Heading(1, "Per problem"),
               Table(detail, "Median (min-max) over repetitions; the ratio's range from the fastest and slowest "
-                            "repetitions.", tables.write_table(detail, out, "per_problem", "B against A per problem"))]
+                            "repetitions.", tables.write_table(detail, out, "per_problem", "B against A per problem",
+                                                       numbers))]
     title = f"{a.plan['study']} (A) against {b.plan['study']} (B)"
     (out / "index.md").write_text(render_markdown(title, blocks), encoding="utf-8")
     (out / "index.html").write_text(render_html(title, blocks), encoding="utf-8")

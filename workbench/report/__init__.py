@@ -181,8 +181,8 @@ def _summary(res: ReportData, out: Path) -> list:
     blocks = [Heading(1, "Summary"),
               Text(f"qpbenchmark's summary per acceptance threshold. Success rate: % of the problems the method can "
                    f"take that it solved. On the common problems (those every method of the table can take): the "
-                   f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets its range "
-                   f"when computed per repetition) and of the judged error (shift: the threshold; a run that "
+                   f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets the same "
+                   f"mean of each problem's fastest and slowest repetition) and of the judged error (shift: the threshold; a run that "
                    f"returned no point counts as 1), each also divided by the best method's. Rank: by time.")]
     for threshold, methods in threshold_groups(pairs, res.plan["methods"]):
         table, common = summarise(pairs, methods, o["shift"], threshold)

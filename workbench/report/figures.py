@@ -84,6 +84,20 @@ def _draw(ax, curves: list[pd.Series], step: bool, color: str) -> bool:
     return True
 
 
+def _mantissa_2_5(value, _pos) -> str:
+    """Label a minor log tick only at 2 and 5 times a power of ten (the rest crowd each other)."""
+    mantissa = value / 10 ** np.floor(np.log10(value)) if value > 0 else 0
+    return f"{value:.2g}" if np.isclose(mantissa, 2) or np.isclose(mantissa, 5) else ""
+
+
+def _short_decades(ax) -> None:
+    """On a log axis spanning less than two decades matplotlib labels every minor tick; keep 2 and 5."""
+    from matplotlib.ticker import FuncFormatter
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if lo > 0 and hi > 0 and np.log10(hi / lo) < 2:
+            axis.set_minor_formatter(FuncFormatter(_mantissa_2_5))
+
+
 def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame, references: dict,
                        mode: str, labels: dict[str, str], methods: list[str], path: Path) -> dict:
     """One figure for ``problem``: ``runs`` (every repetition), ``histories`` in the schema of
@@ -152,13 +166,15 @@ def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame
             ax.set(xlabel=xlabel, ylabel=top if r == 0 else name)
             if ax.has_data():
                 ax.set(xscale="log", yscale="log")
+                _short_decades(ax)
                 ax.grid(True, which="both", alpha=0.3)
             else:
                 why = ("no objective logged, or no reference (no other method solved this problem)" if r == 0
                        else f"no run logged {name}")
                 ax.text(0.5, 0.5, why, ha="center", va="center", wrap=True, fontsize=9, transform=ax.transAxes)
                 ax.set(xticks=[], yticks=[])
-    handles = [Line2D([], [], color=colors[m], lw=2, label=labels[m]) for m in present]
+    handles = [Line2D([], [], color=colors[m], lw=2, label=labels[m]) for m in present
+               if drawn[m]["objective"] or drawn[m]["errors"]]
     handles += [Patch(color="0.6", alpha=0.4, label="min-max over repetitions"),
                 Line2D([], [], color="k", marker="x", ls="", label="returned point (workbench measure)")]
     if mode == "absolute":

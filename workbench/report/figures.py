@@ -169,9 +169,10 @@ def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame
                 _short_decades(ax)
                 ax.grid(True, which="both", alpha=0.3)
             else:
-                why = ("no objective logged, or no reference (no other method solved this problem)" if r == 0
-                       else f"no run logged {name}")
-                ax.text(0.5, 0.5, why, ha="center", va="center", wrap=True, fontsize=9, transform=ax.transAxes)
+                no_ref = mode == "error" and all(v is None for v in references.values())
+                why = (("no reference:\nno other method\nsolved this problem" if no_ref else "no run logged\nits objective")
+                       if r == 0 else f"no run logged\n{name}")
+                ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=9, transform=ax.transAxes)
                 ax.set(xticks=[], yticks=[])
     handles = [Line2D([], [], color=colors[m], lw=2, label=labels[m]) for m in present
                if drawn[m]["objective"] or drawn[m]["errors"]]

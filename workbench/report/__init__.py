@@ -447,8 +447,10 @@ def _limitations(res: ReportData) -> list:
              "differences within the min-max spread over repetitions are noise, and a single repetition shows none.",
              "Iterations are not comparable between solver families: an interior-point iteration factorises a "
              "matrix, a first-order iteration does a few products; compare them within a family.",
-             "Runs are judged by the workbench's error measure at the method's acceptance threshold; a method can be "
-             "fast because it stops at a looser point than another measure would accept.",
+             "Runs are judged by the workbench's error measure at the method's acceptance threshold; methods with "
+             "the same threshold are compared even when they ask their solver for different accuracies (tol), and a "
+             "method can be fast because it stops at a point another measure would not accept; the table of the "
+             "time to the reference objective compares them at one accuracy.",
              "Convergence curves show what each solver logs; the logged measure can differ from the judged one "
              "(each panel names its measure), and crosses give the workbench's measure of the returned point."]
     unavailable = sorted({res.labels[m] for m in res.runs.loc[res.runs["status"] == "unavailable", "method"]}) \

@@ -83,7 +83,8 @@ def _display(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    """A heading's anchor as GitHub makes it (so the markdown's table of contents links work there too)."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
 
 
 def _md_table(df: pd.DataFrame) -> str:

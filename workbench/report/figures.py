@@ -170,7 +170,7 @@ def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame
                 ax.grid(True, which="both", alpha=0.3)
             else:
                 no_ref = mode == "error" and all(v is None for v in references.values())
-                why = (("no reference:\nno other method\nsolved this problem" if no_ref else "no run logged\nits objective")
+                why = (("no reference: no other\nmethod solved this problem\nin this formulation" if no_ref else "no run logged\nits objective")
                        if r == 0 else f"no run logged\n{name}")
                 ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=9, transform=ax.transAxes)
                 ax.set(xticks=[], yticks=[])

@@ -182,8 +182,8 @@ def _summary(res: ReportData, out: Path) -> list:
               Text(f"qpbenchmark's summary per acceptance threshold. Success rate: % of the problems the method can "
                    f"take that it solved. On the common problems (those every method of the table can take): the "
                    f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets the same "
-                   f"mean of each problem's fastest and slowest repetition) and of the judged error (shift: the threshold; a run that "
-                   f"returned no point counts as 1), each also divided by the best method's. Rank: by time.")]
+                   f"mean of each problem's fastest and slowest repetition) and of the judged error (shift: the "
+                   f"threshold; a run that returned no point counts as 1), each also divided by the best method's. Rank: by time.")]
     for threshold, methods in threshold_groups(pairs, res.plan["methods"]):
         table, common = summarise(pairs, methods, o["shift"], threshold)
         name = f"summary_{threshold:g}"
@@ -221,7 +221,8 @@ def _conclusion(res: ReportData, out: Path) -> list:
     return [Heading(1, "Conclusion"),
             Text("Written from the numbers under the accounting rule: per group of problems (tag) and acceptance "
                  "threshold, the fastest method by the shifted geometric mean of time on the problems all methods "
-                 "can take, its ratio to the next (range: from the means of the fastest and slowest repetitions), success rates, caveats.")] \
+                 "can take, its ratio to the next (range: from the means of the fastest and slowest repetitions), "
+                 "success rates, caveats.")] \
         + [Text(p) for p in paragraphs]
 
 
@@ -281,7 +282,8 @@ def _convergence(res: ReportData, out: Path) -> list:
         blocks.append(Table(ref_table, "References.", tables.write_table(ref_table, out, "references", "References")))
     else:
         blocks.append(Text("No reference: no run returned an accurate point."))
-    blocks.append(Text(f"Per problem: top, {'|objective - reference|' if o['convergence'] == 'error' else '|objective|'}"
+    top = "|objective - reference|" if o["convergence"] == "error" else "|objective|"
+    blocks.append(Text(f"Per problem: top, {top}"
                        "; below, one row per error measure the solvers log (one definition per panel); left against "
                        "iteration, right against time. Lines: medians over repetitions; bands: min-max."))
     for problem in dict.fromkeys(runs["problem"]):
@@ -460,7 +462,8 @@ def _limitations(res: ReportData) -> list:
         items.append(f"Not available on this machine, so not compared: {', '.join(unavailable)} ({msg}).")
     if res.plan["repetitions"] < 3:
         items.append(f"{res.plan['repetitions']} repetition(s): spreads over repetitions are not meaningful.")
-    if res.options["shift"] >= 1.0 and len(res.runs) and np.nanmedian(res.runs[res.time_column]) < 0.1 * res.options["shift"]:
+    shift = res.options["shift"]
+    if shift >= 1.0 and len(res.runs) and np.nanmedian(res.runs[res.time_column]) < 0.1 * shift:
         items.append(f"Most runs take far less than the shift of the geometric mean ({res.options['shift']:g} s), "
                      "which pulls every method's mean towards the same value.")
     return [Heading(1, "Known limitations")] + [Text(f"- {i}") for i in items]

@@ -98,7 +98,8 @@ def threshold_groups(pairs: pd.DataFrame, methods: list[dict]) -> list[tuple[flo
     return sorted(groups.items(), key=lambda kv: -kv[0])
 
 
-def summarise(pairs: pd.DataFrame, methods: list[dict], shift: float, error_shift: float) -> tuple[pd.DataFrame, list[str]]:
+def summarise(pairs: pd.DataFrame, methods: list[dict], shift: float,
+              error_shift: float) -> tuple[pd.DataFrame, list[str]]:
     """Per method of one threshold group: applicable problems, success rate over them, runs solved,
     and on the common problems the shifted geometric mean of time (spread: the same mean of each
     pair's fastest and of its slowest repetition) and of the judged error, each also relative to the

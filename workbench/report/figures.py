@@ -143,7 +143,8 @@ def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame
                 continue
             x_end = float(np.median(ends))
             if have_ref:
-                y = float(np.nanmedian((mine["objective"] - offset).abs())) if mine["objective"].notna().any() else np.nan
+                y = float(np.nanmedian((mine["objective"] - offset).abs())) if mine["objective"].notna().any() \
+                    else np.nan
                 if np.isfinite(y) and y > 0 and x_end > 0:
                     axes[0, col].plot([x_end], [y], "x", color=color, ms=8, mew=2)
             judged = {judged_measure(run) for run in mine.itertuples()}
@@ -170,8 +171,12 @@ def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame
                 ax.grid(True, which="both", alpha=0.3)
             else:
                 no_ref = mode == "error" and all(v is None for v in references.values())
-                why = (("no reference: no other\nmethod solved this problem\nin this formulation" if no_ref else "no run logged\nits objective")
-                       if r == 0 else f"no run logged\n{name}")
+                if r:
+                    why = f"no run logged\n{name}"
+                elif no_ref:
+                    why = "no reference: no other\nmethod solved this problem\nin this formulation"
+                else:
+                    why = "no run logged\nits objective"
                 ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=9, transform=ax.transAxes)
                 ax.set(xticks=[], yticks=[])
     handles = [Line2D([], [], color=colors[m], lw=2, label=labels[m]) for m in present

@@ -60,11 +60,13 @@ def _latex(df: pd.DataFrame, caption: str) -> str:
     shown.index.name = df.index.name
     styler = shown.style.format(cell, escape="latex").format_index(escape="latex", axis=0)
     styler = styler.format_index(escape="latex", axis=1)
-    return styler.to_latex(caption="".join(_LATEX_SPECIAL.get(c, c) for c in caption), hrules=True, position_float="centering",
-                           environment="table", column_format="l" + "r" * len(df.columns))
+    return styler.to_latex(caption="".join(_LATEX_SPECIAL.get(c, c) for c in caption), hrules=True,
+                           position_float="centering", environment="table",
+                           column_format="l" + "r" * len(df.columns))
 
 
-def write_table(df: pd.DataFrame, out: Path, name: str, caption: str, numbers: pd.DataFrame | None = None) -> dict[str, str]:
+def write_table(df: pd.DataFrame, out: Path, name: str, caption: str,
+                numbers: pd.DataFrame | None = None) -> dict[str, str]:
     """Write ``tables/NAME.csv`` (``numbers`` when given: the values behind a formatted table) and
     ``tables/NAME.tex`` under ``out``; their paths relative to it."""
     (out / "tables").mkdir(parents=True, exist_ok=True)

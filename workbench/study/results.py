@@ -20,7 +20,8 @@ import pandas as pd
 
 from workbench.study.store import ResultStore
 
-__all__ = ["load_results", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS", "HISTORY_COLUMNS"]
+__all__ = ["load_results", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS",
+           "HISTORY_COLUMNS"]
 
 #: the documented columns of load_results (the metrics of workbench.metrics follow as extra columns)
 RUN_COLUMNS = {

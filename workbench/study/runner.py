@@ -107,7 +107,8 @@ def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str
     import workbench
     p, m = run.problem, run.method
     row = {"key": run.key, "study": study.name, "role": role, "problem": p.name, "problem_hash": p.digest,
-           "source": p.source, "tags": ",".join(p.tags), "series": p.series, "kind": p.kind, "n_contacts": p.n_contacts, "n_dof": p.n_dof, "d": p.d,
+           "source": p.source, "tags": ",".join(p.tags), "series": p.series, "kind": p.kind,
+           "n_contacts": p.n_contacts, "n_dof": p.n_dof, "d": p.d,
            "method": m.name, "label": m.label, "formulation": m.formulation, "solver": m.solver,
            "tolerance": m.tolerance.name, "tol": m.tolerance.tol, "accept": m.tolerance.accept,
            "max_iter": m.max_iter, "params": json.dumps(m.params, sort_keys=True), "time_limit": study.time_limit,
@@ -189,5 +190,5 @@ def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: 
         if bar is not None:
             bar.close()
         results.close()
-    return {"results": str(store.root), "planned": len(runs) + len(references), "executed": len(todo), "statuses": dict(statuses),
-            "skipped": len(skipped)}
+    return {"results": str(store.root), "planned": len(runs) + len(references), "executed": len(todo),
+            "statuses": dict(statuses), "skipped": len(skipped)}

@@ -292,6 +292,7 @@ def test_report_a_b_compares_method_by_method_with_spread(tmp_path):
     assert per_method.loc["method C", "problems"] == 2  # p3 is not applicable: left out, not compared
     assert "D" not in " ".join(per_method.index)  # unavailable in both
     assert main(["report", str(a), str(b), str(a)]) == 2
+    assert main(["report", str(a), "--out", str(tmp_path / "one")]) == 0 and (tmp_path / "one" / "index.html").is_file()
 
 
 # --------------------------------------------------------------------------- a real study, reported

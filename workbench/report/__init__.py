@@ -188,7 +188,9 @@ def _summary(res: ReportData, out: Path) -> list:
         table, common = summarise(pairs, methods, o["shift"], threshold)
         name = f"summary_{threshold:g}"
         shown = _summary_table(table, res.time_label)
-        blocks.append(Table(shown, f"Judged error <= {threshold:g}; {len(common)} common problem(s).",
+        presets = ", ".join(dict.fromkeys(m["tolerance"] for m in methods))
+        blocks.append(Table(shown, f"Judged error <= {threshold:g} (tolerance presets: {presets}); {len(common)} "
+                                   "common problem(s).",
                             tables.write_table(shown, out, name, f"Summary, judged error <= {threshold:g}",
                                                numbers=table.reset_index())))
         ranked = table[table["rank"].notna()].sort_values("rank")

@@ -249,6 +249,16 @@ def test_reference_is_never_the_method_s_own_run(tmp_path):
         assert ref is None or ref.method != run.method
 
 
+def test_exact_formulations_share_a_reference_and_relaxed_ones_another():
+    """Anti-relaxed, fixed-point and NCP runs solve the exact problem and report the relaxed dual
+    objective at their impulses: one class; the relaxed dual and the primal objectives are others."""
+    from workbench.report.reference import objective_class
+    exact = {objective_class(f) for f in ("anti-relaxed", "dual-fixed-point", "ncp")}
+    assert len(exact) == 1
+    assert len({objective_class("dual"), *exact, objective_class("primal"), objective_class("primal-fixed-point"),
+                objective_class("lcp-pyramid")}) == 5
+
+
 def test_load_results_round_trips_and_histories_have_one_schema(tmp_path):
     root = _crafted(tmp_path / "results")
     runs = load_results(root)

@@ -7,8 +7,9 @@ Sections, chosen and ordered by the study's ``[report] sections``:
 - ``summary``: per acceptance threshold, qpbenchmark's summary: success rate, shifted geometric
   mean of time (median, with the range over repetitions) and of the judged error, each relative to
   the best; which methods are within noise of each other; success rate per tag.
-- ``conclusion``: per tag and threshold, the fastest method, its ratio to the next with spread,
-  success rates and caveats (:mod:`workbench.report.conclusion`).
+- ``conclusion`` (always; after the summary unless placed): per tag and threshold, the fastest
+  method, its ratio to the next with spread, success rates and caveats
+  (:mod:`workbench.report.conclusion`).
 - ``seed``: the numbers the seeds report (the study's ``[[report.seed]]``) beside the measured ones.
 - ``tables``: problem x method tables, median (min-max) over repetitions: status, objective,
   iterations, times, residuals, and the time to within ``[report] target`` of the reference objective.
@@ -275,7 +276,8 @@ def _convergence(res: ReportData, out: Path) -> list:
     histories = read_histories(res.store, runs["key"])
     ref_table = refs.table(res.problems, res.labels)
     blocks = [Heading(1, "Convergence"),
-              Text(f"Reference objective of each problem and formulation: the most accurate point (smallest judged "
+              Text(f"Reference objective of each problem, for the runs of formulations that solve the same problem "
+                   f"(relaxed or exact) and report the same objective: the most accurate point (smallest judged "
                    f"error) among the dedicated reference runs and the solved runs of the compared methods"
                    + (f" ({res.labels.get(o['reference_method'], o['reference_method'])} preferred where it solved)"
                       if o.get("reference_method") else "")
@@ -511,6 +513,14 @@ SECTIONS = {"summary": _summary, "conclusion": _conclusion, "seed": _seed, "tabl
             "convergence": _convergence, "scaling": _scaling, "profiles": _profiles, "timeseries": _timeseries}
 
 
+def _sections(names) -> list[str]:
+    """The study's sections, with the conclusion always there (after the summary, else first)."""
+    names = list(names)
+    if "conclusion" not in names:
+        names.insert(names.index("summary") + 1 if "summary" in names else 0, "conclusion")
+    return names
+
+
 def write_report(results_dir, out_dir=None) -> Path:
     """Write the report of ``results_dir`` to ``out_dir`` (default reports/<study name>/); the path of
     index.html."""
@@ -519,7 +529,7 @@ def write_report(results_dir, out_dir=None) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     blocks = _header(res)
     if len(res.runs):
-        for name in res.options["sections"]:
+        for name in _sections(res.options["sections"]):
             blocks += SECTIONS[name](res, out)
     blocks += _limitations(res) + _machine(res, out) + _methods_and_study(res, out)
     title = f"Study {res.plan['study']}"

@@ -5,8 +5,10 @@ Candidates for (problem, formulation): the dedicated reference runs of the study
 returned a point with a finite judged error) and the solved runs of the compared methods. The
 reference for a method's runs is the candidate with the smallest judged error among those *not of
 that method* (a method is never its own reference); the study's ``reference_method`` is preferred
-where it solved the problem. The objective is compared per formulation, since the primal and dual
-objectives are different numbers.
+where it solved the problem. Runs are pooled by :func:`objective_class`: formulations of the same
+problem (relaxed or exact Coulomb, or an LCP) that report the same objective share a reference (the
+anti-relaxed, fixed-point and NCP runs all report the relaxed dual objective at their impulses, the
+primal ones the primal objective), so an exact method is measured against another exact method.
 """
 
 from __future__ import annotations
@@ -16,7 +18,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["Reference", "References"]
+__all__ = ["Reference", "References", "objective_class"]
+
+
+def objective_class(formulation: str) -> str:
+    """Which runs share a reference objective: the problem the formulation solves (relaxed or
+    exact Coulomb; an LCP is its own class) and the objective it reports (primal or dual)."""
+    from formulations import get_formulation
+
+    cls = get_formulation(formulation)
+    if "lcp" in cls.builds:
+        return f"LCP ({formulation})"
+    return f"{'exact' if cls.exact else 'relaxed'}, {'primal' if 'primal' in formulation else 'dual'} objective"
 
 
 @dataclass(frozen=True)
@@ -45,13 +58,14 @@ class References:
         c = c[ok]
         # preferred method first (where it solved), then the most accurate point, a dedicated
         # reference run before a compared run of the same accuracy
-        c = c.assign(_pref=(c["method"] != preferred) if preferred else True, _compared=c["role"] != "reference")
+        c = c.assign(_pref=(c["method"] != preferred) if preferred else True, _compared=c["role"] != "reference",
+                     _class=c["formulation"].map(objective_class))
         c = c.sort_values(["_pref", "judged_error", "_compared"], kind="stable")
-        self._by = {k: g for k, g in c.groupby(["problem", "formulation"], sort=False)}
+        self._by = {k: g for k, g in c.groupby(["problem", "_class"], sort=False)}
 
     def for_method(self, problem: str, formulation: str, method: str) -> Reference | None:
         """The reference for ``method``'s runs on ``problem`` (never one of its own runs)."""
-        g = self._by.get((problem, formulation))
+        g = self._by.get((problem, objective_class(formulation)))
         if g is None:
             return None
         g = g[g["method"] != method]
@@ -65,16 +79,17 @@ class References:
         return self.for_method(problem, formulation, method="\0")
 
     def table(self, problems: list[str], labels: dict[str, str]) -> pd.DataFrame:
-        """Per problem and formulation: the reference, its judged error and objective, and the one
-        its own method's runs are measured against instead."""
+        """Per problem and objective class: the reference, its judged error and objective, and the
+        one its own method's runs are measured against instead."""
         rows = []
         for problem in problems:
-            for (p, formulation), _ in self._by.items():
+            for (p, klass), g in self._by.items():
                 if p != problem:
                     continue
+                formulation = g["formulation"].iloc[0]
                 best = self.best(problem, formulation)
                 second = self.for_method(problem, formulation, best.method)
-                rows.append({"problem": problem, "formulation": formulation,
+                rows.append({"problem": problem, "runs of": klass,
                              "reference": labels.get(best.method, best.method),
                              "judged error": best.error, "objective": best.objective,
                              "for its own runs": (f"{labels.get(second.method, second.method)} "

@@ -203,7 +203,7 @@ def test_accounting_rule_not_applicable_is_excluded_and_never_ranked_first(tmp_p
     its mean over its own problems would be the smallest. Summary, profile and conclusion agree."""
     out = tmp_path / "report"
     write_report(_crafted(tmp_path / "results"), out)
-    summary = pd.read_csv(out / "tables" / "summary_1e-06.csv", index_col="method")
+    summary = pd.read_csv(out / "tables" / "summary_relaxed_1e-06.csv", index_col="method")
     assert summary.loc["A", "solved %"] == pytest.approx(200 / 3)
     assert summary.loc["B", "solved %"] == pytest.approx(200 / 3)
     assert summary.loc["C", "solved %"] == 100.0
@@ -217,7 +217,7 @@ def test_accounting_rule_not_applicable_is_excluded_and_never_ranked_first(tmp_p
     assert summary.loc["C", "time / best"] == pytest.approx(shifted_geometric_mean([1.5, 2.5], 1.0)
                                                             / shifted_geometric_mean([1.0, 2.0], 1.0))
     # the profile: rho(inf) is the success rate over the method's own problems
-    profile = pd.read_csv(out / "tables" / "profile_1e-06.csv", index_col="method")
+    profile = pd.read_csv(out / "tables" / "profile_relaxed_1e-06.csv", index_col="method")
     for m in "ABC":
         assert profile.loc[f"method {m}", "time rho(inf)"] * 100 == pytest.approx(summary.loc[m, "solved %"])
     assert profile.loc["method A", "time rho(1)"] == pytest.approx(2 / 3)  # fastest on p1, p2 of its 3
@@ -340,8 +340,11 @@ def test_report_numbers_come_from_the_runs(report):
     mine = objective[(objective["problem"] == "spheres-8") & (objective["method"] == "clarabel-dual")]
     values = runs.loc[(runs["problem"] == "spheres-8") & (runs["method"] == "clarabel-dual"), "objective"]
     assert mine["median"].iloc[0] == pytest.approx(values.median()) and mine["min"].iloc[0] == values.min()
-    summary = pd.read_csv(out / "tables" / "summary_1e-06.csv", index_col="method")
-    assert list(summary["solved %"]) == [100.0, 100.0, 100.0]
+    # relaxed and exact methods solve different problems: summarised (and ranked) apart
+    summary = pd.read_csv(out / "tables" / "summary_relaxed_1e-06.csv", index_col="method")
+    assert list(summary.index) == ["clarabel-dual", "apgd-dual"] and list(summary["solved %"]) == [100.0, 100.0]
+    exact = pd.read_csv(out / "tables" / "summary_exact_1e-06.csv", index_col="method")
+    assert list(exact.index) == ["apgd-anti"] and exact.loc["apgd-anti", "rank"] == 1
     text = (out / "index.md").read_text()
     for heading in ("## Summary", "## Conclusion", "## Seed results beside this study's", "## Convergence",
                     "## Scaling", "## Performance profiles", "## Time series", "## Known limitations",
@@ -411,7 +414,7 @@ def test_every_figure_and_file_the_report_names_exists(report):
     page.feed((out / "index.html").read_text())
     assert page.tables >= 10
     names = {Path(p).name for p in page.images}
-    assert {"profile-time-1e-06.png", "profile-iterations-1e-06.png", "scaling-packings.png",
+    assert {"profile-time-relaxed_1e-06.png", "profile-iterations-relaxed_1e-06.png", "scaling-packings.png",
             "convergence-rolling-ball-2d.png", "timeseries-ball-2d.png"} <= names
     for path in page.images + page.links:
         assert (out / path).is_file(), path

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.report import figures, tables
-from workbench.report.accounting import RULE, pair_table, profile_values, summarise, threshold_groups
+from workbench.report.accounting import RULE, comparison_groups, pair_table, profile_values, summarise
 from workbench.report.conclusion import conclusion, within_noise
 from workbench.report.document import Code, Figure, Heading, Table, Text, cell, render_html, render_markdown, spread
 from workbench.report.reference import References
@@ -180,19 +180,21 @@ def _summary(res: ReportData, out: Path) -> list:
     o = res.options
     pairs = res.pairs()
     blocks = [Heading(1, "Summary"),
-              Text(f"qpbenchmark's summary per acceptance threshold. Success rate: % of the problems the method can "
-                   f"take that it solved. On the common problems (those every method of the table can take): the "
+              Text(f"qpbenchmark's summary per problem class (relaxed, exact, LCP) and acceptance threshold. "
+                   f"Success rate: % of the problems the method can take that it solved. On the common problems (those every method of the table can take): the "
                    f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets the same "
                    f"mean of each problem's fastest and slowest repetition) and of the judged error (shift: the "
-                   f"threshold; a run that returned no point counts as 1), each also divided by the best method's. Rank: by time.")]
-    for threshold, methods in threshold_groups(pairs, res.plan["methods"]):
+                   f"threshold; a run that returned no point counts as 1), each also divided by the best method's. "
+                   f"Rank: by time.")]
+    for group in comparison_groups(res.plan["methods"]):
+        methods, threshold = list(group.methods), group.threshold
         table, common = summarise(pairs, methods, o["shift"], threshold)
-        name = f"summary_{threshold:g}"
+        name = f"summary_{group.slug}"
         shown = _summary_table(table, res.time_label)
         presets = ", ".join(dict.fromkeys(m["tolerance"] for m in methods))
-        blocks.append(Table(shown, f"Judged error <= {threshold:g} (tolerance presets: {presets}); {len(common)} "
+        blocks.append(Table(shown, f"{group.label.capitalize()} (tolerance presets: {presets}); {len(common)} "
                                    "common problem(s).",
-                            tables.write_table(shown, out, name, f"Summary, judged error <= {threshold:g}",
+                            tables.write_table(shown, out, name, f"Summary, {group.label}",
                                                numbers=table.reset_index())))
         ranked = table[table["rank"].notna()].sort_values("rank")
         overlaps = [f"{a['label']} and {b['label']}" for i, (_, a) in enumerate(ranked.iterrows())
@@ -222,9 +224,9 @@ def _tag_success(pairs: pd.DataFrame, res: ReportData) -> pd.DataFrame | None:
 def _conclusion(res: ReportData, out: Path) -> list:
     paragraphs = conclusion(res.pairs(), res.plan["methods"], res.options["shift"])
     return [Heading(1, "Conclusion"),
-            Text("Written from the numbers under the accounting rule: per group of problems (tag) and acceptance "
-                 "threshold, the fastest method by the shifted geometric mean of time on the problems all methods "
-                 "can take, its ratio to the next (range: from the means of the fastest and slowest repetitions), "
+            Text("Written from the numbers under the accounting rule: per group of problems (tag), problem class "
+                 "and acceptance threshold, the fastest method by the shifted geometric mean of time on the "
+                 "problems all methods can take, its ratio to the next (range: from the means of the fastest and slowest repetitions), "
                  "success rates, caveats.")] \
         + [Text(p) for p in paragraphs]
 
@@ -356,28 +358,28 @@ def _scaling(res: ReportData, out: Path) -> list:
 def _profiles(res: ReportData, out: Path) -> list:
     pairs = res.pairs()
     blocks = [Heading(1, "Performance profiles"),
-              Text(f"Dolan-More profiles per acceptance threshold: rho(tau) is the fraction of the problems a method "
-                   f"can take that it solves within tau times the best method's {res.time_label} (first figure) or "
+              Text(f"Dolan-More profiles per problem class and acceptance threshold: rho(tau) is the fraction of "
+                   f"the problems a method can take that it solves within tau times the best method's {res.time_label} (first figure) or "
                    "iterations (second); not-applicable problems are left out of that method's fraction, a problem "
                    "not solved never counts. rho(1): fastest; rho(inf): the success rate of the summary.")]
-    for threshold, methods in threshold_groups(pairs, res.plan["methods"]):
-        names = [m["method"] for m in methods]
+    for group in comparison_groups(res.plan["methods"]):
+        names = [m["method"] for m in group.methods]
         marks = []
         for value, axis in (("time", f"ratio to the best {res.time_label} (tau)"),
                             ("iterations", "ratio to the fewest iterations (tau)")):
             v = profile_values(pairs, names, value)
             v.columns = [res.labels[m] for m in v.columns]
             rho = performance_profile(v)
-            path = f"figures/profile-{value}-{threshold:g}.png"
-            files = figures.profile_figure(rho, out / path, axis, f"{value}, judged error <= {threshold:g}")
-            blocks.append(_figure(path, f"Performance profile of {value}, judged error <= {threshold:g}", files))
+            path = f"figures/profile-{value}-{group.slug}.png"
+            files = figures.profile_figure(rho, out / path, axis, f"{value}, {group.label}")
+            blocks.append(_figure(path, f"Performance profile of {value}, {group.label}", files))
             m = performance_profile(v, taus=[1.0, 2.0, 10.0, np.inf]).T
             m.columns = [f"{value} rho({cell(t)})" for t in (1.0, 2.0, 10.0, np.inf)]
             marks.append(m)
         table = pd.concat(marks, axis=1)
         table.index.name = "method"
-        blocks.append(Table(table, f"Profile values, judged error <= {threshold:g}.",
-                            tables.write_table(table, out, f"profile_{threshold:g}", "Performance profile values")))
+        blocks.append(Table(table, f"Profile values, {group.label}.",
+                            tables.write_table(table, out, f"profile_{group.slug}", "Performance profile values")))
     return blocks
 
 

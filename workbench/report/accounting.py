@@ -10,21 +10,24 @@ RULE (stated at the top of every report):
   (qpbenchmark's rule): its accounted time is the limit; a solved run's is its time (at most the limit).
 - Over repetitions, a pair is *solved* when more than half of its repetitions are; its time is then
   the median of the accounted times, else the time limit; its spread is their minimum and maximum.
-- Methods are compared with the same acceptance threshold (the judged error at most accept, or tol)
-  and ranked on the problems every compared method can take ("common problems"), so a method is
-  never ranked ahead for being inapplicable to a hard problem.
+- Methods are compared only with methods that solve the same problem (relaxed, exact Coulomb, or
+  LCP) at the same acceptance threshold (the judged error at most accept, or tol), and ranked on
+  the problems every one of them can take ("common problems"), so a method is never ranked ahead
+  for being inapplicable to a hard problem.
 
 Functions here are pure: tables of runs in, tables out.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from workbench.report.stats import shifted_geometric_mean
 
-__all__ = ["RULE", "pair_table", "threshold_groups", "summarise", "profile_values"]
+__all__ = ["RULE", "pair_table", "problem_class", "Group", "comparison_groups", "summarise", "profile_values"]
 
 RULE = ("Accounting rule, used by every table, summary, profile and the conclusion: a (problem, method) pair "
         "is not applicable when the method cannot take the problem (a formulation that needs M and D on a local "
@@ -32,7 +35,8 @@ RULE = ("Accounting rule, used by every table, summary, profile and the conclusi
         "as a failure nowhere. Every other run counts, and a run not solved within the time limit counts as the "
         "time limit (qpbenchmark's rule). Over repetitions a pair is solved when more than half of its "
         "repetitions are; its time is then their median, else the time limit; spreads are min-max over "
-        "repetitions. Methods are ranked against each other only on the problems all of them can take.")
+        "repetitions. Methods are ranked only against methods solving the same problem (relaxed, exact or LCP) "
+        "at the same acceptance threshold, on the problems all of them can take.")
 
 #: a judged error that is missing (the run returned no point) counts as this: the relative error of
 #: the zero impulse is at most 1
@@ -89,13 +93,42 @@ def pair_table(runs: pd.DataFrame, problems: list[dict], methods: list[dict], sk
     return out
 
 
-def threshold_groups(pairs: pd.DataFrame, methods: list[dict]) -> list[tuple[float, list[dict]]]:
-    """The methods grouped by acceptance threshold (methods are compared within a group only),
-    loosest first."""
-    groups: dict[float, list[dict]] = {}
+def problem_class(formulation: str) -> str:
+    """The problem a formulation solves: "relaxed" (the convex relaxation of Coulomb friction),
+    "exact" (exact Coulomb friction) or "LCP" (friction cones replaced by pyramids)."""
+    from formulations import get_formulation
+
+    cls = get_formulation(formulation)
+    return "LCP" if "lcp" in cls.builds else "exact" if cls.exact else "relaxed"
+
+
+@dataclass(frozen=True)
+class Group:
+    """Methods compared with each other: the same problem class and acceptance threshold."""
+    problem: str
+    threshold: float
+    methods: tuple
+
+    @property
+    def label(self) -> str:
+        return f"{self.problem} problem, judged error <= {self.threshold:g}"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.problem.lower()}_{self.threshold:g}"
+
+
+def comparison_groups(methods: list[dict]) -> list[Group]:
+    """The methods grouped by problem class and acceptance threshold (methods that solve different
+    problems, or are judged at different thresholds, are never ranked against each other);
+    relaxed, exact, LCP, and loosest threshold first."""
+    groups: dict[tuple[str, float], list[dict]] = {}
     for m in methods:
-        groups.setdefault(float(m["accept"] if m.get("accept") is not None else m["tol"]), []).append(m)
-    return sorted(groups.items(), key=lambda kv: -kv[0])
+        key = (problem_class(m["formulation"]), float(m["accept"] if m.get("accept") is not None else m["tol"]))
+        groups.setdefault(key, []).append(m)
+    order = {"relaxed": 0, "exact": 1, "LCP": 2}
+    ranked = sorted(groups.items(), key=lambda kv: (order[kv[0][0]], -kv[0][1]))
+    return [Group(p, t, tuple(ms)) for (p, t), ms in ranked]
 
 
 def summarise(pairs: pd.DataFrame, methods: list[dict], shift: float,

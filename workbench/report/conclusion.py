@@ -1,14 +1,14 @@
-"""The conclusion of a report, written from the numbers: per problem group (tag) and acceptance
-threshold, the fastest method, its ratio to the next with the spread over repetitions, whether the
-two are within noise, success rates, and caveats (problems no method solved, methods that could not
-take some problems or did not run)."""
+"""The conclusion of a report, written from the numbers: per problem group (tag), problem class
+(relaxed, exact, LCP) and acceptance threshold, the fastest method, its ratio to the next with the
+spread over repetitions, whether the two are within noise, success rates, and caveats (problems no
+method solved, methods that could not take some problems or did not run)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from workbench.report.accounting import summarise, threshold_groups
+from workbench.report.accounting import comparison_groups, summarise
 from workbench.report.document import cell
 
 __all__ = ["conclusion", "within_noise"]
@@ -75,7 +75,7 @@ def conclusion(pairs: pd.DataFrame, methods: list[dict], shift: float) -> list[s
     out = []
     for tag, problems in groups.items():
         mine = pairs[pairs["problem"].isin(problems)]
-        for threshold, ms in threshold_groups(mine, methods):
-            out.append(f"{tag} ({len(problems)} problem(s)), judged error <= {threshold:g}: "
-                       + _group_text(mine, ms, shift, threshold))
+        for group in comparison_groups(methods):
+            out.append(f"{tag} ({len(problems)} problem(s)), {group.label}: "
+                       + _group_text(mine, list(group.methods), shift, group.threshold))
     return out

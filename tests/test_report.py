@@ -226,10 +226,15 @@ def test_accounting_rule_not_applicable_is_excluded_and_never_ranked_first(tmp_p
     assert np.isnan(profile.loc["method D", "time rho(inf)"])
     text = (out / "index.md").read_text()
     assert "Accounting rule" in text.split("## Summary")[0]
-    conclusion = text.split("## Conclusion")[1].split("\n## ")[0]
-    assert "fastest: method A" in conclusion and "ahead of method C" in conclusion
-    assert "no method solved p3" in conclusion
-    assert "not applicable pairs" in conclusion and "unavailable pairs" in conclusion
+    conclusion = pd.read_csv(out / "tables" / "conclusion.csv", index_col=0)
+    row = conclusion.iloc[0]
+    assert row["fastest"] == "method A" and row["next"] == "method C" and row["common problems"] == 2
+    ratio = shifted_geometric_mean([1.5, 2.5], 1.0) / shifted_geometric_mean([1.0, 2.0], 1.0)
+    assert row["next / fastest"].startswith(f"{ratio:.4g} (") and row["within noise"] == "no"
+    assert "method C 100 (2)" in row["solved % (of problems it can take)"]
+    caveats = text.split("## Conclusion")[1].split("\n## ")[0]
+    assert "no method solved p3" in caveats
+    assert "not applicable, left out" in caveats and "unavailable, left out" in caveats
     status = pd.read_csv(out / "tables" / "status.csv", index_col="problem")
     assert status.loc["p3", "method C"] == "not applicable"
 

@@ -222,13 +222,17 @@ def _tag_success(pairs: pd.DataFrame, res: ReportData) -> pd.DataFrame | None:
 
 
 def _conclusion(res: ReportData, out: Path) -> list:
-    paragraphs = conclusion(res.pairs(), res.plan["methods"], res.options["shift"])
-    return [Heading(1, "Conclusion"),
-            Text("Written from the numbers under the accounting rule: per group of problems (tag), problem class "
-                 "and acceptance threshold, the fastest method by the shifted geometric mean of time on the "
-                 "problems all methods can take, its ratio to the next (range: from the means of the fastest and slowest repetitions), "
-                 "success rates, caveats.")] \
-        + [Text(p) for p in paragraphs]
+    table, caveats = conclusion(res.pairs(), res.plan["methods"], res.options["shift"])
+    blocks = [Heading(1, "Conclusion"),
+              Text("Written from the numbers under the accounting rule: per group of problems (tag), problem class "
+                   "and acceptance threshold, the fastest method by the shifted geometric mean of time on the "
+                   "problems all its methods can take (in brackets: the same mean of each problem's fastest and "
+                   "slowest repetition), the next one and their ratio (its range from those means), whether the two "
+                   "are within noise, and each method's success rate with the number of problems it can take."),
+              Table(table, "Conclusion.", tables.write_table(table, out, "conclusion", "Conclusion"))]
+    if caveats:
+        blocks += [Text("Caveats:")] + [Text(f"- {c}") for c in caveats]
+    return blocks
 
 
 def _tables(res: ReportData, out: Path) -> list:

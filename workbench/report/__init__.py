@@ -181,7 +181,8 @@ def _summary(res: ReportData, out: Path) -> list:
     pairs = res.pairs()
     blocks = [Heading(1, "Summary"),
               Text(f"qpbenchmark's summary per problem class (relaxed, exact, LCP) and acceptance threshold. "
-                   f"Success rate: % of the problems the method can take that it solved. On the common problems (those every method of the table can take): the "
+                   f"Success rate: % of the problems the method can take that it solved. On the common problems "
+                   f"(those every method of the table can take): the "
                    f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets the same "
                    f"mean of each problem's fastest and slowest repetition) and of the judged error (shift: the "
                    f"threshold; a run that returned no point counts as 1), each also divided by the best method's. "
@@ -363,7 +364,8 @@ def _profiles(res: ReportData, out: Path) -> list:
     pairs = res.pairs()
     blocks = [Heading(1, "Performance profiles"),
               Text(f"Dolan-More profiles per problem class and acceptance threshold: rho(tau) is the fraction of "
-                   f"the problems a method can take that it solves within tau times the best method's {res.time_label} (first figure) or "
+                   f"the problems a method can take that it solves within tau times the best method's "
+                   f"{res.time_label} (first figure) or "
                    "iterations (second); not-applicable problems are left out of that method's fraction, a problem "
                    "not solved never counts. rho(1): fastest; rho(inf): the success rate of the summary.")]
     for group in comparison_groups(res.plan["methods"]):

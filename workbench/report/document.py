@@ -123,7 +123,7 @@ _CSS = """body{font-family:system-ui,sans-serif;max-width:80rem;margin:1.5rem au
 table{border-collapse:collapse;margin:0.5rem 0 1.5rem;font-size:0.85rem;max-width:100%}
 th,td{border:1px solid #ccc;padding:0.2rem 0.45rem;vertical-align:top;overflow-wrap:anywhere}
 td.n,th.n{text-align:right}td.t,th.t{text-align:left}td small{color:#555;white-space:nowrap}
-th{background:#f3f3f3}figure{margin:1rem 0}img{max-width:100%;height:auto;border:1px solid #eee}
+th{background:#f3f3f3;overflow-wrap:normal}figure{margin:1rem 0}img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-style:italic;font-size:0.9rem}pre{background:#f6f6f6;padding:0.8rem;white-space:pre-wrap;
 overflow-wrap:anywhere}nav{background:#f8f8f8;padding:0.5rem 1rem;border:1px solid #e3e3e3}
 p.rule{border-left:4px solid #888;padding-left:0.8rem}"""

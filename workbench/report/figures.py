@@ -3,13 +3,15 @@ API on the Agg canvas (no pyplot, no display).
 
 Convergence (the form of seed 001 Figs. 1-4): per problem, one column against iteration and one
 against time, log-log. The top row is |objective - reference| ("error" mode; the reference of each
-method's runs comes from the other methods or a dedicated reference run, :mod:`workbench.report.reference`)
-or |objective| with the reference dashed ("absolute" mode, as the seed plots it); below, one row per
-error measure the histories log (one definition per panel: the schema's ``error_name``). Each method
-is its median curve over repetitions with a band from the minimum to the maximum; a cross marks the
-point it returned (median over repetitions of the workbench's measure, at the curve's last iteration
-or time), on the objective row and on the row of the measure the run is judged by. A panel with
-nothing to draw says why.
+method's runs comes from the other methods or a dedicated reference run,
+:mod:`workbench.report.reference`) or |objective| with the reference dashed ("absolute" mode, as the
+seed plots it); below, one row per error measure the histories log (one definition per panel: the
+schema's ``error_name``). Each method is its median curve over repetitions with a band from the
+minimum to the maximum (per iteration, over the repetitions that reached it; against time, at the
+median time of that iteration, as benchopt plots it); a cross marks the point it returned (median
+over repetitions of the workbench's measure, at the curve's last iteration or time), on the
+objective row and on the row of the measure the run is judged by. A panel with nothing to draw says
+why.
 """
 
 from __future__ import annotations
@@ -57,30 +59,31 @@ def judged_measure(run) -> str | None:
     return None
 
 
-def _band(curves: list[pd.Series], step: bool):
-    """Median, min and max over repetitions of curves indexed by x. ``step``: x values differ
-    between repetitions (time): each curve holds its last value until its next point, within its
-    own range."""
+def _band(curves: list[pd.DataFrame]) -> pd.DataFrame | None:
+    """Per iteration, over the repetitions that reached it (benchopt's convention): the median of
+    the seconds and the median, min and max of y. ``curves``: one frame (iteration, seconds, y) per
+    repetition."""
+    curves = [c for c in curves if len(c)]
     if not curves:
         return None
-    df = pd.concat([c[~c.index.duplicated(keep="last")] for c in curves], axis=1).sort_index()
-    if step:
-        for i, c in enumerate(curves):
-            inside = (df.index >= c.index.min()) & (df.index <= c.index.max())
-            df.iloc[:, i] = df.iloc[:, i].ffill().where(inside)
-    return df.index.to_numpy(dtype=float), df.median(axis=1).to_numpy(), df.min(axis=1).to_numpy(), \
-        df.max(axis=1).to_numpy()
+    wide = pd.concat([c.set_index("iteration")[["seconds", "y"]].add_suffix(f"_{i}") for i, c in enumerate(curves)],
+                     axis=1).sort_index()
+    y, sec = wide.filter(like="y_"), wide.filter(like="seconds_")
+    return pd.DataFrame({"iteration": wide.index.to_numpy(dtype=float), "seconds": sec.median(axis=1).to_numpy(),
+                         "median": y.median(axis=1).to_numpy(), "lo": y.min(axis=1).to_numpy(),
+                         "hi": y.max(axis=1).to_numpy()})
 
 
-def _draw(ax, curves: list[pd.Series], step: bool, color: str) -> bool:
-    curves = [c[(c.index > 0) & np.isfinite(c.to_numpy()) & (c.to_numpy() > 0)] for c in curves]
-    band = _band([c for c in curves if len(c)], step)
+def _draw(ax, curves: list[pd.DataFrame], xname: str, color: str) -> bool:
+    band = _band([c[np.isfinite(c["y"]) & (c["y"] > 0)] for c in curves])
     if band is None:
         return False
-    x, med, lo, hi = band
-    ax.plot(x, med, "-", color=color, lw=1.4, drawstyle="steps-post" if step else "default")
+    band = band[band[xname] > 0]
+    if band.empty:
+        return False
+    ax.plot(band[xname], band["median"], "-", color=color, lw=1.4)
     if len(curves) > 1:
-        ax.fill_between(x, lo, hi, color=color, alpha=0.2, lw=0, step="post" if step else None)
+        ax.fill_between(band[xname], band["lo"], band["hi"], color=color, alpha=0.2, lw=0)
     return True
 
 
@@ -119,29 +122,28 @@ def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame
         have_ref = mode == "absolute" or ref is not None
         info = drawn.setdefault(method, {"objective": False, "errors": []})
         present.append(method)
-        for col, (xname, step) in enumerate((("iteration", False), ("seconds", True))):
-            obj_curves, ends = [], []
-            by_error: dict[str, list[pd.Series]] = {}
-            for run in mine.itertuples():
-                h = hist[hist["key"] == run.key]
-                if h.empty:
-                    continue
-                ends.append(float(h[xname].max()))
-                one = h.drop_duplicates(subset=["iteration"], keep="last")
-                if have_ref and one["objective"].notna().any():
-                    obj_curves.append(pd.Series((one["objective"] - offset).abs().to_numpy(),
-                                                index=one[xname].to_numpy(dtype=float)))
-                for name, g in h.groupby("error_name"):
-                    by_error.setdefault(name, []).append(pd.Series(g["error"].to_numpy(dtype=float),
-                                                                   index=g[xname].to_numpy(dtype=float)))
-            if _draw(axes[0, col], obj_curves, step, color):
+        obj_curves, ends = [], []
+        by_error: dict[str, list[pd.DataFrame]] = {}
+        for run in mine.itertuples():
+            h = hist[hist["key"] == run.key]
+            if h.empty:
+                continue
+            ends.append(h[["iteration", "seconds"]].max())
+            one = h.drop_duplicates(subset=["iteration"], keep="last")
+            if have_ref and one["objective"].notna().any():
+                obj_curves.append(one[["iteration", "seconds"]].assign(y=(one["objective"] - offset).abs()))
+            for name, g in h.groupby("error_name"):
+                g = g.drop_duplicates(subset=["iteration"], keep="last")
+                by_error.setdefault(name, []).append(g[["iteration", "seconds"]].assign(y=g["error"]))
+        for col, xname in enumerate(("iteration", "seconds")):
+            if _draw(axes[0, col], obj_curves, xname, color):
                 info["objective"] = True
             for r, name in enumerate(names, start=1):
-                if _draw(axes[r, col], by_error.get(name, []), step, color) and name not in info["errors"]:
+                if _draw(axes[r, col], by_error.get(name, []), xname, color) and name not in info["errors"]:
                     info["errors"].append(name)
             if not ends:
                 continue
-            x_end = float(np.median(ends))
+            x_end = float(np.median([e[xname] for e in ends]))
             if have_ref:
                 y = float(np.nanmedian((mine["objective"] - offset).abs())) if mine["objective"].notna().any() \
                     else np.nan

@@ -8,7 +8,8 @@ method's runs comes from the other methods or a dedicated reference run,
 seed plots it); below, one row per error measure the histories log (one definition per panel: the
 schema's ``error_name``). Each method is its median curve over repetitions with a band from the
 minimum to the maximum (per iteration, over the repetitions that reached it; against time, at the
-median time of that iteration, as benchopt plots it); a cross marks the point it returned (median
+median time of that iteration, as benchopt plots it, and shaded from the fastest to the slowest
+repetition's time); a cross marks the point it returned (median
 over repetitions of the workbench's measure, at the curve's last iteration or time), on the
 objective row and on the row of the measure the run is judged by. A panel with nothing to draw says
 why.
@@ -70,6 +71,7 @@ def _band(curves: list[pd.DataFrame]) -> pd.DataFrame | None:
                      axis=1).sort_index()
     y, sec = wide.filter(like="y_"), wide.filter(like="seconds_")
     return pd.DataFrame({"iteration": wide.index.to_numpy(dtype=float), "seconds": sec.median(axis=1).to_numpy(),
+                         "seconds_lo": sec.min(axis=1).to_numpy(), "seconds_hi": sec.max(axis=1).to_numpy(),
                          "median": y.median(axis=1).to_numpy(), "lo": y.min(axis=1).to_numpy(),
                          "hi": y.max(axis=1).to_numpy()})
 
@@ -84,6 +86,10 @@ def _draw(ax, curves: list[pd.DataFrame], xname: str, color: str) -> bool:
     ax.plot(band[xname], band["median"], "-", color=color, lw=1.4)
     if len(curves) > 1:
         ax.fill_between(band[xname], band["lo"], band["hi"], color=color, alpha=0.2, lw=0)
+        if xname == "seconds":  # the spread of the clock: from the fastest to the slowest repetition
+            keep = band["seconds_lo"] > 0
+            ax.fill(np.concatenate([band["seconds_lo"][keep], band["seconds_hi"][keep][::-1]]),
+                    np.concatenate([band["median"][keep], band["median"][keep][::-1]]), color=color, alpha=0.2, lw=0)
     return True
 
 

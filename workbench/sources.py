@@ -139,9 +139,7 @@ def _call(name: str, func: Callable[..., Any], params: dict[str, Any]):
     check_params(name, func, params)
     try:
         return func(**params)
-    except InputError:
-        raise
-    except (TypeError, ValueError) as exc:  # a builder's own check of a parameter's value
+    except (TypeError, ValueError) as exc:  # a builder's own check of a parameter's value (InputError too)
         raise InputError(f"{name!r} with {_show(params)}: {exc}") from None
 
 

@@ -307,7 +307,7 @@ solver = "slow"
     # what was recorded before the kill was kept, not redone
     kept = final.set_index("key").loc[first["key"], "finished_at"]
     assert list(kept) == list(first["finished_at"])
-    assert not any(p.name.endswith(".tmp") for p in out.rglob("*"))
+    assert not any(p.name.endswith((".tmp", ".partial")) for p in out.rglob("*"))
 
 
 def test_hung_and_crashing_runs_are_recorded_and_the_study_goes_on(tmp_path, registries):

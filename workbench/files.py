@@ -19,7 +19,10 @@ from typing import Iterator
 
 from workbench.errors import FileFormatError
 
-__all__ = ["atomic_output", "default_mode"]
+__all__ = ["atomic_output", "default_mode", "remove_partial", "PARTIAL"]
+
+#: suffix of the temporary folders of atomic_output (what a killed writer leaves behind)
+PARTIAL = ".partial"
 
 
 def default_mode() -> int:
@@ -39,7 +42,7 @@ def atomic_output(path: os.PathLike | str) -> Iterator[Path]:
     removed. The folder of ``path`` must exist."""
     target = Path(path)
     try:
-        folder = tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
+        folder = tempfile.mkdtemp(prefix=f".{target.name}.", suffix=PARTIAL, dir=target.parent)
     except OSError as exc:
         raise FileFormatError(f"{target}: cannot write the file: {exc.strerror or exc}") from None
     try:
@@ -50,3 +53,9 @@ def atomic_output(path: os.PathLike | str) -> Iterator[Path]:
             os.replace(os.path.join(folder, name), target.parent / name)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_partial(folder: os.PathLike | str) -> None:
+    """Delete the temporary folders that writers killed inside :func:`atomic_output` left in ``folder``."""
+    for leftover in Path(folder).glob(f".*{PARTIAL}"):
+        shutil.rmtree(leftover, ignore_errors=True)

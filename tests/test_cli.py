@@ -190,10 +190,10 @@ def test_every_scene_the_readme_lists_is_one_registry_entry_for_every_command(ca
 
 
 def test_solve_json_reports_the_warm_up_apart_from_the_timed_solve():
-    out, err, code = run_cli("solve", "dataset:scaling-00064", "-f", "dual", "-s", "apgd", "--json")
+    out, err, code = run_cli("solve", "scene:ball-on-plane", "-f", "anti-relaxed", "-s", "apgd", "--json")
     assert code == 0, err
     rec = json.loads(out)
-    assert rec["status"] == "solved" and rec["n_contacts"] == 188
+    assert rec["status"] == "solved" and rec["n_contacts"] == 1
     # the first call of the compiled kernels (load or compile) is paid before the clock starts
     assert rec["warm_up_seconds"] > 0 and rec["solve_seconds"] < rec["warm_up_seconds"]
 

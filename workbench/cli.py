@@ -21,7 +21,6 @@ from typing import Sequence
 from workbench.commands._args import Parser
 from workbench.errors import InputError
 
-EXIT_NOT_SOLVED = 1
 EXIT_BAD_INPUT = 2
 
 #: modules that register subcommands, in the order of ``workbench --help``

@@ -15,6 +15,10 @@ import math
 
 from workbench.errors import InputError
 
+#: exit code of a run that was not solved (inaccurate, max_iter, timeout, failed, unavailable), or a
+#: simulation that stopped; bad input is 2 (workbench.cli)
+EXIT_NOT_SOLVED = 1
+
 
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2 through InputError, no usage dump)."""

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import time
 
-from workbench.commands._args import check_method, positive
-from workbench.commands.solve import EXIT_NOT_SOLVED, PROBLEM_HELP
+from workbench.commands._args import EXIT_NOT_SOLVED, check_method, positive
+from workbench.commands.solve import PROBLEM_HELP
 from workbench.sources import load
 
 

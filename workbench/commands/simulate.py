@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.commands._args import add_method_options, check_method, key_value, positive
-from workbench.commands.solve import EXIT_NOT_SOLVED, add_solve_options, solve_options
+from workbench.commands._args import EXIT_NOT_SOLVED, add_method_options, check_method, key_value, positive
+from workbench.commands.solve import add_solve_options, solve_options
 from workbench.errors import InputError
 from workbench.files import atomic_output
 

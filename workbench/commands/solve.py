@@ -18,14 +18,11 @@ from __future__ import annotations
 import json
 import math
 
-from workbench.commands._args import (add_method_options, check_method, formulation_named, key_value, positive,
-                                      solver_named)
+from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, check_method, formulation_named,
+                                      key_value, positive, solver_named)
 from workbench.sources import ACCEPTED, load
 
 PROBLEM_HELP = f"{ACCEPTED} (workbench list shows the scenes)"
-
-#: exit code of a run that was not solved (inaccurate, max_iter, timeout, failed, unavailable)
-EXIT_NOT_SOLVED = 1
 
 
 def add_solve_options(s) -> None:

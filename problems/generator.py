@@ -29,8 +29,9 @@ energy of the stored state, a settling summary and an estimate of the conditioni
 
 Settled means at rest: a packing counts as settled when its kinetic energy is at most
 ``SETTLED_ENERGY`` = 1e-4 of sum_j m_j g R_j, the energy that would lift every sphere by 1e-4 of its
-radius (for the 1 kg, 1 m spheres: 9.8e-4 J per sphere, an rms speed of about 0.04 m/s). The seed's
-settled data have 6.8e-6 of it (0.0215 J for 320 spheres), its unsettled data 5e-4 (1.56 J).
+radius (for the 1 kg, 1 m spheres: 9.8e-4 J per sphere, an rms speed of about 0.04 m/s). The settled
+data of Mazhar et al. 2014 have 6.8e-6 of it (0.0215 J for 320 spheres), their unsettled data 5e-4
+(1.56 J).
 :func:`generate_dataset` reports the ratio of every packing and warns when one that is meant to be
 settled (settled, scaling, scaling-large) is above it.
 

@@ -84,7 +84,7 @@ def _help(parser: Parser, topic: str | None) -> int:
         return 0
     sub = next(a for a in parser._actions if a.dest == "command")
     if topic not in sub.choices:
-        from workbench.commands._args import unknown
+        from workbench.errors import unknown
         raise unknown("command", topic, sub.choices)
     sub.choices[topic].print_help()
     return 0

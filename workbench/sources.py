@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from workbench.errors import InputError
+from workbench.errors import InputError, unknown
 from workbench.problem import TimeStepProblem
 from workbench.shared_data import PREFIX as SHARED_PREFIX
 from workbench.shared_data import resolve_shared
@@ -105,11 +105,7 @@ def builder(name: str, *kinds: str) -> Callable[..., Any]:
     kinds = kinds or KINDS
     entry = NAMED.get(name)
     if entry is None or entry.kind not in kinds:
-        import difflib
-        known = names(*kinds)
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f"did you mean {close[0]!r}? known: " if close else "known: "
-        raise InputError(f"unknown {_noun(kinds)} {name!r}; {hint}{', '.join(known)}")
+        raise unknown(_noun(kinds), name, names(*kinds))
     module, func = entry.target.split(":")
     try:
         mod = importlib.import_module(module)

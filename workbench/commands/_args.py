@@ -9,11 +9,10 @@ into an :class:`~workbench.errors.InputError` (one line on stderr, exit code 2).
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import math
 
-from workbench.errors import InputError
+from workbench.errors import InputError, unknown
 
 #: exit code of a run that was not solved (inaccurate, max_iter, timeout, failed, unavailable), or a
 #: simulation that stopped; bad input is 2 (workbench.cli)
@@ -52,14 +51,6 @@ def key_value(text: str):
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
-
-
-def unknown(what: str, value: str, known) -> InputError:
-    """'unknown WHAT 'VALUE'; did you mean ...? / known: ...' as an InputError."""
-    known = list(known)
-    close = difflib.get_close_matches(value, known, n=1)
-    hint = f"did you mean {close[0]!r}? known: " if close else "known: "
-    return InputError(f"unknown {what} {value!r}; {hint}{', '.join(known)}")
 
 
 def formulation_named(name: str, flag: str = "--formulation"):

@@ -105,7 +105,7 @@ def cmd_simulate(args) -> int:
     from workbench.study.worker import warm_up
 
     if args.scene not in names("scenario"):
-        from workbench.commands._args import unknown
+        from workbench.errors import unknown
         raise InputError(f"SCENE {args.scene}: {unknown('scene', args.scene, names('scenario'))} (the dynamic "
                          "ones; static scenes are solved with workbench solve scene:NAME)")
     check_method(args.formulation, args.solver)

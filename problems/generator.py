@@ -60,6 +60,7 @@ from workbench.errors import InputError
 from workbench.files import atomic_output
 from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions
+from workbench.sources import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
            "DEFAULT_DIR"]
@@ -269,16 +270,7 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
     (SETTLED_ENERGY)."""
     if name not in DATASETS:
         raise InputError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
-    bad = set(overrides) - set(PackingSpec.__dataclass_fields__)
-    if bad:
-        raise InputError(f"unknown dataset parameter(s) {', '.join(sorted(bad))}; known: "
-                         f"{', '.join(PackingSpec.__dataclass_fields__)}")
-    for key, value in overrides.items():
-        default = PackingSpec.__dataclass_fields__[key].default
-        number = isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool)
-        if not (isinstance(value, type(default)) or number or (key == "width" and value is None)):
-            raise InputError(f"dataset parameter {key}={value!r}: expected {type(default).__name__} "
-                             f"(default {default!r})")
+    check_params(f"dataset {name}", PackingSpec, overrides)  # names, and values against the defaults' types
     _, make = DATASETS[name]
     specs = [replace(s, **overrides) for s in make()]
     if sizes is not None:

@@ -156,6 +156,7 @@ MESSAGES = [
     (["info", "scene:rolling-cube"], ["scene:rolling-cube", "unknown scene", "known: rolling-ball-2d, ball-on-plane"]),
     (["simulate", "rolling-ball-2d", "-f", "dual", "-s", "apgd"], ["SCENE rolling-ball-2d", "known: ball-on-plane"]),
     (["generate", "settled", "--set", "n=many"], ["n='many'", "expected int"]),
+    (["generate", "settled", "--set", "spheres=64"], ["'dataset settled' has no parameter 'spheres'", "known: n, duration"]),
 ]
 
 

@@ -129,6 +129,27 @@ def check_params(name: str, func: Callable[..., Any], params: dict[str, Any]) ->
         signature.bind(**params)
     except TypeError as exc:
         raise InputError(f"{name!r}: {exc}; parameters: {', '.join(known)}") from None
+    for key, value in params.items():
+        spec = signature.parameters.get(key)
+        if spec is None or (value is None and "None" in str(spec.annotation)):  # **kwargs, or Optional
+            continue
+        default = spec.default
+        if not _fits(value, default):
+            raise InputError(f"{name!r} parameter {key}={value!r}: expected {type(default).__name__} "
+                             f"(default {default!r})")
+
+
+def _fits(value, default) -> bool:
+    """Whether ``value`` may stand where a parameter's ``default`` is (numbers for numbers; a parameter
+    whose default is None or absent takes anything)."""
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            (isinstance(value, int) or not isinstance(default, int))
+    if isinstance(default, str):
+        return isinstance(value, str)
+    return True
 
 
 def _call(name: str, func: Callable[..., Any], params: dict[str, Any]):

@@ -25,7 +25,10 @@ def cmd_export(args) -> int:
     from workbench.export import FORMATS, MODELS, export, format_from_path
     from workbench.io import read_fclib_guess
 
-    fmt = args.to or format_from_path(args.out)
+    try:
+        fmt = args.to or format_from_path(args.out)
+    except InputError as exc:
+        raise InputError(f"OUT {args.out}: {exc} with --to FORMAT") from None
     if fmt not in FORMATS:
         raise InputError(f"--to {fmt}: unknown export format; known: {', '.join(FORMATS)}")
     formulation = args.formulation or ("raw" if FORMATS[fmt].kind == "data" else None)

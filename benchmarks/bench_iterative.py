@@ -126,10 +126,10 @@ def time_to_objective(problem_factory, solver: str, target: float, time_limit: f
     problem = problem_factory()
     r = solve(problem, "dual", solver, SolveOptions(tol=1e-13, max_iter=10 ** 7, time_limit=time_limit))
     h = r.history
-    hit = np.flatnonzero(np.abs(h["dual_objective"].to_numpy() - target) <= OBJECTIVE_GAP * abs(target))
+    hit = np.flatnonzero(np.abs(h["objective"].to_numpy() - target) <= OBJECTIVE_GAP * abs(target))
     if hit.size == 0:
         return None, int(r.iterations)
-    return r.build_seconds + float(h["elapsed"].iloc[hit[0]]), int(h["iteration"].iloc[hit[0]])
+    return r.build_seconds + float(h["seconds"].iloc[hit[0]]), int(h["iteration"].iloc[hit[0]])
 
 
 def siconos_run(problem, solver: str, mode: str, time_limit: float):

@@ -59,6 +59,7 @@ from formulations.base import DataScale, Formulation, data_scale
 from formulations.relaxed_dual import ccqo_objective
 from workbench.errors import InputError, ProblemDataError, UnsupportedError
 from workbench.lcp_metrics import lcp_residual, normal_velocity_error
+from workbench.params import Param
 from workbench.problem import TimeStepProblem
 
 __all__ = ["LCPPyramid", "LCPModel", "MixedLCP", "PyramidMaps", "mixed_lcp", "pyramid_directions", "pyramid_maps",
@@ -252,18 +253,18 @@ class LCPPyramid(Formulation):
     reference = "seed 003 eqs. 4-7 (mixed LCP), reduced by eliminating v and the joint impulses"
     exact = True  # unrelaxed Coulomb friction, on the inscribed pyramid
     builds = ("lcp",)
+    params = (Param("m_C", int, None, f"pyramid directions per contact (None: 2 in 2D, {DEFAULT_M_C_3D} in 3D)"),)
 
     def __init__(self, m_C: int | None = None):
-        #: directions per contact; None: 2 in 2D, DEFAULT_M_C_3D in 3D. options.params["m_C"] overrides.
+        #: directions per contact; None: 2 in 2D, DEFAULT_M_C_3D in 3D. The parameter m_C overrides.
         self.m_C = m_C
 
     def _build_cvxpy(self, problem: TimeStepProblem):
         raise UnsupportedError("lcp-pyramid is a complementarity problem (no convex program): "
                                "use the solvers lemke, lcp1 or lcp2")
 
-    def _build(self, problem: TimeStepProblem, kind: str, options) -> LCPModel:
-        params = getattr(options, "params", None) or {}
-        m_C = params.get("m_C", self.m_C)
+    def _build(self, problem: TimeStepProblem, kind: str, params) -> LCPModel:
+        m_C = self.m_C if params["m_C"] is None else params["m_C"]
         if m_C is None:
             m_C = 2 if problem.d == 2 else DEFAULT_M_C_3D
         return self.build_lcp(problem, m_C)

@@ -21,7 +21,7 @@ when rolling without slip; n the plane normal, s the sliding direction):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
@@ -70,6 +70,15 @@ class Scenario:
                 axis = np.cross(self.normal, self.slope)
             out["rolling"] = float(b.size[j, 0] * (w @ axis))
         return out
+
+    def step_row(self, rec) -> dict[str, float]:
+        """The row of the per-step table after a step (``rec``: its problems.stepper.StepRecord): the
+        record's fields, :meth:`observe` and, where the scene has them, the analytic values
+        ``*_analytic`` at rec.t. ``workbench simulate`` and the study's simulation runs write it."""
+        row = {**asdict(rec), **self.observe()}
+        if self.analytic is not None:
+            row.update({f"{k}_analytic": float(v) for k, v in self.analytic(rec.t).items()})
+        return row
 
 
 def rolling_time(v0: float, mu: float) -> float:

@@ -131,13 +131,7 @@ def cmd_simulate(args) -> int:
     report_every = max(1, n_steps // 20)
 
     def record(s, rec):
-        row = {"t": rec.t, "contacts": rec.contacts, "iterations": rec.iterations,
-               "solve_seconds": rec.solve_seconds, "status": rec.status, "complementarity": rec.complementarity,
-               "fixed_force": rec.fixed_force, "max_speed": rec.max_speed, "kinetic_energy": rec.kinetic_energy}
-        row.update(scenario.observe())
-        if scenario.analytic is not None:
-            row.update({f"{k}_analytic": float(v) for k, v in scenario.analytic(rec.t).items()})
-        rows.append(row)
+        rows.append(scenario.step_row(rec))
         if s.step_index % args.every == 0 or s.step_index == n_steps:
             traj.append(_state_rows(rec.t, bodies))
         if s.step_index % report_every == 0:

@@ -57,6 +57,7 @@ def result_record(problem, result, warm_up_seconds: float | None = None) -> dict
         "formulation": result.formulation,
         "solver": result.solver,
         "status": result.status,
+        "stop": None if result.stop is None else result.stop.value,
         "solver_status": result.solver_status,
         "objective": _finite(result.objective),
         "solver_objective": _finite(result.solver_objective),
@@ -85,8 +86,13 @@ def cmd_info(args) -> int:
 
 def cmd_list(args) -> int:
     from formulations import list_formulations
-    from workbench.solvers import list_solvers
+    from workbench.solvers import list_solvers, parameter_lines
     from workbench.sources import NAMED
+    if args.params:
+        print(f"{args.params} parameters (--param KEY=VALUE):")
+        for line in parameter_lines(args.params):
+            print(f"  {line}")
+        return 0
     print("formulations:")
     for f in list_formulations():
         needs = " [needs M, D]" if f.needs_global else ""
@@ -174,6 +180,7 @@ def register(sub) -> None:
     s.set_defaults(func=cmd_info)
 
     s = sub.add_parser("list", help="list formulations, solvers (and why any is unavailable), scenes and generators")
+    s.add_argument("--params", metavar="NAME", help="list the parameters of one solver or formulation")
     s.set_defaults(func=cmd_list)
 
     s = sub.add_parser("solve", help="solve one problem with one formulation and one solver")

@@ -329,11 +329,9 @@ def _seed(res: Results, out: Path) -> list:
 def _iterations_to_reference(res: Results, run, refs: dict, rel_tol: float) -> float:
     ref = refs.get(run.problem, {}).get(run.formulation)
     history = res.store.read_histories([run.key])
-    obj = figures.first_column(history.columns, figures.HISTORY_OBJECTIVE)
-    it = figures.first_column(history.columns, figures.ITERATION)
-    if ref is None or obj is None or it is None:
+    if ref is None or "objective" not in history:
         return float("nan")
-    return iterations_to_reference(history[it], history[obj], ref, rel_tol)
+    return iterations_to_reference(history["iteration"], history["objective"], ref, rel_tol)
 
 
 def _methods_and_provenance(res: Results, out: Path) -> list:

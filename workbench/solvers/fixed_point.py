@@ -14,15 +14,18 @@ subproblem's by at most ||mu (s^k - s^{k-1})||; with the Siconos normalisation,
 siconos_error(nu^k) <= (subproblem's relaxed error) + change_k. The default outer_tol = tol / 2
 leaves the other half of ``tol`` to the inner solver.
 
-Parameters (options.params): ``outer_tol`` (default tol / 2), ``outer_max_iter`` (default 100),
-``inner_warm_start`` (SCS only: start each inner solve from the previous solution; default True, see
-workbench.solvers.scs). ``options.max_iter`` caps each inner solve; ``options.time_limit`` the whole loop (checked between outer iterations).
+Parameters (options.params, declared in FIXED_POINT_PARAMS and taken with fixed-point models only):
+``outer_tol`` (default tol / 2), ``outer_max_iter`` (default 100), ``inner_warm_start`` (SCS only: start
+each inner solve from the previous solution; default True, see workbench.solvers.scs); the backend's
+``backend.*`` settings go to the inner solver. ``options.max_iter`` caps each inner solve; ``options.time_limit`` the whole loop (checked between outer iterations).
 
-Recorded: iterations = total inner iterations; info: outer_iterations, inner_iterations (list),
-compile_seconds (the one compile), setup_seconds (the solver object, once), outer_seconds (wall time
-of each outer iteration: update, solve, unpack, slip speeds), inner_seconds (the solver's call alone,
-per outer iteration), stopped; history: one row per outer
-iteration. The solver's convergence claims are recorded, never trusted: :func:`finalize` judges the
+Recorded (a :class:`~workbench.solvers.recorder.Recorder`): iterations = total inner iterations; stop
+cause CONVERGED, MAX_ITER (outer_max_iter), TIMEOUT or FAILED (an inner solve failed); info:
+outer_iterations, inner_iterations (list), compile_seconds (the one compile), setup_seconds (the solver
+object, once), outer_seconds (wall time of each outer iteration: update, solve, unpack, slip speeds),
+inner_seconds (the solver's call alone, per outer iteration); history: one row per outer iteration
+(objective: the formulation's, error: siconos_error; extras inner_iterations, shift_change,
+solver_status). The solver's convergence claims are recorded, never trusted: :func:`finalize` judges the
 result by siconos_error.
 """
 
@@ -34,17 +37,21 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-import pandas as pd
 
 from formulations.dual_fixed_point import FIXED_POINT_KIND
-from formulations.ncp import exact_error
-from workbench.metrics import tangential_speed
-from workbench.solvers.base import SolveOptions, SolveResult
+from workbench.metrics import normalisation, siconos_error, tangential_speed
+from workbench.params import Param
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+from workbench.solvers.recorder import Recorder
 
 __all__ = ["FixedPointCapable", "FixedPointSession", "FIXED_POINT_PARAMS"]
 
-#: options.params consumed by the outer loop (the rest go to the inner solver)
-FIXED_POINT_PARAMS = ("outer_tol", "outer_max_iter", "inner_warm_start")
+#: options.params of the outer loop (a solver adds its own in ``fixed_point_params``)
+FIXED_POINT_PARAMS = (
+    Param("outer_tol", float, None, "fixed-point formulations: stop when the relative shift change is below "
+          "this (None: tol / 2)"),
+    Param("outer_max_iter", int, 100, "fixed-point formulations: outer iterations at most"),
+)
 
 
 @dataclass
@@ -62,7 +69,13 @@ class FixedPointSession:
 class FixedPointCapable:
     """Mixin for a :class:`~workbench.solvers.cvxpy_base.CvxpySolver` whose solver object can update
     its linear data in place: adds the model kind "cvxpy-fixed-point". Subclasses implement
-    :meth:`open_session`."""
+    :meth:`open_session` and may declare ``fixed_point_params``."""
+
+    fixed_point_params: tuple[Param, ...] = ()
+
+    def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
+        own = super().parameters(kind)
+        return own + FIXED_POINT_PARAMS + self.fixed_point_params if kind in (None, FIXED_POINT_KIND) else own
 
     def open_session(self, model, data: dict, chain, options: SolveOptions, opts: dict) -> FixedPointSession:
         raise NotImplementedError
@@ -72,36 +85,31 @@ class FixedPointCapable:
             return self._solve_fixed_point(model, options)
         return super().solve(model, options)
 
-    def stopped_by(self, result: SolveResult, options: SolveOptions) -> str | None:
-        if "outer_iterations" in result.info:
-            return result.info.get("stopped")
-        return super().stopped_by(result, options)
-
     def _solve_fixed_point(self, model, options: SolveOptions) -> SolveResult:
         import cvxpy as cp
 
         problem = model.problem
         params = options.params
-        outer_tol = float(params.get("outer_tol", options.tol / 2))
-        outer_max = int(params.get("outer_max_iter", 100))
-        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                             build_seconds=model.build_seconds)
+        outer_tol = options.tol / 2 if params["outer_tol"] is None else float(params["outer_tol"])
+        outer_max = int(params["outer_max_iter"])
+        result = self.new_result(model)
         t0 = time.perf_counter()
         data, chain, inverse = model.cvx.get_problem_data(self.cvxpy_name, solver_opts=dict(self.compile_options))
         rows = model.locate(data)
         compile_seconds = time.perf_counter() - t0
         result.build_seconds += compile_seconds
-        opts = {**self.settings(options), **{k: v for k, v in params.items() if k not in FIXED_POINT_PARAMS}}
+        opts = self.solver_options(options)
 
-        t_start = time.perf_counter()
+        rec = Recorder(options, "siconos_error", ("inner_iterations", "shift_change", "solver_status"))
+        t_start = rec.t0
         session = self.open_session(model, data, chain, options, opts)
         setup_seconds = time.perf_counter() - t_start
         if options.warm_start is not None:
             s = tangential_speed(problem, problem.relative_velocity(np.asarray(options.warm_start, dtype=float)))
         else:
             s = np.zeros(problem.n_contacts)
-        inner, inner_seconds, outer_seconds, rows_hist = [], [], [], []
-        stopped, message = "max_iter", ""
+        inner, inner_seconds, outer_seconds = [], [], []
+        stop, message = StopCause.MAX_ITER, ""
         for k in range(1, outer_max + 1):
             t_k = time.perf_counter()
             if k > 1 or options.warm_start is not None:  # the compiled data already hold s = 0
@@ -111,7 +119,7 @@ class FixedPointCapable:
                 raw = session.solve()
             except (cp.SolverError, ValueError, ArithmeticError) as exc:
                 message = f"{self.name} failed in outer iteration {k}: {exc}".splitlines()[0]
-                stopped = None
+                stop = StopCause.FAILED
                 break
             with warnings.catch_warnings():  # cvxpy's "may be inaccurate": judged by the workbench
                 warnings.simplefilter("ignore", UserWarning)
@@ -121,33 +129,28 @@ class FixedPointCapable:
             result.solver_status = str(model.cvx.status)
             if model.cvx.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT):
                 message = f"inner solve {k} ended {model.cvx.status}"
-                stopped = None
+                stop = StopCause.FAILED
                 break
             result.nu, result.v = model.recover()
             u = problem.relative_velocity(result.nu)
             s_new = tangential_speed(problem, u)
-            scale = max(np.linalg.norm(problem.r), np.linalg.norm(result.nu), np.linalg.norm(u))
-            change = float(np.linalg.norm(problem.mu * (s_new - s)) / (scale if scale > 0 else 1.0))
+            scale = normalisation(np.linalg.norm(problem.r), np.linalg.norm(result.nu), np.linalg.norm(u))
+            change = float(np.linalg.norm(problem.mu * (s_new - s)) / scale)
             s = s_new
             outer_seconds.append(time.perf_counter() - t_k)
-            if options.keep_history:
-                rows_hist.append({"iteration": k, "elapsed": time.perf_counter() - t_start,
-                                  "inner_iterations": inner[-1], "shift_change": change,
-                                  "siconos_error": exact_error(problem, result.nu, u),
-                                  "solver_status": result.solver_status})
+            if rec.keep:
+                rec.record(k, model.objective(result.nu, result.v), siconos_error(problem, result.nu, u, scale=scale),
+                           inner[-1], change, result.solver_status)
             if change <= outer_tol:
-                stopped = None
+                stop = StopCause.CONVERGED
                 break
-            if options.time_limit is not None and time.perf_counter() - t_start >= options.time_limit:
-                stopped = "timeout"
+            if rec.timed_out():
+                stop = StopCause.TIMEOUT
                 break
-        result.solve_seconds = time.perf_counter() - t_start
         result.iterations = int(sum(inner))
-        result.message = message or ("" if stopped is None else f"outer loop stopped by {stopped} "
+        result.message = message or ("" if stop == StopCause.CONVERGED else f"outer loop stopped by {stop.value} "
                                      f"after {len(inner)} outer iterations")
-        result.history = pd.DataFrame(rows_hist) if rows_hist else None
         result.info.update(outer_iterations=len(inner), inner_iterations=inner, compile_seconds=compile_seconds,
                            setup_seconds=setup_seconds, outer_seconds=outer_seconds,
-                           inner_seconds=inner_seconds, stopped=stopped,
-                           outer_tol=outer_tol)
-        return result
+                           inner_seconds=inner_seconds, outer_tol=outer_tol)
+        return rec.finish(result, stop)

@@ -31,8 +31,11 @@ API: Clarabel ``DefaultSolver.update(q=...)`` (presolve off, which data updates 
 every solution back (build_seconds include the compile and the solver's set-up; solve_seconds the
 outer loop). params["qp_solver"]: "clarabel" (default; tolerances max(tol^2, 1e-13), one
 thread) or "osqp" (eps_abs = eps_rel = tol, solution polishing on). iterations = outer iterations;
-info["inner_iterations"] = the QP solver's iterations summed over all solves; history: one row per
-outer iteration.
+info["inner_iterations"] = the QP solver's iterations summed over all solves; history (a
+:class:`~workbench.solvers.recorder.Recorder`): one row per outer iteration, objective = the relaxed
+dual objective at the impulses of z, error = lcp_residual, extras inner_iterations, lambda_change and
+the normal-velocity error of seed 003; stop cause CONVERGED (Lambda settled, or LCP2's single solve),
+MAX_ITER, TIMEOUT or FAILED (a QP solve failed).
 """
 
 from __future__ import annotations
@@ -40,12 +43,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from workbench.errors import InputError
-from workbench.solvers.base import SolveOptions, SolveResult, Solver
+from workbench.params import Param
+from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.cvxpy_base import _solver_output_to_stderr, interior_point_tolerance
+from workbench.solvers.recorder import Recorder
 
 __all__ = ["LCP1Solver", "CompiledQP", "QP_SOLVERS"]
 
@@ -126,6 +130,11 @@ class LCP1Solver(Solver):
     name = "lcp1"
     summary = "seed 003 LCP1: QP (15) with Gamma = mu Lambda(v) repeated to a fixed point (cvxpy, compiled once)"
     accepts = ("lcp",)
+    params = (
+        Param("qp_solver", str, "clarabel", "the QP solver, updated in place between solves", QP_SOLVERS),
+        Param("lambda_tol", float, None, "stop when Lambda changes by at most this [m/s] (None: tol x the "
+              "velocity scale)"),
+    )
     #: outer iterations when options.max_iter is None (LCP2 fixes it at 1)
     default_outer = 100
 
@@ -142,43 +151,48 @@ class LCP1Solver(Solver):
         Q = (S.T @ model.H @ S).tocsr()
         Q = ((Q + Q.T) * (0.5 * sc.impulse / sc.velocity)).tocsr()
         base = S.T @ model.q
-        lambda_tol = float(options.params.get("lambda_tol", options.tol * sc.velocity))
-        qp = CompiledQP(Q, base / sc.velocity, options.params.get("qp_solver", "clarabel"), options)
-        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                             build_seconds=model.build_seconds + qp.compile_seconds + qp.setup_seconds)
+        lambda_tol = options.tol * sc.velocity if options.params["lambda_tol"] is None \
+            else float(options.params["lambda_tol"])
+        qp = CompiledQP(Q, base / sc.velocity, options.params["qp_solver"], options)
+        result = self.new_result(model)
+        result.build_seconds += qp.compile_seconds + qp.setup_seconds
         result.info.update(compile_seconds=qp.compile_seconds, qp_setup_seconds=qp.setup_seconds)
         cap = self.outer_cap(options)
         slip = np.zeros(n_c)
-        rows, inner, z = [], 0, None
-        t0 = time.perf_counter()
+        inner, z, outer = 0, None, 0
+        rec = Recorder(options, "lcp_residual", ("inner_iterations", "lambda_change", "normal_velocity_error",
+                                                 "mean_normal_velocity_error", "active_contacts"))
+        # LCP2 (one solve) is done after its solve; LCP1 stops at its cap
+        stop = StopCause.CONVERGED if cap == 1 else StopCause.MAX_ITER
         for k in range(1, cap + 1):
             x, iters, status = qp.solve((base + np.repeat(mu * slip, m_C)) / sc.velocity)
             inner += iters
             result.solver_status = status
             if x is None:
                 result.message = f"QP solve {k} failed ({qp.which}: {status})"
+                stop = StopCause.FAILED
                 break
+            outer = k
             z = S @ (sc.impulse * x)
             new = model.slip(z)
             z[model.i_lambda] = new
             change = float(np.abs(new - slip).max())
             slip = new
-            rows.append({"outer": k, "inner_iterations": iters, "elapsed": time.perf_counter() - t0,
-                         "lambda_change": change, **model.measures(z)})
+            if rec.keep:
+                m = model.measures(z)
+                rec.record(k, model.objective(*model.recover(z)), m["lcp_residual"], iters, change,
+                           m["normal_velocity_error"], m["mean_normal_velocity_error"], m["active_contacts"])
             if change <= lambda_tol:
                 result.solver_status = f"converged ({status})"
+                stop = StopCause.CONVERGED
                 break
-            if time.perf_counter() - t0 > (options.time_limit or np.inf):
-                result.info["stopped"] = "timeout"
+            if rec.timed_out():
+                stop = StopCause.TIMEOUT
                 break
-        else:
-            result.info["stopped"] = None if cap == 1 else "max_iter"
-        result.solve_seconds = time.perf_counter() - t0
-        result.iterations = len(rows)
-        result.info.update(outer_iterations=len(rows), inner_iterations=inner, lambda_tol=lambda_tol,
+        result.iterations = outer
+        result.info.update(outer_iterations=outer, inner_iterations=inner, lambda_tol=lambda_tol,
                            qp_solver=qp.which)
-        result.history = pd.DataFrame(rows) if rows else None
         if z is not None and x is not None:
             result.info["z"] = z
             result.nu, result.v = model.recover(z)
-        return result
+        return rec.finish(result, stop)

@@ -13,7 +13,6 @@ its status is the worst step status, and a step without usable impulses stops th
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -35,10 +34,7 @@ def simulate(scene: str, params: dict[str, Any], formulation: str, solver: str, 
     rows: list[dict[str, Any]] = []
 
     def record(_, rec) -> None:
-        row = {**asdict(rec), **scenario.observe()}
-        if scenario.analytic is not None:
-            row.update({f"{k}_analytic": float(v) for k, v in scenario.analytic(rec.t).items()})
-        rows.append(row)
+        rows.append(scenario.step_row(rec))
 
     t0 = time.perf_counter()
     message = ""

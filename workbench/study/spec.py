@@ -297,7 +297,7 @@ def _preset(name, presets: dict[str, Tolerance], where: str) -> Tolerance:
 def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Tolerance],
              histories) -> list[Method]:
     from formulations import get_formulation
-    from workbench.solvers import get_solver
+    from workbench.solvers import get_solver, split_params
 
     tables = _table(doc.get("methods", {}), "[methods]")
     if not tables:
@@ -328,6 +328,10 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
         max_iter = table.get("max_iter")
         max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int)
         params = _table(table.get("params", {}), f"{where} params")
+        try:
+            split_params(form, slv, next(k for k in slv.accepts if k in form.builds), params)
+        except InputError as exc:
+            raise StudyError(f"{where}: {exc}") from None
         keep = histories if isinstance(histories, bool) else name in histories
         own = [_preset(table["tolerance"], presets, f"{where} tolerance")] if "tolerance" in table else None
         for tol in own or study_presets:

@@ -69,11 +69,14 @@ def execute(task: dict[str, Any]) -> dict[str, Any]:
             return {**result, "host": socket.gethostname(), "wall_seconds": time.perf_counter() - t0}
         problem = load(task["source"])
         res = solve(problem, task["formulation"], task["solver"], task["options"])
+        if "traceback" in res.info:  # a solver that raised: its run failed, its traceback goes to the log
+            print(res.info.pop("traceback"), file=sys.stderr, flush=True)
     except Exception as exc:  # anything a solver raises is that run's crash, not the study's
         traceback.print_exc()
         return crash_result(f"{type(exc).__name__}: {exc}", wall_seconds=time.perf_counter() - t0)
     return {
         "status": res.status,
+        "stop": None if res.stop is None else res.stop.value,
         "solver_status": res.solver_status,
         "objective": res.objective,
         "solver_objective": res.solver_objective,

@@ -36,7 +36,7 @@ import pandas as pd
 from workbench.report import figures, tables
 from workbench.report.accounting import RULE, comparison_groups, pair_table, profile_values, summarise
 from workbench.report.conclusion import conclusion, within_noise
-from workbench.report.document import Code, Figure, Heading, Table, Text, cell, render_html, render_markdown, spread
+from workbench.report.document import Code, Figure, Heading, Table, Text, cell, spread, write_pages
 from workbench.report.reference import References
 from workbench.report.stats import first_within, performance_profile
 from workbench.study.results import current_runs, read_histories
@@ -540,8 +540,4 @@ def write_report(results_dir, out_dir=None) -> Path:
         for name in _sections(res.options["sections"]):
             blocks += SECTIONS[name](res, out)
     blocks += _limitations(res) + _machine(res, out) + _methods_and_study(res, out)
-    title = f"Study {res.plan['study']}"
-    (out / "index.md").write_text(render_markdown(title, blocks), encoding="utf-8")
-    index = out / "index.html"
-    index.write_text(render_html(title, blocks), encoding="utf-8")
-    return index
+    return write_pages(out, f"Study {res.plan['study']}", blocks)

@@ -19,7 +19,7 @@ import pandas as pd
 from workbench.errors import InputError
 from workbench.report import read_report_data, tables
 from workbench.report.accounting import RULE
-from workbench.report.document import Heading, Table, Text, render_html, render_markdown, spread
+from workbench.report.document import Heading, Table, Text, spread, write_pages
 
 __all__ = ["compare", "write_comparison"]
 
@@ -94,8 +94,5 @@ def write_comparison(a_dir, b_dir, out_dir=None) -> Path:
               Table(detail, "Median (min-max) over repetitions; the ratio's range from the fastest and slowest "
                             "repetitions.", tables.write_table(detail, out, "per_problem", "B against A per problem",
                                                        numbers))]
-    title = f"{a.plan['study']} (A) against {b.plan['study']} (B)"
-    (out / "index.md").write_text(render_markdown(title, blocks), encoding="utf-8")
-    (out / "index.html").write_text(render_html(title, blocks), encoding="utf-8")
-    return out / "index.html"
+    return write_pages(out, f"{a.plan['study']} (A) against {b.plan['study']} (B)", blocks)
 

@@ -9,11 +9,12 @@ import html
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["Heading", "Text", "Table", "Figure", "Code", "render_markdown", "render_html", "cell", "spread",
-           "numeric_column"]
+__all__ = ["Heading", "Text", "Table", "Figure", "Code", "render_markdown", "render_html", "write_pages", "cell",
+           "spread", "numeric_column"]
 
 
 @dataclass
@@ -170,3 +171,12 @@ def render_html(title: str, blocks: list) -> str:
             out.append(f"<pre>{e(b.text)}</pre>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def write_pages(out: Path, title: str, blocks: list) -> Path:
+    """Write ``out/index.md`` and ``out/index.html`` (atomically); the path of index.html."""
+    from workbench.files import atomic_output
+    for name, render in (("index.md", render_markdown), ("index.html", render_html)):
+        with atomic_output(out / name) as tmp:
+            tmp.write_text(render(title, blocks), encoding="utf-8")
+    return out / "index.html"

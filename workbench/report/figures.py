@@ -43,10 +43,13 @@ def _colors(methods: list[str]) -> dict[str, str]:
 
 def save(fig: Figure, path: Path) -> dict[str, str]:
     """Write ``path`` (PNG) and the same figure as SVG beside it; {"SVG": svg file name}."""
+    from workbench.files import atomic_output
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
     svg = path.with_suffix(".svg")
-    fig.savefig(svg)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=110)
+    with atomic_output(svg) as tmp:
+        fig.savefig(tmp)
     return {"SVG": svg.name}
 
 

@@ -69,8 +69,11 @@ def write_table(df: pd.DataFrame, out: Path, name: str, caption: str,
                 numbers: pd.DataFrame | None = None) -> dict[str, str]:
     """Write ``tables/NAME.csv`` (``numbers`` when given: the values behind a formatted table) and
     ``tables/NAME.tex`` under ``out``; their paths relative to it."""
+    from workbench.files import atomic_output
     (out / "tables").mkdir(parents=True, exist_ok=True)
-    (df if numbers is None else numbers).to_csv(out / "tables" / f"{name}.csv", index=numbers is None)
-    (out / "tables" / f"{name}.tex").write_text(_latex(df, caption), encoding="utf-8")
+    with atomic_output(out / "tables" / f"{name}.csv") as tmp:
+        (df if numbers is None else numbers).to_csv(tmp, index=numbers is None)
+    with atomic_output(out / "tables" / f"{name}.tex") as tmp:
+        tmp.write_text(_latex(df, caption), encoding="utf-8")
     return {"CSV": f"tables/{name}.csv", "LaTeX": f"tables/{name}.tex"}
 

@@ -50,11 +50,14 @@ class Code:
 
 
 def cell(x) -> str:
-    """A value as a table shows it: 4 significant digits, '-' for missing."""
+    """A value as a table shows it: 4 significant digits (whole numbers below a million in full),
+    '-' for missing."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     if isinstance(x, float):
-        return "inf" if math.isinf(x) else f"{x:.4g}"
+        if math.isinf(x):
+            return "inf"
+        return str(int(x)) if x.is_integer() and abs(x) < 1e6 else f"{x:.4g}"
     return str(x)
 
 

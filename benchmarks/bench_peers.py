@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.errors import InputError
 from workbench.io import load_problem
 from workbench.shared_data import shared_data_dir
 from workbench.solvers import SolveOptions, solve
@@ -65,20 +66,25 @@ SICONOS_FULL = SICONOS_QUICK + ("FPP", "EG")
 ONE_CONTACT = "siconos/FrictionContact3D_1c.dat"
 
 
-def corpus(pattern: str) -> list[tuple[str, object]]:
-    """(relative path, problem) of every corpus file matching ``pattern``, contacts only."""
+def corpus(pattern: str) -> tuple[list[tuple[str, object]], list[str]]:
+    """(relative path, problem) of every corpus file matching ``pattern``, contacts only; and the
+    files the workbench cannot read, with why."""
     root = shared_data_dir()
     if root is None:
         sys.exit("the shared data (../shared/data) was not found; set WORKBENCH_SHARED_DATA")
     files = sorted(list(root.glob("fclib/*.hdf5")) + list(root.glob("siconos/*.dat")))
-    out = []
+    out, unread = [], []
     for f in files:
         rel = str(f.relative_to(root))
         if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(f.name, pattern):
-            p = load_problem(f)
+            try:
+                p = load_problem(f)
+            except InputError as exc:
+                unread.append(f"{f.name} ({str(exc).split(': ', 1)[-1]})")
+                continue
             if p.n_contacts:
                 out.append((rel, p))
-    return out
+    return out, unread
 
 
 def label(method: tuple[str, str]) -> str:
@@ -148,7 +154,7 @@ def main(argv=None) -> int:
     reps = args.repetitions or (3 if args.quick else 5)
     cap = args.time_limit or (2.0 if args.quick else 5.0)
     siconos_methods = (SICONOS_QUICK if args.quick else SICONOS_FULL) if probe(SICONOS_PYTHON)[0] else ()
-    problems = corpus(args.problems)
+    problems, unread = corpus(args.problems)
     if not problems:
         print(f"no corpus problem with contacts matches {args.problems!r}", file=sys.stderr)
         return 2
@@ -201,6 +207,8 @@ def main(argv=None) -> int:
           f"(ours ahead on {sum(q < 1 for q in ratios)}); {geomean(big):.2f} over the {len(big)} with >= 50 "
           f"contacts (max {max(big, default=float('nan')):.2f}); {geomean(small):.2f} over the {len(small)} with "
           f"<= 10 contacts (range {min(small, default=float('nan')):.2f} to {max(small, default=float('nan')):.2f}).")
+    if unread:
+        print(f"Not read by the workbench (left out): {'; '.join(unread)}.")
     print(f"\n### Per-call overhead: one iteration on a 1-contact problem ({Path(ONE_CONTACT).name}), "
           "problem already loaded, median of 200 calls\n")
     print("| method | whole solve() call [us] | inside the solver (solve_seconds) [us] |")

@@ -198,7 +198,7 @@ def main(argv=None) -> int:
         ratio = float(np.median(ours[1]) / np.median(sic[1])) if ours and sic else None
         if ratio is not None:
             both.append((p.n_contacts, ratio))
-        cells.append("-" if ratio is None else f"{ratio:.2f}")
+        cells.append("-" if ratio is None else f"{ratio:.3g}")
         print(f"| {Path(name).name} | {p.n_contacts} | " + " | ".join(cells) + " |")
     ratios = [q for _, q in both]
     big = [q for n, q in both if n >= 50]

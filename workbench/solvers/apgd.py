@@ -192,8 +192,8 @@ class APGDSolver(IterativeSolver):
         mu, d = np.ascontiguousarray(run.mu, dtype=float), run.d
         rec, op = run.rec, run.compiled_N
         gamma = np.array(x0, dtype=float)           # own buffers: gamma and new are swapped every iteration
-        N_gamma = run.apply_N(gamma)
-        L = lipschitz_estimate(run.problem, gamma, run.apply_N)                          # (6-7)
+        N_gamma = run.apply_compiled_N(gamma)
+        L = lipschitz_estimate(run.problem, gamma, run.apply_compiled_N)                 # (6-7)
         y, N_y = gamma.copy(), N_gamma.copy()
         bufs, N_bufs = (gamma, np.empty_like(gamma)), (N_gamma, np.empty_like(gamma))
         u, best_x, r = np.empty_like(gamma), np.empty_like(gamma), run.linear_term

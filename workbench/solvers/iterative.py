@@ -164,6 +164,13 @@ class Run:
         return (A.indptr, A.indices, A.data, B.indptr, B.indices, B.data, chain,
                 np.empty(A.shape[0] if chain else 0))
 
+    def apply_compiled_N(self, x: np.ndarray) -> np.ndarray:
+        """N x through :attr:`compiled_N` (no scipy dispatch, no solve with M: for the solvers whose
+        iterations use that operator)."""
+        out = np.empty(self.n)
+        apply_operator(*self.compiled_N, np.ascontiguousarray(x, dtype=float), out)
+        return out
+
     @cached_property
     def diagonal_blocks(self) -> tuple[np.ndarray, np.ndarray]:
         """Symmetric parts of the d x d contact diagonal blocks of N (n_c, d, d) and the joint

@@ -206,7 +206,7 @@ def main(argv=None) -> int:
     print(f"\nGeometric mean of ours / Siconos: {geomean(ratios):.2f} over the {len(ratios)} problems both solve "
           f"(ours ahead on {sum(q < 1 for q in ratios)}); {geomean(big):.2f} over the {len(big)} with >= 50 "
           f"contacts (max {max(big, default=float('nan')):.2f}); {geomean(small):.2f} over the {len(small)} with "
-          f"<= 10 contacts (range {min(small, default=float('nan')):.2f} to {max(small, default=float('nan')):.2f}).")
+          f"<= 10 contacts (range {min(small, default=float('nan')):.3g} to {max(small, default=float('nan')):.3g}).")
     if unread:
         print(f"Not read by the workbench (left out): {'; '.join(unread)}.")
     print(f"\n### Per-call overhead: one iteration on a 1-contact problem ({Path(ONE_CONTACT).name}), "

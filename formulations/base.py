@@ -1,8 +1,10 @@
 """What every formulation shares: the interface, the cvxpy model it builds, and the data scaling.
 
 A formulation turns a :class:`~workbench.problem.TimeStepProblem` into a model a solver can take.
-Conic formulations build a :class:`CvxpyModel`; first-order solvers take a formulation's
-:class:`CCQOModel` (the problem plus how its linear term is treated).
+Conic formulations describe themselves once as a backend-neutral :class:`~formulations.qp.ConicQP`
+and build a :class:`CvxpyModel` from it (the export formats come from the same description);
+first-order solvers take a formulation's :class:`CCQOModel` (the problem plus how its linear term
+is treated).
 
 Scaling. Real problems span many orders of magnitude (an FCLib box stack has a dual objective near
 -2.3e-5), while interior-point solvers stop on absolute tolerances near 1e-8. Every conic model is
@@ -128,14 +130,3 @@ class Formulation(ABC):
     def _build_ccqo(self, problem: TimeStepProblem) -> CCQOModel:
         raise NotImplementedError
 
-
-def friction_cone_constraints(x_contacts, mu: np.ndarray):
-    """cvxpy constraints x_i in K_{mu_i} for an (n_c, d) cvxpy expression, vectorised:
-    one SOC block ||x_t,i|| <= mu_i x_n,i, plus x_n >= 0 where mu_i = 0 (the SOC alone would leave
-    x_n free there)."""
-    import cvxpy as cp
-    cons = [cp.SOC(cp.multiply(mu, x_contacts[:, 0]), x_contacts[:, 1:].T, axis=0)]
-    zero = np.flatnonzero(mu == 0)
-    if zero.size:
-        cons.append(x_contacts[zero, 0] >= 0)
-    return cons

@@ -248,7 +248,7 @@ def test_html_report_renders_in_headless_chromium(report):
 
 
 @pytest.mark.slow
-def test_quickstart_study_gives_a_report_with_tables_convergence_and_profiles(shared_data, tmp_path):
+def test_quickstart_study_gives_a_report_with_tables_convergence_and_profiles(tmp_path):
     """The README's main command: studies/quickstart.toml, then its report in a browser."""
     study = Path(__file__).resolve().parents[1] / "studies" / "quickstart.toml"
     out = tmp_path / "report"

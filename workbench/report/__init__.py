@@ -374,7 +374,10 @@ def write_report(results_dir, out_dir=None) -> Path:
             blocks += SECTIONS[name](res, out)
     blocks += _methods_and_provenance(res, out)
     title = f"Study {res.plan['study']}"
-    (out / "index.md").write_text(render_markdown(title, blocks), encoding="utf-8")
+    from workbench.files import atomic_output
+    with atomic_output(out / "index.md") as tmp:
+        tmp.write_text(render_markdown(title, blocks), encoding="utf-8")
     index = out / "index.html"
-    index.write_text(render_html(title, blocks), encoding="utf-8")
+    with atomic_output(index) as tmp:
+        tmp.write_text(render_html(title, blocks), encoding="utf-8")
     return index

@@ -42,8 +42,10 @@ def _positive_plot(ax, x, y, fmt: str, **kwargs) -> None:
 
 
 def _save(fig: Figure, path: Path) -> None:
+    from workbench.files import atomic_output
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=110)
 
 
 def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame, references: dict[str, float],

@@ -8,7 +8,8 @@ The QP (15) of seed 003, in the velocities, with Gamma_j >= 0 per contact:
 u = D^T v + b (seed 003 writes n^T v + Delta and d_i^T v; b_t, usually 0, is carried along). Its
 multiplier y_ji >= 0 of row (j, i) is an impulse y_ji (n_j + mu_j t_i), i.e. c_n,j = sum_i y_ji and
 beta_ji = mu_j y_ji. The workbench solves the QP's dual in y, which needs only N (local problems
-work too) and is built from the LCP model's blocks (formulations.lcp_pyramid):
+work too) and is built from the LCP model's blocks and its one pyramid construction
+(formulations.lcp_pyramid: ``Pyramid.S``, ``LCPModel.edge_qp``):
 
     min_{y >= 0}  1/2 y^T Q y + (S^T q + Gamma (x) e)^T y,    Q = S^T H S,  H = T^T N_c T,  q = T^T r_c,
 
@@ -144,13 +145,9 @@ class LCP1Solver(Solver):
     def solve(self, model, options: SolveOptions) -> SolveResult:
         mu, m_C, n_c = model.problem.mu, model.m_C, model.problem.n_contacts
         sc = model.scale
-        n_y = n_c * m_C
-        S = sp.csr_matrix((np.concatenate([np.ones(n_y), np.repeat(mu, m_C)]),
-                           (np.concatenate([np.repeat(model.i_n, m_C), model.i_beta.ravel()]),
-                            np.concatenate([np.arange(n_y), np.arange(n_y)]))), shape=(model.size, n_y))
-        Q = (S.T @ model.H @ S).tocsr()
-        Q = ((Q + Q.T) * (0.5 * sc.impulse / sc.velocity)).tocsr()
-        base = S.T @ model.q
+        S = model.pyramid.S
+        Q, base = model.edge_qp()
+        Q = Q * (sc.impulse / sc.velocity)
         lambda_tol = options.tol * sc.velocity if options.params["lambda_tol"] is None \
             else float(options.params["lambda_tol"])
         qp = CompiledQP(Q, base / sc.velocity, options.params["qp_solver"], options)

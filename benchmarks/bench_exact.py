@@ -26,17 +26,16 @@ import argparse
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
 from problems.scenes import rolling_ball_2d
 from workbench.io import load_problem
 from workbench.problem import TimeStepProblem
+from workbench.shared_data import reference_files
 from workbench.solvers import SOLVERS, SolveOptions, solve
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 TOL = 1e-8
 FIXED_POINTS = [("dual-fixed-point", "clarabel"), ("dual-fixed-point", "scs"), ("primal-fixed-point", "clarabel"),
                 ("primal-fixed-point", "scs")]
@@ -90,7 +89,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     siconos = probe(SICONOS_PYTHON)[0] is not None
     problems = [] if args.large_only else \
-        [load_problem(f) for f in sorted(SHARED.glob("*/*")) if f.suffix in (".hdf5", ".dat")]
+        [load_problem(f) for f in reference_files()]
     if not args.quick:
         t0 = time.perf_counter()
         problems.append(large_problem())

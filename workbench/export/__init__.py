@@ -135,7 +135,8 @@ def export(problem: TimeStepProblem, formulation: str, fmt: str, path: os.PathLi
         if solution is not None or guess is not None:
             raise UnsupportedError(f"format {fmt} holds an optimisation model, not a solution or guess; "
                                    "use fclib, mat or npz for those")
-        return writer(build_model(problem, formulation, scaled=scaled), path)
+        model = build_model(problem, formulation, scaled=scaled)
+        return _written(path, lambda tmp: writer(model, tmp))
     if formulation not in DATA_FORMULATIONS:
         raise UnsupportedError(f"format {fmt} holds problem data: formulation must be one of "
                                f"{', '.join(DATA_FORMULATIONS)}, got {formulation!r}")
@@ -143,5 +144,15 @@ def export(problem: TimeStepProblem, formulation: str, fmt: str, path: os.PathLi
         problem = problem.as_local()
     nu_sol, sol_info = _impulses(problem, solution, "solution")
     nu_guess, guess_info = _impulses(problem, guess, "guess")
-    return writer(problem, path, formulation=formulation, solution=nu_sol, guess=nu_guess,
-                  notes={**sol_info, **guess_info})
+    return _written(path, lambda tmp: writer(problem, tmp, formulation=formulation, solution=nu_sol, guess=nu_guess,
+                                             notes={**sol_info, **guess_info}))
+
+
+def _written(path: os.PathLike | str, write) -> list[Path]:
+    """Run ``write(tmp)`` through workbench.files.atomic_output: every file (and sidecar) appears
+    whole, with the umask's permissions, or not at all; the paths written, beside ``path``."""
+    from workbench.files import atomic_output
+    target = Path(path)
+    with atomic_output(target) as tmp:
+        files = write(tmp)
+    return [target.parent / Path(f).name for f in files]

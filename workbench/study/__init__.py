@@ -5,17 +5,20 @@ runs; parallel backends) and qpbenchmark (plain markdown reports, success rates,
 means). Layers, no cycles:
 
 - :mod:`~workbench.study.spec`: the study file, parsed and validated (one-line :class:`StudyError`s).
-- :mod:`~workbench.study.generators`: registry of problem generators (``sphere_packing``, ...).
-- :mod:`~workbench.study.problems`: problem groups -> concrete problems with data hashes.
+- :mod:`~workbench.study.problems`: problem groups -> concrete problems with data hashes (the
+  problems themselves come from :mod:`workbench.sources`, scenes and generators included).
 - :mod:`~workbench.study.store`: one parquet file per run, written atomically; read back as tables.
 - :mod:`~workbench.study.worker`: the killable worker process that executes runs.
 - :mod:`~workbench.study.simulation`: a run that simulates a dynamic scene (its history: per-step table).
 - :mod:`~workbench.study.executors`: local worker pool or Dask cluster.
 - :mod:`~workbench.study.runner`: plan the grid, skip what is done, execute, record.
+- :mod:`~workbench.study.results`: the results API, ``load_results`` (one tidy row per run) and
+  ``load_histories`` (per-iteration histories in one fixed schema).
 
 The report (:mod:`workbench.report`) reads only the results directory.
 """
 
+from workbench.study.results import load_histories, load_results
 from workbench.study.spec import Study, StudyError, load_study
 
-__all__ = ["Study", "StudyError", "load_study"]
+__all__ = ["Study", "StudyError", "load_study", "load_results", "load_histories"]

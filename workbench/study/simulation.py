@@ -26,10 +26,10 @@ _ORDER = ("no_contact", "solved", "inaccurate", "max_iter", "timeout", "unavaila
 
 def simulate(scene: str, params: dict[str, Any], formulation: str, solver: str, options) -> dict[str, Any]:
     """Run the scene for its duration; the worker's answer (status, metrics, history)."""
-    from problems.dynamic_scenes import get_scenario
     from problems.stepper import Simulation, SimulationError
+    from workbench.sources import scenario as build_scenario
 
-    scenario = get_scenario(scene, **params)
+    scenario = build_scenario(scene, **params)
     sim = Simulation(scenario.world, scenario.h, formulation, solver, options, name=scenario.name)
     rows: list[dict[str, Any]] = []
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from workbench.errors import InputError
 
-__all__ = ["WorkerProcess", "execute", "crash_result", "hard_limit", "solve_with_hard_limit"]
+__all__ = ["WorkerProcess", "execute", "crash_result", "warm_up", "hard_limit", "solve_with_hard_limit"]
 
 #: BLAS/OpenMP threads per worker: parallel workers must not oversubscribe the cores, and one thread
 #: per solve keeps timings comparable (the user's environment wins when set)
@@ -78,12 +78,12 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
     """
     t0 = time.perf_counter()
     try:
-        from workbench.cli import load
         from workbench.solvers import solve
+        from workbench.sources import is_simulation, load
         _import_plugins(task["preload"]["plugins"])
-        _warm_up(task["formulation"], task["solver"])
+        warm_up(task["formulation"], task["solver"])
         started("warm")
-        scenario = task["source"].startswith("scenario:")
+        scenario = is_simulation(task["source"])
         problem = None if scenario else load(task["source"])
         started("loaded")
         t0 = time.perf_counter()
@@ -142,19 +142,23 @@ def _preload(spec: dict[str, Any]) -> None:
 _WARM: set[tuple[str, str]] = set()
 
 
-def _warm_up(formulation: str, solver: str) -> None:
-    """Before a worker's first run of a (formulation, solver), solve a one-contact problem with it,
-    untimed, so that no run's times include compiling (numba kernels compile on their first call:
-    about 0.5 s). Done inside the run, so a solver that hangs or crashes fails its own run only."""
+def warm_up(formulation: str, solver: str) -> float:
+    """Before a process's first run of a (formulation, solver), solve a one-contact problem with it,
+    untimed, so that no run's times include importing and compiling (numba kernels compile or load
+    from their cache on their first call: about 0.5 s). Returns the seconds it took (0 when the
+    method was warm already). The worker does it inside the run, so a solver that hangs or crashes
+    fails its own run only; ``workbench solve`` and ``compare`` do it before their clocks start."""
     from problems.scenes import rolling_ball_2d
     from workbench.solvers import SolveOptions, solve
     if (formulation, solver) in _WARM:
-        return
+        return 0.0
     _WARM.add((formulation, solver))
+    t0 = time.perf_counter()
     try:  # a warm-up only: what goes wrong shows in the run itself
         solve(rolling_ball_2d(), formulation, solver, SolveOptions(max_iter=20, keep_history=False))
     except Exception:
         pass
+    return time.perf_counter() - t0
 
 
 def _watch_parent() -> None:

@@ -7,10 +7,9 @@ tol_feas = max(tol^2, 1e-12) on the O(1)-scaled model (see SolveOptions); one th
 threads slowed it down on 2 cores).
 
 Also takes the fixed-point models (workbench.solvers.fixed_point): one DefaultSolver on the data
-compiled once, updated between outer iterations by DefaultSolver.update(q=...) (dual) or
-update(b=...) (primal; refused when Clarabel's presolve changed the data layout). An interior-point
-method has no warm start: each inner solve starts afresh, so an outer iteration saves the solver's
-set-up only.
+compiled once (workbench.solvers.compiled, presolve off), updated between outer iterations by
+DefaultSolver.update(q=...) (dual) or update(b=...) (primal). An interior-point method has no warm
+start: each inner solve starts afresh, so an outer iteration saves the solver's set-up only.
 
 A run that Clarabel ends with InsufficientProgress (it stalls near the optimum when the optimal
 objective is close to zero on the scaled data, e.g. a time step whose contacts barely touch) still
@@ -26,7 +25,8 @@ import pandas as pd
 
 from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.solvers.cvxpy_base import CvxpySolver, interior_point_tolerance
-from workbench.solvers.fixed_point import FixedPointCapable, FixedPointSession
+from workbench.solvers.compiled import LOOSENED, LOOSER, ClarabelRetried, clarabel_solver, needs_looser_retry
+from workbench.solvers.fixed_point import FixedPointCapable
 
 
 class ClarabelSolver(FixedPointCapable, CvxpySolver):
@@ -38,7 +38,7 @@ class ClarabelSolver(FixedPointCapable, CvxpySolver):
     compile_options = {"accept_unknown": True}
 
     def raw_status(self, raw) -> str | None:
-        if isinstance(raw, _Retried):
+        if isinstance(raw, ClarabelRetried):
             return f"{raw.first.status}, then {raw.status} with 100x looser tolerances"
         return str(raw.status)
 
@@ -51,45 +51,22 @@ class ClarabelSolver(FixedPointCapable, CvxpySolver):
             s["time_limit"] = float(options.time_limit)
         return s
 
-    @staticmethod
-    def new_solver(data, chain, options, opts):
-        """A clarabel.DefaultSolver on cvxpy's compiled data, as cvxpy builds it."""
-        import clarabel
-        import scipy.sparse as sp
-        from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import dims_to_solver_cones
-        from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver
-
-        P = data["P"] if "P" in data else sp.csc_array((data["c"].size, data["c"].size))
-        settings = chain.solver.parse_solver_opts(options.verbose, opts)
-        return clarabel.DefaultSolver(sp.triu(P).tocsc(), data["c"], data["A"], data["b"],
-                                      dims_to_solver_cones(data[ConicSolver.DIMS]), settings)
-
-    def open_session(self, model, data, chain, options, opts):
-        solver = self.new_solver(data, chain, options, opts)
-        if not solver.is_data_update_allowed():  # presolve removed rows: the data layout changed
-            raise RuntimeError("Clarabel does not allow data updates on this problem")
-        return FixedPointSession(solve=solver.solve,
-                                 update=lambda key, vector: solver.update(**{"q" if key == "c" else "b": vector}),
-                                 iterations=lambda raw: int(raw.iterations))
-
     def run(self, model, data, chain, options, opts):
         raw, history = self._run_once(model, data, chain, options, opts)
-        # A stall at the tight end of the tolerances is retried once with gap and feasibility
-        # tolerances 100x looser (the workbench then judges whichever point comes back); the retry's
-        # iterations and time count in the run.
-        if str(raw.status) == "InsufficientProgress" and opts.get("tol_gap_abs", 0) < 1e-6:
-            looser = {**opts, **{k: 100 * opts[k] for k in ("tol_gap_abs", "tol_gap_rel", "tol_feas")}}
+        # a stall at the tight end of the tolerances is retried looser (workbench.solvers.compiled)
+        if needs_looser_retry(raw, opts.get("tol_gap_abs", 0)):
+            looser = {**opts, **{k: LOOSER * opts[k] for k in LOOSENED}}
             retry, retry_history = self._run_once(model, data, chain, options, looser)
             if str(retry.status) in ("Solved", "AlmostSolved"):
                 if history is not None and retry_history is not None:
                     retry_history["iteration"] += int(raw.iterations)
                     retry_history["elapsed"] += float(history["elapsed"].iloc[-1])
                     history = pd.concat([history, retry_history], ignore_index=True)
-                return _Retried(retry, raw), history
+                return ClarabelRetried(retry, raw), history
         return raw, history
 
     def _run_once(self, model, data, chain, options, opts):
-        solver = self.new_solver(data, chain, options, opts)
+        solver = clarabel_solver(data, chain, opts, options.verbose)
         rows: list[dict] = []
         unscale = model.unscale_objective
         t0 = time.perf_counter()
@@ -106,16 +83,3 @@ class ClarabelSolver(FixedPointCapable, CvxpySolver):
             solver.set_termination_callback(record)
         raw = solver.solve()
         return raw, (pd.DataFrame(rows) if rows else None)
-
-
-class _Retried:
-    """A retry's solution seen as the whole run: its point and status, both attempts' iterations
-    and time."""
-
-    def __init__(self, retry, first):
-        self._retry, self.first = retry, first
-        self.iterations = int(retry.iterations) + int(first.iterations)
-        self.solve_time = float(retry.solve_time) + float(first.solve_time)
-
-    def __getattr__(self, name):
-        return getattr(self._retry, name)

@@ -40,10 +40,11 @@ import numpy as np
 from problems.scenes import rolling_ball_2d
 from workbench.io import load_problem
 from workbench.problem import TimeStepProblem
-from workbench.solvers import SOLVERS, SolveOptions, solve
+from workbench.shared_data import shared_data_dir
+from workbench.solvers import SOLVERS, SolveOptions, SolveResult, solve
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = shared_data_dir() or Path("shared-data-not-found")
 TOL = 1e-8
 FIXED_POINTS = [("dual-fixed-point", "clarabel"), ("dual-fixed-point", "scs"), ("primal-fixed-point", "clarabel"),
                 ("primal-fixed-point", "scs")]
@@ -115,7 +116,11 @@ def corpus(time_limit: float, only: list[tuple[str, str]] | None, siconos: bool)
     for p in problems:
         for m in methods(p, siconos):
             if m in listed:
-                results[p.name, m] = run(p, *m, time_limit)
+                try:
+                    results[p.name, m] = run(p, *m, time_limit)
+                except Exception as exc:  # a solver that raises is a finding of the benchmark, not its end
+                    results[p.name, m] = SolveResult(solver=m[1], formulation=m[0], status="crash",
+                                                     message=f"{type(exc).__name__}: {exc}".splitlines()[0])
                 print(f"{p.name} {m}: {cell(results[p.name, m])}", file=sys.stderr, flush=True)
     names = [f"{f.replace('-fixed-point', '-fp')}/{s}" for f, s in listed]
     print(f"\n### Corpus problems with >= {CORPUS_MIN_CONTACTS} contacts: time to Siconos error {TOL:g} [s] "

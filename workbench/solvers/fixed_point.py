@@ -15,7 +15,8 @@ The next state (s, and nu where W_a is not None) is x + theta (G(x) - x): theta 
 map; a damped map has the same fixed points. It stops when e_k <= tol (converged); when
 change_k <= outer_tol (the shift has settled: what error is left is the inner solver's); at a cap;
 or on a stall: when the best e over the last ``stall_window`` outer iterations is not below 0.9
-times the best before them, theta is multiplied by 0.7 and the loop goes on, and below theta = 0.2
+times the best over the window before (the first relaxed iterate, often of a lower error than the
+next few, is soon out of the comparison), theta is multiplied by 0.7 and the loop goes on, and below theta = 0.2
 it stops (stalled). Why change_k: nu^k solves the subproblem for the shift of iteration k-1 and the
 projection is non-expansive, so e_k <= (subproblem's relaxed error) + change_k.
 
@@ -23,7 +24,7 @@ What the measurements on the shared problems showed, and what answers each (READ
 - Non-symmetric W (Capsules, OneObject: W_a up to 7e-4 of W): solving the symmetric part stalled at
   the error W_a makes (2e-5, 4e-7, 1e-6); the splitting above converges.
 - A map that does not contract: on Capsules-i125-1213 (mu = 0.7) the plain map settles into a
-  3-cycle at e = 2e-6..6e-6; with theta = 0.7 it converges (32 outer iterations).
+  3-cycle at e = 2e-6..6e-6; with theta = 0.7 it converges.
 - Inaccurate inner solves at the cone apex: an interior-point inner solve ends at an interior point;
   at a contact closed with zero impulse and zero velocity (strict complementarity fails) Clarabel
   returns gamma_n and u_n both about sqrt(gap) (7e-8 on FrictionContactProblem00031, e = 3e-7)
@@ -35,6 +36,9 @@ What the measurements on the shared problems showed, and what answers each (READ
   error_after, accepted, stopped}; the history goes on with phase "polish" rows; the returned point
   is Newton's only if its error is lower. ``polish=False`` gives the pure fixed point. With a time
   limit and the polish on, the outer loop stops at 3/4 of it and the polish gets the rest.
+- Inner breakdowns: Clarabel can fail outright at one shift (NumericalError, also after the looser
+  retry). The loop then steps halfway back towards the last shift it solved and goes on (at most 3
+  times in a row; info["inner_failures"]).
 - Slow contraction (granular flows: e x0.93 per outer iteration): Anderson acceleration
   (``anderson`` = memory m, class AndersonMixing) cut the outer iterations (2,020 contacts: 100 ->
   32-56; 667: 82 -> 22; Capsules-i125: 32 -> 26-29) but lost the 7,002-contact flow (the plain map
@@ -51,7 +55,7 @@ Recorded: iterations = total inner iterations (the polish's are in info["polish"
 outer_iterations, inner_iterations (list), compile_seconds (the one compile), setup_seconds (the
 solver object, once), outer_seconds (wall time of each outer iteration: update, solve, unpack,
 measures), inner_seconds (the solver's call alone, per outer iteration), stopped, outer_stop
-(converged / settled / stalled / max_iter / timeout / failed), dampings ((outer iteration, theta)
+(converged / settled / stalled / max_iter / timeout / failed), inner_failures, dampings ((outer iteration, theta)
 at each change), polish; history: one row per outer
 iteration, then one per polish iteration. The solver's convergence claims are recorded, never
 trusted: :func:`finalize` judges the result by siconos_error.
@@ -77,6 +81,8 @@ FIXED_POINT_PARAMS = ("outer_tol", "outer_max_iter", "stall_window", "damping", 
                       "inner_warm_start")
 #: Anderson memory by default (measured: see the module docstring)
 ANDERSON_MEMORY = 0
+#: consecutive inner breakdowns the outer loop steps back from before it gives up
+MAX_INNER_FAILURES = 3
 #: share of options.time_limit the outer loop may use when the polish is on (the rest is the polish's)
 OUTER_TIME_SHARE = 0.75
 #: on a stall the damping theta is multiplied by DAMPING_FACTOR, down to MIN_DAMPING
@@ -151,6 +157,8 @@ class FixedPointCapable:
             nu_prev, s = np.zeros(problem.n_unknowns), np.zeros(problem.n_contacts)
         inner, inner_seconds, outer_seconds, hist, errors = [], [], [], [], []
         outer_stop, message, best = "max_iter", "", None
+        s_ok = nu_ok = None  # the last state whose inner solve succeeded
+        failures = []  # outer iterations whose inner solve broke down
         theta, since, dampings = float(params.get("damping", 1.0)), 0, []
         polish_on = bool(params.get("polish", True))
         outer_time = None if options.time_limit is None else options.time_limit * (OUTER_TIME_SHARE if polish_on else 1.0)
@@ -163,16 +171,27 @@ class FixedPointCapable:
             t_inner = time.perf_counter()
             try:
                 inner.append(session.solve())
+                failure = None if model.cvx.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) \
+                    else f"inner solve {k} ended {model.cvx.status}"
             except (cp.SolverError, ValueError, ArithmeticError) as exc:
-                message = f"{self.name} failed in outer iteration {k}: {exc}".splitlines()[0]
-                outer_stop = "failed"
-                break
+                inner.append(0)
+                failure = f"{self.name} failed in outer iteration {k}: {exc}".splitlines()[0]
             inner_seconds.append(time.perf_counter() - t_inner)
+            if failure is not None:
+                # a breakdown of the inner solver at this shift: step halfway back towards the last
+                # shift it solved (a nearby subproblem), at most MAX_INNER_FAILURES times in a row
+                failures.append(k)
+                outer_seconds.append(time.perf_counter() - t_k)
+                message = failure
+                if len(failures) > MAX_INNER_FAILURES and failures[-MAX_INNER_FAILURES - 1] == k - MAX_INNER_FAILURES \
+                        or s_ok is None:
+                    outer_stop = "failed"
+                    break
+                s, nu_prev = s_ok + 0.5 * (s - s_ok), nu_ok + 0.5 * (nu_prev - nu_ok)
+                mixing.reset()
+                continue
             result.solver_status = str(model.cvx.status)
-            if model.cvx.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT):
-                message = f"inner solve {k} ended {model.cvx.status}"
-                outer_stop = "failed"
-                break
+            s_ok, nu_ok = s, nu_prev
             nu, _ = model.recover()
             u = problem.relative_velocity(nu)
             s_new = tangential_speed(problem, u)
@@ -199,7 +218,7 @@ class FixedPointCapable:
             if change <= outer_tol:
                 outer_stop = "settled"
                 break
-            if k - since > window and min(errors[-window:]) > 0.9 * min(errors[since:-window]):
+            if k - since >= 2 * window and min(errors[-window:]) > 0.9 * min(errors[-2 * window:-window]):
                 if theta * DAMPING_FACTOR < MIN_DAMPING:
                     outer_stop = "stalled"
                     break
@@ -224,7 +243,10 @@ class FixedPointCapable:
         stopped = None if converged or outer_stop in ("settled", "stalled", "failed") else outer_stop
         if polish is not None and not converged and polish["stopped"] == "timeout":
             stopped = "timeout"
-        result.message = message or ("" if converged else f"outer loop {outer_stop} after {len(inner)} outer iterations")
+        if outer_stop != "failed":
+            message = f"outer loop {outer_stop} after {len(inner)} outer iterations" + (
+                f" ({len(failures)} inner breakdowns stepped back from)" if failures else "")
+        result.message = "" if converged else message
         if polish is not None:
             result.solver_status += f"; polished by newton ({polish['iterations']} iterations, "\
                                     f"{'accepted' if polish['accepted'] else 'rejected'})"
@@ -232,7 +254,8 @@ class FixedPointCapable:
         result.info.update(outer_iterations=len(inner), inner_iterations=inner,
                            compile_seconds=session.compile_seconds, setup_seconds=session.setup_seconds,
                            outer_seconds=outer_seconds, inner_seconds=inner_seconds, stopped=stopped,
-                           outer_stop=outer_stop, outer_tol=outer_tol, dampings=dampings, polish=polish)
+                           outer_stop=outer_stop, outer_tol=outer_tol, dampings=dampings, inner_failures=failures,
+                           polish=polish)
         return result
 
     @staticmethod

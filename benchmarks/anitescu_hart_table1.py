@@ -29,7 +29,7 @@ import time
 from datetime import datetime, timezone
 
 from problems.lcp_scenes import cannonball
-from workbench.solvers import SolveOptions, solve
+from workbench.solvers import SolveOptions, StopCause, solve
 
 #: seed 003 Table 1: mu -> (LCP0 CPU [s] or None for MAX ITER, LCP2 CPU [s], LCP2 residual error)
 PAPER = {0.1: (29.76, 34.42, 0.06), 0.2: (None, 36.28, 0.12), 0.4: (None, 24.03, 0.07),
@@ -43,7 +43,7 @@ TOL = 1e-8
 
 def lcp0_cell(result) -> str:
     if result.info.get("z") is None:
-        status = "MAX ITER" if result.info.get("stopped") == "max_iter" else result.solver_status
+        status = "MAX ITER" if result.stop == StopCause.MAX_ITER else result.solver_status
         return f"{status} ({result.iterations} pivots, {result.solve_seconds:.1f} s)"
     return f"{result.solve_seconds:.2f} ({result.iterations} pivots, residual {result.metrics['lcp_residual']:.0e})"
 

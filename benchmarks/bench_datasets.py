@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from problems.generator import generate_dataset
-from workbench.cli import key_value
+from workbench.commands._args import key_value
 
 
 def main(argv=None) -> int:

@@ -33,18 +33,16 @@ import argparse
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
 from problems.scenes import rolling_ball_2d
 from workbench.io import load_problem
 from workbench.problem import TimeStepProblem
-from workbench.shared_data import shared_data_dir
+from workbench.shared_data import reference_files
 from workbench.solvers import SOLVERS, SolveOptions, SolveResult, solve
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
 
-SHARED = shared_data_dir() or Path("shared-data-not-found")
 TOL = 1e-8
 FIXED_POINTS = [("dual-fixed-point", "clarabel"), ("dual-fixed-point", "scs"), ("primal-fixed-point", "clarabel"),
                 ("primal-fixed-point", "scs")]
@@ -97,9 +95,7 @@ CORPUS_MIN_CONTACTS = 10
 def corpus(time_limit: float, only: list[tuple[str, str]] | None, siconos: bool) -> int:
     """The corpus mode of the module docstring."""
     problems, unread = [], []
-    for f in sorted(SHARED.glob("*/*")):
-        if f.suffix not in (".hdf5", ".dat"):
-            continue
+    for f in reference_files():
         try:
             p = load_problem(f)
         except Exception as exc:  # a file the readers do not take yet is reported, not fatal
@@ -159,7 +155,7 @@ def main(argv=None) -> int:
         return corpus(args.time_limit or 60.0, only, siconos)
     args.time_limit = args.time_limit or 40.0
     problems = [] if args.large_only else \
-        [load_problem(f) for f in sorted(SHARED.glob("*/*")) if f.suffix in (".hdf5", ".dat")]
+        [load_problem(f) for f in reference_files()]
     if not args.quick:
         t0 = time.perf_counter()
         problems.append(large_problem())

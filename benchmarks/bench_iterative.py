@@ -44,15 +44,14 @@ import argparse  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from workbench.cones import project_friction_cone  # noqa: E402
 from workbench.io import load_problem  # noqa: E402
+from workbench.shared_data import reference_files  # noqa: E402
 from workbench.solvers import SolveOptions, solve  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 SOLVERS = ("apgd", "pgs", "jacobi", "bb", "admm")
 OBJECTIVE_GAP = 1e-6
 SICONOS_TOL = 1e-8
@@ -127,10 +126,10 @@ def time_to_objective(problem_factory, solver: str, target: float, time_limit: f
     problem = problem_factory()
     r = solve(problem, "dual", solver, SolveOptions(tol=1e-13, max_iter=10 ** 7, time_limit=time_limit))
     h = r.history
-    hit = np.flatnonzero(np.abs(h["dual_objective"].to_numpy() - target) <= OBJECTIVE_GAP * abs(target))
+    hit = np.flatnonzero(np.abs(h["objective"].to_numpy() - target) <= OBJECTIVE_GAP * abs(target))
     if hit.size == 0:
         return None, int(r.iterations)
-    return r.build_seconds + float(h["elapsed"].iloc[hit[0]]), int(h["iteration"].iloc[hit[0]])
+    return r.build_seconds + float(h["seconds"].iloc[hit[0]]), int(h["iteration"].iloc[hit[0]])
 
 
 def siconos_run(problem, solver: str, mode: str, time_limit: float):
@@ -196,7 +195,7 @@ def main(argv=None) -> int:
               f"{t_ref:.3g} ({ref.status}) | " + " | ".join(cells) + f" | {ratio} |", flush=True)
 
     # 3. time to a Siconos error of 1e-8
-    files = sorted(f for f in SHARED.glob("*/*") if f.suffix in (".hdf5", ".dat"))
+    files = reference_files()
     columns = [(s, "inner") for s in SOLVERS] + [("apgd", "outer")]
     print(f"\n### Time to Siconos error {SICONOS_TOL:g} on the exact problem, anti-relaxed [s] "
           f"(cap {args.time_limit:g} s; else status and error reached)\n")

@@ -1,8 +1,10 @@
 """What every formulation shares: the interface, the cvxpy model it builds, and the data scaling.
 
 A formulation turns a :class:`~workbench.problem.TimeStepProblem` into a model a solver can take.
-Conic formulations build a :class:`CvxpyModel`; first-order solvers take a formulation's
-:class:`CCQOModel` (the problem plus how its linear term is treated).
+Conic formulations describe themselves once as a backend-neutral :class:`~formulations.qp.ConicQP`
+and build a :class:`CvxpyModel` from it (the export formats come from the same description);
+first-order solvers take a formulation's :class:`CCQOModel` (the problem plus how its linear term
+is treated).
 
 Scaling. Real problems span many orders of magnitude (an FCLib box stack has a dual objective near
 -2.3e-5), while interior-point solvers stop on absolute tolerances near 1e-8. Every conic model is
@@ -21,6 +23,8 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from workbench.metrics import mean_diagonal
+from workbench.params import Param, validate
 from workbench.problem import TimeStepProblem
 
 __all__ = ["Formulation", "CvxpyModel", "CCQOModel", "DataScale", "data_scale"]
@@ -36,11 +40,8 @@ class DataScale:
 
 def data_scale(problem: TimeStepProblem) -> DataScale:
     """Scales that make N and r O(1) (module docstring). Falls back to 1 for zero data."""
-    blocks = problem.N_diagonal_blocks
-    n_N = float(np.mean(np.trace(blocks, axis1=1, axis2=2))) / problem.d
+    n_N = mean_diagonal(problem, contacts_only=True)
     r_inf = float(np.abs(problem.r).max())
-    if not (n_N > 0 and np.isfinite(n_N)):
-        n_N = 1.0
     if not r_inf > 0:
         r_inf = n_N
     return DataScale(impulse=r_inf / n_N, velocity=r_inf, objective=r_inf * r_inf / n_N)
@@ -96,22 +97,30 @@ class Formulation(ABC):
     exact: ClassVar[bool] = False
     #: model kinds it can build: "cvxpy" and/or "ccqo"
     builds: ClassVar[tuple[str, ...]] = ("cvxpy",)
+    #: build-time settings (workbench.params), given with the solver's in options.params
+    params: ClassVar[tuple[Param, ...]] = ()
 
-    def build(self, problem: TimeStepProblem, kind: str = "cvxpy", options=None) -> CvxpyModel | CCQOModel:
-        """Build the model of ``kind`` for ``problem`` (timed into ``build_seconds``). ``options`` (a
-        SolveOptions, may be None) reaches formulations with build-time settings in options.params."""
+    def check_params(self, given: dict[str, Any]) -> dict[str, Any]:
+        """``given`` checked against :attr:`params`, defaults filled in."""
+        return validate(self.params, given, f"formulation {self.name}")
+
+    def build(self, problem: TimeStepProblem, kind: str = "cvxpy", params: dict[str, Any] | None = None
+              ) -> CvxpyModel | CCQOModel:
+        """Build the model of ``kind`` for ``problem`` (timed into ``build_seconds``) with the
+        formulation's own ``params`` (checked here against :attr:`params`)."""
         from workbench.errors import UnsupportedError
         if kind not in self.builds:
             raise UnsupportedError(f"formulation {self.name} cannot be built as a {kind} model "
                                    f"(it builds {', '.join(self.builds)})")
         if self.needs_global:
             problem.require_global(f"formulation {self.name}")
+        params = self.check_params(params or {})
         t0 = time.perf_counter()
-        model = self._build(problem, kind, options)
+        model = self._build(problem, kind, params)
         model.build_seconds = time.perf_counter() - t0
         return model
 
-    def _build(self, problem: TimeStepProblem, kind: str, options):
+    def _build(self, problem: TimeStepProblem, kind: str, params: dict[str, Any]):
         """Dispatch on ``kind``; a formulation with other model kinds or build-time settings overrides it."""
         return self._build_cvxpy(problem) if kind == "cvxpy" else self._build_ccqo(problem)
 
@@ -121,14 +130,3 @@ class Formulation(ABC):
     def _build_ccqo(self, problem: TimeStepProblem) -> CCQOModel:
         raise NotImplementedError
 
-
-def friction_cone_constraints(x_contacts, mu: np.ndarray):
-    """cvxpy constraints x_i in K_{mu_i} for an (n_c, d) cvxpy expression, vectorised:
-    one SOC block ||x_t,i|| <= mu_i x_n,i, plus x_n >= 0 where mu_i = 0 (the SOC alone would leave
-    x_n free there)."""
-    import cvxpy as cp
-    cons = [cp.SOC(cp.multiply(mu, x_contacts[:, 0]), x_contacts[:, 1:].T, axis=0)]
-    zero = np.flatnonzero(mu == 0)
-    if zero.size:
-        cons.append(x_contacts[zero, 0] >= 0)
-    return cons

@@ -43,6 +43,12 @@ Judging. ``own_metrics`` adds the LCP measures (workbench.lcp_metrics): lcp_resi
 error of this formulation) and the normal-velocity error of seed 003 Table 1; the impulses
 nu = [gamma; lambda_G] are judged on the round-cone problem by workbench.metrics as for every
 formulation (their siconos_error measures the pyramid's faceting and vanishes as m_C grows).
+
+One pyramid construction. :func:`pyramid` builds the directions, T, K, the index maps, the edge map
+S (y -> z) and the edges E = (T S)^T once (:class:`Pyramid`); the LCP model, the mixed LCP, LCP1/LCP2
+(``LCPModel.edge_qp``) and the convex QP (15) of Anitescu & Hart 2003 with Gamma = 0
+(:func:`describe_dual`, :func:`describe_primal`: the relaxed dual and primal descriptions of
+formulations.qp with the cones replaced by the pyramids, which workbench.export writes) all use it.
 """
 
 from __future__ import annotations
@@ -55,14 +61,17 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from formulations import relaxed_dual, relaxed_primal
 from formulations.base import DataScale, Formulation, data_scale
+from formulations.qp import ConicQP
 from formulations.relaxed_dual import ccqo_objective
 from workbench.errors import InputError, ProblemDataError, UnsupportedError
 from workbench.lcp_metrics import lcp_residual, normal_velocity_error
+from workbench.params import Param
 from workbench.problem import TimeStepProblem
 
-__all__ = ["LCPPyramid", "LCPModel", "MixedLCP", "PyramidMaps", "mixed_lcp", "pyramid_directions", "pyramid_maps",
-           "DEFAULT_M_C_3D"]
+__all__ = ["LCPPyramid", "LCPModel", "MixedLCP", "Pyramid", "mixed_lcp", "pyramid", "pyramid_directions",
+           "describe_dual", "describe_primal", "DEFAULT_M_C_3D"]
 
 DEFAULT_M_C_3D = 8
 
@@ -83,27 +92,41 @@ def pyramid_directions(d: int, m_C: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class PyramidMaps:
-    """The parts of the LCP that do not depend on N: z = [c_n, beta_1..beta_m_C, lambda] per contact
-    (index maps ``i_n`` (n_c,), ``i_beta`` (n_c, m_C), ``i_lambda`` (n_c,)), the sparse map T: z -> gamma
-    (d n_c x n_z) and the constant rows K (n_z x n_z) of the module docstring."""
+class Pyramid:
+    """The friction pyramids of a problem, built once (Anitescu & Hart 2003 eqs. 4-7), and every map the
+    pyramid formulations take from them:
+
+    * the LCP unknowns z = [c_n, beta_1..beta_m_C, lambda] per contact: index maps ``i_n`` (n_c,),
+      ``i_beta`` (n_c, m_C), ``i_lambda`` (n_c,); the sparse map T: z -> gamma (d n_c x n_z) and the
+      constant rows K (n_z x n_z) of the module docstring;
+    * the edge multipliers y (n_c m_C, one per edge n_i + mu_i t_l) of QP (15): S: y -> z (c_n = sum_l y_l,
+      beta_l = mu y_l, lambda = 0), so that gamma = T S y = E^T y with E = (T S)^T (n_c m_C x d n_c),
+      row (i, l) = n_i + mu_i t_l in contact i's entries: y >= 0 spans the pyramid, E u >= 0 is its dual."""
+    m_C: int
     directions: np.ndarray
     T: sp.csr_matrix
     K: sp.csc_matrix
+    S: sp.csr_matrix
     i_n: np.ndarray
     i_beta: np.ndarray
     i_lambda: np.ndarray
 
+    @cached_property
+    def E(self) -> sp.csr_matrix:
+        return (self.T @ self.S).T.tocsr()
 
-def pyramid_maps(problem: TimeStepProblem, m_C: int) -> PyramidMaps:
-    """T, K and the index maps of ``problem`` with m_C directions per contact (vectorised, sparse)."""
+
+def pyramid(problem: TimeStepProblem, m_C: int | None = None) -> Pyramid:
+    """The Pyramid of ``problem`` with m_C directions per contact (None: 2 in 2D, DEFAULT_M_C_3D in 3D),
+    vectorised and sparse."""
     d, n_c = problem.d, problem.n_contacts
+    m_C = (2 if d == 2 else DEFAULT_M_C_3D) if m_C is None else m_C
     dirs = pyramid_directions(d, m_C)
     p = m_C + 2
     i_n = np.arange(n_c) * p
     i_beta = i_n[:, None] + 1 + np.arange(m_C)[None, :]
     i_lambda = i_n + p - 1
-    n_z = n_c * p
+    n_z, n_y = n_c * p, n_c * m_C
     # gamma = T z: gamma_n <- c_n, gamma_t <- sum_i beta_i t_i
     t_rows = (np.arange(n_c) * d)[:, None, None] + 1 + np.arange(d - 1)[None, None, :]
     shape = (n_c, m_C, d - 1)
@@ -116,12 +139,16 @@ def pyramid_maps(problem: TimeStepProblem, m_C: int) -> PyramidMaps:
     k_cols = np.concatenate([np.repeat(i_lambda, m_C), i_n, i_beta.ravel()])
     k_vals = np.concatenate([np.ones(n_c * m_C), problem.mu, -np.ones(n_c * m_C)])
     K = sp.csc_matrix((k_vals, (k_rows, k_cols)), shape=(n_z, n_z))
-    return PyramidMaps(dirs, T, K, i_n, i_beta, i_lambda)
+    # y -> z: c_n = sum_l y_l, beta_l = mu y_l
+    S = sp.csr_matrix((np.concatenate([np.ones(n_y), np.repeat(problem.mu, m_C)]),
+                       (np.concatenate([np.repeat(i_n, m_C), i_beta.ravel()]), np.tile(np.arange(n_y), 2))),
+                      shape=(n_z, n_y))
+    return Pyramid(int(m_C), dirs, T, K, S, i_n, i_beta, i_lambda)
 
 
 @dataclass(frozen=True)
 class MixedLCP:
-    """The mixed LCP (6)-(7) of seed 003 in the unknowns x = [v; c_nu; z] (z as in PyramidMaps):
+    """The mixed LCP (6)-(7) of seed 003 in the unknowns x = [v; c_nu; z] (z as in Pyramid):
 
         matrix @ x + rhs = [0; 0; w],   0 <= z ⊥ w >= 0,
 
@@ -131,7 +158,7 @@ class MixedLCP:
     matrix: sp.csr_matrix
     rhs: np.ndarray
     n_free: int
-    maps: PyramidMaps
+    maps: Pyramid
 
     def residuals(self, v: np.ndarray, c_nu: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(equality residual, w) at a candidate point: the first must vanish, z and w solve the LCP."""
@@ -142,7 +169,7 @@ class MixedLCP:
 def mixed_lcp(problem: TimeStepProblem, m_C: int) -> MixedLCP:
     """Assemble the mixed LCP (6)-(7) of seed 003 (MixedLCP) from a global time-step problem."""
     problem.require_global("the mixed LCP (6)-(7) of seed 003")
-    maps = pyramid_maps(problem, m_C)
+    maps = pyramid(problem, m_C)
     n_dof, n_b, n_z = problem.n_dof, problem.n_bilateral, maps.T.shape[1]
     G = problem.G if n_b else sp.csr_matrix((n_dof, 0))
     DT = (problem.D @ maps.T).tocsr()
@@ -179,25 +206,21 @@ def _contact_operator(problem: TimeStepProblem):
 class LCPModel:
     """The standard LCP w = A z + q of the pyramid friction problem (module docstring).
 
-    Index maps into z (and w): ``i_n`` (n_c,) the normal impulses, ``i_beta`` (n_c, m_C) the
-    direction multipliers, ``i_lambda`` (n_c,) the slip variables. ``T`` maps z to the contact
-    impulses gamma (d n_c); ``H = T^T N_c T`` is the part of A from the Delassus operator (LCP1/LCP2
-    build their QP from it). ``z_unit``, ``w_unit``: the unit of each entry (dimensionless z = z / z_unit).
+    ``pyramid``: the index maps into z (and w) (``i_n`` the normal impulses, ``i_beta`` the direction
+    multipliers, ``i_lambda`` the slip variables, also properties of the model), ``T`` (z -> gamma) and
+    S (edge multipliers y -> z). ``H = T^T N_c T`` is the part of A from the Delassus operator (LCP1/LCP2
+    build their QP from it, :meth:`edge_qp`). ``z_unit``, ``w_unit``: the unit of each entry
+    (dimensionless z = z / z_unit).
     """
     kind: ClassVar[str] = "lcp"
     #: the metric finalize judges this model by
     judged_by: ClassVar[str] = "lcp_residual"
     problem: TimeStepProblem
     formulation: str
-    m_C: int
-    directions: np.ndarray
-    T: sp.csr_matrix
+    pyramid: Pyramid
     H: sp.csc_matrix
     A: sp.csc_matrix
     q: np.ndarray
-    i_n: np.ndarray
-    i_beta: np.ndarray
-    i_lambda: np.ndarray
     z_unit: np.ndarray
     w_unit: np.ndarray
     scale: DataScale
@@ -210,6 +233,19 @@ class LCPModel:
     @property
     def size(self) -> int:
         return self.q.shape[0]
+
+    m_C = property(lambda self: self.pyramid.m_C)
+    T = property(lambda self: self.pyramid.T)
+    i_n = property(lambda self: self.pyramid.i_n)
+    i_beta = property(lambda self: self.pyramid.i_beta)
+    i_lambda = property(lambda self: self.pyramid.i_lambda)
+
+    def edge_qp(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        """(Q, S^T q) of QP (15) in the edge multipliers y (Anitescu & Hart 2003; joints eliminated):
+        min_{y >= 0} 1/2 y^T Q y + (S^T q + Gamma (x) e)^T y, Q = S^T H S symmetrised, physical units."""
+        S = self.pyramid.S
+        Q = (S.T @ self.H @ S).tocsr()
+        return ((Q + Q.T) * 0.5).tocsr(), S.T @ self.q
 
     @cached_property
     def scaled(self) -> tuple[sp.csc_matrix, np.ndarray]:
@@ -252,25 +288,25 @@ class LCPPyramid(Formulation):
     reference = "seed 003 eqs. 4-7 (mixed LCP), reduced by eliminating v and the joint impulses"
     exact = True  # unrelaxed Coulomb friction, on the inscribed pyramid
     builds = ("lcp",)
+    params = (Param("m_C", int, None, f"pyramid directions per contact (None: 2 in 2D, {DEFAULT_M_C_3D} in 3D)"),)
 
     def __init__(self, m_C: int | None = None):
-        #: directions per contact; None: 2 in 2D, DEFAULT_M_C_3D in 3D. options.params["m_C"] overrides.
+        #: directions per contact; None: 2 in 2D, DEFAULT_M_C_3D in 3D. The parameter m_C overrides.
         self.m_C = m_C
 
     def _build_cvxpy(self, problem: TimeStepProblem):
         raise UnsupportedError("lcp-pyramid is a complementarity problem (no convex program): "
                                "use the solvers lemke, lcp1 or lcp2")
 
-    def _build(self, problem: TimeStepProblem, kind: str, options) -> LCPModel:
-        params = getattr(options, "params", None) or {}
-        m_C = params.get("m_C", self.m_C)
+    def _build(self, problem: TimeStepProblem, kind: str, params) -> LCPModel:
+        m_C = self.m_C if params["m_C"] is None else params["m_C"]
         if m_C is None:
             m_C = 2 if problem.d == 2 else DEFAULT_M_C_3D
         return self.build_lcp(problem, m_C)
 
     def build_lcp(self, problem: TimeStepProblem, m_C: int) -> LCPModel:
-        maps = pyramid_maps(problem, m_C)
-        T, K, i_n, i_beta, i_lambda = maps.T, maps.K, maps.i_n, maps.i_beta, maps.i_lambda
+        maps = pyramid(problem, m_C)
+        T, K, i_lambda = maps.T, maps.K, maps.i_lambda
         n_z = T.shape[1]
         N_c, r_c, joints = _contact_operator(problem)
         H = (T.T @ N_c @ T).tocsc()
@@ -279,7 +315,47 @@ class LCPPyramid(Formulation):
         z_unit[i_lambda] = sc.velocity
         w_unit = np.full(n_z, sc.velocity)
         w_unit[i_lambda] = sc.impulse
-        return LCPModel(problem=problem, formulation=self.name, m_C=int(m_C), directions=maps.directions, T=T, H=H,
-                        A=(H + K).tocsc(), q=T.T @ r_c, i_n=i_n, i_beta=i_beta, i_lambda=i_lambda,
-                        z_unit=z_unit, w_unit=w_unit, scale=sc, objective=ccqo_objective(problem),
+        return LCPModel(problem=problem, formulation=self.name, pyramid=maps, H=H,
+                        A=(H + K).tocsc(), q=T.T @ r_c, z_unit=z_unit, w_unit=w_unit, scale=sc, objective=ccqo_objective(problem),
                         joint_impulses=joints, info={"m_C": int(m_C), "lcp_size": n_z})
+
+
+# --------------------------------------------------------------------------- QP (15) as convex models
+_PYRAMID = ("pyramidal friction (Anitescu & Hart 2003 eq. 4): contact i's cone replaced by the pyramid with edges "
+            "n_i + mu_i t_l, t_l = cos(2 pi l / m_C) t1 + sin(2 pi l / m_C) t2 (+t, -t in 2D); the QP (15) of "
+            "Anitescu & Hart 2003 with Gamma = 0 (what LCP2 solves; LCP1 re-solves it with Gamma_i = mu_i Lambda_i)")
+
+_PYRAMID_RELAXATION = ("relaxed like LCP2 (Anitescu & Hart 2003 Theorem 4.2): a sliding contact gets u_n = mu Lambda "
+                       "instead of 0; the pyramid's exact (non-associated) law is the LCP of formulations/lcp_pyramid.py")
+
+
+def describe_dual(problem: TimeStepProblem, *, scaled: bool = True, m_C: int | None = None) -> ConicQP:
+    """The dual of QP (15) (Anitescu & Hart 2003) with Gamma = 0: the relaxed dual (Mazhar et al. 2014
+    eq. 24) over the pyramids, gamma = E^T y with y >= 0 (:class:`Pyramid`), lambda free, in
+    x = [y; lambda] / alpha."""
+    pyr = pyramid(problem, m_C)
+    base = relaxed_dual.describe(problem, scaled=scaled)
+    return base.inscribe_pyramid(
+        pyr.E, pyr.m_C, formulation="pyramid-dual",
+        description=(f"pyramid dual QP, m_C = {pyr.m_C}: min_nu 1/2 nu^T N nu + r^T nu over gamma = E^T y, y >= 0, "
+                     "lambda free; model: x = [y; lambda] / alpha"),
+        notes={**base.notes, "pyramid": _PYRAMID, "relaxation": _PYRAMID_RELAXATION,
+               "optimum": "objective_scale * (model optimum) is the optimal dual objective 1/2 nu^T N nu + r^T nu "
+                          "[J] over the pyramids; the impulses are gamma = alpha E^T y, lambda = alpha x_lambda"})
+
+
+def describe_primal(problem: TimeStepProblem, *, scaled: bool = True, m_C: int | None = None) -> ConicQP:
+    """QP (15) of Anitescu & Hart 2003 with Gamma = 0 in the velocity change: the relaxed primal (Mazhar
+    et al. 2014 eq. 23) with each dual cone replaced by the pyramid's dual, E (D^T y + r_c / v_s) >= 0
+    (rows pyr<i>_e<l>): ``min 1/2 y^T (M / m_M) y  s.t.  E D^T y >= -E r_c / v_s,  G^T y = -r_G / v_s``."""
+    pyr = pyramid(problem, m_C)
+    base = relaxed_primal.describe(problem, scaled=scaled)
+    impulse = base.objective_scale / base.scale.velocity
+    return base.inscribe_pyramid(
+        pyr.E, pyr.m_C, formulation="pyramid-primal",
+        description=(f"pyramid primal QP (Anitescu & Hart 2003 eq. 15, Gamma = 0), m_C = {pyr.m_C}, in the velocity "
+                     "change w = v - M^-1 k: min_w 1/2 w^T M w s.t. u_n,i + mu_i t_l . u_t,i >= 0 with "
+                     "u = D^T w + r_c, G^T w + r_G = 0; model: y = w / v_s"),
+        notes={**base.notes, "pyramid": _PYRAMID, "relaxation": _PYRAMID_RELAXATION,
+               "impulses": f"y_il = {impulse!r} * (multiplier of row pyr<i>_e<l>, >= 0), gamma_i = sum_l y_il "
+                           "(n_i + mu_i t_l); lambda likewise from the rows joint*"})

@@ -27,19 +27,10 @@ import numpy as np
 from formulations.anti_relaxed import AntiRelaxed
 from formulations.base import CCQOModel, DataScale, data_scale
 from formulations.relaxed_dual import ccqo_objective
-from workbench.metrics import de_saxce_shift, natural_map
+from workbench.metrics import siconos_error
 from workbench.problem import TimeStepProblem
 
-__all__ = ["NCP", "NCPModel", "exact_error"]
-
-
-def exact_error(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray) -> float:
-    """The workbench's ``siconos_error`` at nu with u = N nu + r already computed (metrics.evaluate
-    computes the same number together with every other measure; an iterative method needs this one
-    alone, every iteration): ||nu - P(nu - u_hat)|| / max(||r||, ||nu||, ||u||)."""
-    nm = float(np.linalg.norm(natural_map(problem, nu, u + de_saxce_shift(problem, u))))
-    scale = max(float(np.linalg.norm(problem.r)), float(np.linalg.norm(nu)), float(np.linalg.norm(u)))
-    return nm / scale if scale > 0 else nm
+__all__ = ["NCP", "NCPModel"]
 
 
 @dataclass
@@ -51,7 +42,8 @@ class NCPModel(CCQOModel):
     scale: DataScale | None = None
 
     def error(self, nu: np.ndarray, u: np.ndarray) -> float:
-        return exact_error(self.problem, nu, u)
+        """workbench.metrics.siconos_error at nu with u = N nu + r at hand."""
+        return siconos_error(self.problem, nu, u)
 
 
 class NCP(AntiRelaxed):
@@ -61,6 +53,6 @@ class NCP(AntiRelaxed):
     reference = "seed 000 eqs. 8-10; seed 004 eqs. 10-15"
     builds = ("ncp",)
 
-    def _build(self, problem: TimeStepProblem, kind: str, options) -> NCPModel:
+    def _build(self, problem: TimeStepProblem, kind: str, params) -> NCPModel:
         return NCPModel(problem=problem, formulation=self.name, anti_relaxed=True, relaxed=False,
                         objective=ccqo_objective(problem), scale=data_scale(problem))

@@ -1,5 +1,6 @@
 """Dynamic scenes of the seeds, with their analytic solutions (seed 001 sections 5.3-5.5, seed 000
-section 3). 3D scenes have z up and the sliding motion along +x (down the slope on inclines).
+section 3). 3D scenes have z up and the sliding motion along +x (down the slope on inclines). They are
+named in the one registry of problem sources, :data:`workbench.sources.NAMED`.
 
 Analytic solutions (g = 9.81 m/s^2), for the tracked body's velocity along the slope v_s, its normal
 velocity v_n (zero while in contact) and, for balls, the rolling speed R w . (n x s) (equal to v_s
@@ -20,16 +21,15 @@ when rolling without slip; n the plane normal, s the sliding direction):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
 
 from problems.granular import compaction_world, container_world, container_world_2d
 from problems.rigid import BOX, GRAVITY, SPHERE, Bodies, Planes, World, axis_angle_quat
-from workbench.errors import InputError
 
-__all__ = ["Scenario", "SCENARIOS", "get_scenario", "ball_on_plane", "box_on_plane", "box_on_incline",
+__all__ = ["Scenario", "ball_on_plane", "box_on_plane", "box_on_incline",
            "box_incline_to_rest", "ball_on_plane_2d", "filling", "filling_2d", "compaction", "rolling_time"]
 
 
@@ -70,6 +70,15 @@ class Scenario:
                 axis = np.cross(self.normal, self.slope)
             out["rolling"] = float(b.size[j, 0] * (w @ axis))
         return out
+
+    def step_row(self, rec) -> dict[str, float]:
+        """The row of the per-step table after a step (``rec``: its problems.stepper.StepRecord): the
+        record's fields, :meth:`observe` and, where the scene has them, the analytic values
+        ``*_analytic`` at rec.t. ``workbench simulate`` and the study's simulation runs write it."""
+        row = {**asdict(rec), **self.observe()}
+        if self.analytic is not None:
+            row.update({f"{k}_analytic": float(v) for k, v in self.analytic(rec.t).items()})
+        return row
 
 
 def rolling_time(v0: float, mu: float) -> float:
@@ -177,26 +186,3 @@ def compaction(n: int = 1000, h: float = 0.001, duration: float = 4.0, mu: float
     return Scenario("compaction", world, h, duration,
                     f"{n} spheres compacted by a {slab_mass} kg slab, mu = {mu} (seed 000 section 3.3)",
                     weight=float(world.bodies.mass.sum() * GRAVITY))
-
-
-#: scene name -> builder(**params) -> Scenario
-SCENARIOS: dict[str, Callable[..., Scenario]] = {
-    "ball-on-plane": ball_on_plane,
-    "ball-on-plane-2d": ball_on_plane_2d,
-    "box-on-plane": box_on_plane,
-    "box-on-incline": box_on_incline,
-    "box-incline-to-rest": box_incline_to_rest,
-    "filling": filling,
-    "filling-2d": filling_2d,
-    "compaction": compaction,
-}
-
-
-def get_scenario(name: str, **params) -> Scenario:
-    """The scene ``name`` built with ``params`` (InputError for unknown names or parameters)."""
-    if name not in SCENARIOS:
-        raise InputError(f"unknown scene {name!r}; known: {', '.join(SCENARIOS)}")
-    try:
-        return SCENARIOS[name](**params)
-    except TypeError as exc:
-        raise InputError(f"scene {name}: {exc}") from None

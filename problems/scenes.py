@@ -41,7 +41,3 @@ def rolling_ball_2d_relaxed_impulse(h: float = 0.01, mu: float = 0.2, v0: float 
     gamma_t = -mu gamma_n: minimise 1/2 (1 + 3.5 mu^2) g^2 - (g h - mu v0) g)."""
     gn = (GRAVITY * h + mu * v0) / (1.0 + 3.5 * mu * mu)
     return np.array([gn, -mu * gn])
-
-
-#: scenes addressable from the CLI as scene:NAME
-SCENES = {"rolling-ball-2d": rolling_ball_2d}

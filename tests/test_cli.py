@@ -1,13 +1,28 @@
-"""The CLI: JSON record of `workbench solve`, `info`, `list`, and one-line errors with exit code 2."""
+"""The CLI: JSON record of `workbench solve`, `info`, `list`, exit codes (0 solved, 1 not solved, 2 bad
+input), usage and help texts, one-line errors that name the argument, the value and what is accepted,
+the one scene registry, datasets that are never overwritten, and files written atomically."""
 
 import json
+import os
+import re
+import shutil
+import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from factories import random_problem
+from formulations import FORMULATIONS
+from workbench import __version__
 from workbench.cli import main
+from workbench.io import save_problem
+from workbench.solvers import SOLVERS
+from workbench.sources import names
 
+REPO = Path(__file__).resolve().parents[1]
+DATASETS = REPO / "problems" / "datasets"
 BOX_STACKS = "fclib/Box_Stacks-i0122-82-5.hdf5"
 
 
@@ -47,9 +62,10 @@ def _write(path, text):
     return path
 
 
-def bad_inputs(tmp_path, shared_data):
+def bad_inputs(tmp_path):
     truncated = tmp_path / "truncated.hdf5"
-    truncated.write_bytes((shared_data / BOX_STACKS).read_bytes()[:1000])
+    truncated.write_bytes((DATASETS / "scaling-00064.hdf5").read_bytes()[:1000])
+    save_problem(random_problem(4, 3, seed=1).as_local(), tmp_path / "local.npz")
     return {
         "missing file": [tmp_path / "nope.hdf5", "-f", "dual", "-s", "clarabel"],
         "truncated hdf5": [truncated, "-f", "dual", "-s", "clarabel"],
@@ -65,7 +81,7 @@ def bad_inputs(tmp_path, shared_data):
         "unknown formulation": ["scene:rolling-ball-2d", "-f", "tertiary", "-s", "clarabel"],
         "unknown solver": ["scene:rolling-ball-2d", "-f", "dual", "-s", "gurobbi"],
         "negative tol": ["scene:rolling-ball-2d", "-f", "dual", "-s", "clarabel", "--tol", "-1"],
-        "primal of local": [shared_data / "fclib/Capsules-i125-1213.hdf5", "-f", "primal", "-s", "clarabel"],
+        "primal of local": [tmp_path / "local.npz", "-f", "primal", "-s", "clarabel"],
     }
 
 
@@ -74,8 +90,8 @@ CASES = ["missing file", "truncated hdf5", "malformed dat", "truncated dat", "na
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_bad_input_gives_one_line_and_exit_2(case, tmp_path, shared_data):
-    args = bad_inputs(tmp_path, shared_data)[case]
+def test_bad_input_gives_one_line_and_exit_2(case, tmp_path):
+    args = bad_inputs(tmp_path)[case]
     out, err, code = run_cli("solve", *args)
     assert code == 2, (case, out, err)
     lines = [ln for ln in err.splitlines() if ln.strip()]
@@ -96,3 +112,162 @@ def test_shared_prefix_names_a_reference_problem_and_a_missing_root_is_one_line(
     proc = subprocess.run([sys.executable, "-m", "workbench.cli", "info", f"shared:{BOX_STACKS}"],
                           capture_output=True, text=True, env={"PATH": "", "WORKBENCH_SHARED_DATA": "/nonexistent"})
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- conventions
+
+def test_exit_codes_say_whether_the_run_was_solved(capsys):
+    assert main(["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "clarabel"]) == 0
+    assert "status solved" in capsys.readouterr().out
+    assert main(["solve", "dataset:settled-00320", "-f", "dual", "-s", "apgd", "--max-iter", "3"]) == 1
+    assert "status max_iter" in capsys.readouterr().out
+    assert main(["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "clarabel", "--tol", "0"]) == 2
+
+
+def test_bare_command_help_and_version_print_usage(capsys):
+    for argv in ([], ["help"], ["--help"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("usage: workbench") and "exit codes: 0" in out, argv
+        # the names a user can give: every formulation, registered solver and scene
+        flat = " ".join(out.split())
+        for name in [*FORMULATIONS, *(s.replace(":*", ":NAME") for s in SOLVERS), *names("scene", "scenario")]:
+            assert re.search(rf"[ :,]{re.escape(name)}(,| |$)", flat), (argv, name)
+    assert main(["help", "solve"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: workbench solve") and "1 not solved" in out
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"workbench {__version__}"
+    assert main(["help", "slove"]) == 2
+    assert "unknown command 'slove'; did you mean 'solve'?" in capsys.readouterr().err
+
+
+MESSAGES = [
+    (["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "clarabel", "--tol", "-1"],
+     ["argument --tol", "'-1'", "positive number"]),
+    (["info", "README.md"], ["README.md: not a problem file", "a problem is a file (.hdf5", "scene:NAME"]),
+    (["simulate", "filling", "-f", "dual", "-s", "apgd", "--set", "foo=1"],
+     ["--set foo=1", "no parameter 'foo'", "known: n, h, duration, mu"]),
+    (["export", "scene:rolling-ball-2d", "OUT.npz", "--solve", "newton"],
+     ["--solve newton", "takes ncp models", "give --solve-formulation ncp"]),
+    (["solve", "scene:rolling-ball-2d", "-f", "duall", "-s", "apgd"],
+     ["--formulation duall", "did you mean 'dual'?", "known: primal, dual"]),
+    (["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "newton"], ["--solver newton", "give --formulation ncp"]),
+    (["info", "scene:rolling-cube"], ["scene:rolling-cube", "unknown scene", "known: rolling-ball-2d, ball-on-plane"]),
+    (["simulate", "rolling-ball-2d", "-f", "dual", "-s", "apgd"], ["SCENE rolling-ball-2d", "known: ball-on-plane"]),
+    (["generate", "settled", "--set", "n=many"], ["n='many'", "expected int"]),
+    (["generate", "settled", "--set", "spheres=64"], ["'dataset settled' has no parameter 'spheres'", "known: n, duration"]),
+]
+
+
+@pytest.mark.parametrize("argv, fragments", MESSAGES, ids=[" ".join(m[0][:2]) for m in MESSAGES])
+def test_messages_name_the_argument_the_value_and_what_is_accepted(argv, fragments, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO if argv[1] == "README.md" else tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("workbench: error: "), err
+    for fragment in fragments:
+        assert fragment in err, (fragment, err)
+
+
+def test_every_scene_the_readme_lists_is_one_registry_entry_for_every_command(capsys):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    paragraph = next(p for p in readme.split("\n\n") if "Scenes:" in p)
+    listed = set(re.findall(r"`([a-z0-9]+(?:-[a-z0-9]+)*)`", paragraph))
+    dynamic = set(names("scenario"))
+    assert listed and listed <= set(names("scene", "scenario")), listed
+    assert listed >= dynamic  # the README lists every dynamic scene
+    for scene in sorted(listed):
+        assert main(["info", f"scene:{scene}"]) == 0, scene
+        assert re.search(r"n_contacts: [1-9]", capsys.readouterr().out), scene
+    from workbench.study import load_study
+    scene = sorted(dynamic)[0]
+    study = REPO / "studies" / "quickstart.toml"
+    assert load_study(study)  # the quickstart's scenes resolve through the same registry
+    assert main(["solve", f"scene:{scene}", "-f", "dual", "-s", "clarabel"]) == 0
+    assert main(["compare", f"scene:{scene}", "-f", "dual", "-s", "clarabel", "-s", "scs"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(f"| {scene}-step0 |") == 2 and "warm-up s" in out
+
+
+def test_solve_json_reports_the_warm_up_apart_from_the_timed_solve():
+    out, err, code = run_cli("solve", "scene:ball-on-plane", "-f", "anti-relaxed", "-s", "apgd", "--json")
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["status"] == "solved" and rec["n_contacts"] == 1
+    # the first call of the compiled kernels (load or compile) is paid before the clock starts
+    assert rec["warm_up_seconds"] > 0 and rec["solve_seconds"] < rec["warm_up_seconds"]
+
+
+def test_generate_never_overwrites_an_existing_dataset_without_force(tmp_path, capsys):
+    committed = {p: p.read_bytes() for p in DATASETS.glob("settled-00320.*")}
+    assert main(["generate", "settled", "--quiet"]) == 2  # the default folder: the committed datasets
+    err = capsys.readouterr().err
+    assert "settled-00320.hdf5 exists (a committed dataset)" in err and "--force" in err
+    assert {p: p.read_bytes() for p in DATASETS.glob("settled-00320.*")} == committed
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for suffix in (".hdf5", ".json"):
+        shutil.copy(DATASETS / f"scaling-00064{suffix}", copy)
+    before = (copy / "scaling-00064.hdf5").read_bytes()
+    assert main(["generate", "scaling", "--sizes", "64", "--out", str(copy), "--quiet"]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (copy / "scaling-00064.hdf5").read_bytes() == before
+
+
+def test_generate_reports_kinetic_energy_and_warns_when_not_settled(tmp_path, capsys):
+    from problems.generator import SETTLED_ENERGY
+    from problems.rigid import GRAVITY
+
+    args = ["generate", "settled", "--quiet", "--out", str(tmp_path), "--set", "n=18", "--set", "width=8",
+            "--set", "h=0.01", "--set", "solver=clarabel", "--set", "tol=1e-5"]
+    assert main(args + ["--set", "duration=0.2"]) == 0  # 20 steps: still falling
+    err = capsys.readouterr().err
+    assert "settled-00018: kinetic energy" in err and "warning: settled-00018 is not settled" in err
+    meta = json.loads((tmp_path / "settled-00018.json").read_text())
+    assert meta["kinetic_energy"] > SETTLED_ENERGY * 18 * GRAVITY  # the criterion: KE <= 1e-4 sum m g R
+    assert main(args + ["--set", "duration=0.2"]) == 2  # exists now
+    assert main(args + ["--set", "duration=0.2", "--force"]) == 0
+    # the criterion separates the committed settled and unsettled packings (1 kg, R = 1 m spheres)
+    ratio = {name: meta["kinetic_energy"] / (meta["n_bodies"] * GRAVITY) for name in ("settled", "unsettled")
+             for meta in [json.loads((DATASETS / f"{name}-00320.json").read_text())]}
+    assert ratio["settled"] < SETTLED_ENERGY < ratio["unsettled"]
+
+
+@pytest.fixture
+def umask_027():
+    old = os.umask(0o027)
+    yield 0o640
+    os.umask(old)
+
+
+def test_atomic_output_leaves_no_half_file_and_follows_the_umask(tmp_path, umask_027):
+    from workbench.files import atomic_output
+
+    target = tmp_path / "result.csv"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError):
+        with atomic_output(target) as tmp:
+            tmp.write_text("half")
+            raise RuntimeError("killed")
+    assert target.read_text() == "old\n" and sorted(os.listdir(tmp_path)) == ["result.csv"]
+    with atomic_output(target) as tmp:
+        tmp.write_text("new\n")
+        Path(f"{tmp}.json").write_text("{}")  # a sidecar moves with it
+        os.chmod(tmp, 0o600)  # as MOSEK leaves its files
+    assert target.read_text() == "new\n" and sorted(os.listdir(tmp_path)) == ["result.csv", "result.csv.json"]
+    assert {stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()} == {umask_027}
+
+
+def test_every_export_format_gets_the_same_permissions(tmp_path, umask_027):
+    from workbench.export import FORMATS, export
+
+    p = random_problem(4, 3, seed=10)
+    written = []
+    for fmt, spec in FORMATS.items():
+        if fmt in ("ptf", "task"):
+            pytest.importorskip("mosek")
+        formulation = "dual" if spec.kind == "model" else "raw"
+        written += export(p, formulation, fmt, tmp_path / f"out{spec.suffixes[0]}")
+    assert {stat.S_IMODE(f.stat().st_mode) for f in written} == {umask_027}
+    assert sorted(os.listdir(tmp_path)) == sorted(f.name for f in written)  # no temporary left behind

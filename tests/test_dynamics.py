@@ -8,12 +8,13 @@ import pytest
 
 from formulations import FORMULATIONS
 from problems.contact import detect, jacobian
-from problems.dynamic_scenes import get_scenario, rolling_time
+from problems.dynamic_scenes import rolling_time
 from problems.rigid import BOX, GRAVITY, SPHERE, Bodies, Planes, World, axis_angle_quat, quat_to_matrix
 from problems.scenes import rolling_ball_2d
 from problems.stepper import Simulation
 from workbench.cli import main
 from workbench.solvers import SOLVERS, SolveOptions
+from workbench.sources import scenario
 
 #: exact methods present in this tree (fast first); anti-relaxed x apgd joins when it is registered
 EXACT = [pair for pair in [("ncp", "newton"), ("dual-fixed-point", "clarabel"), ("anti-relaxed", "apgd")]
@@ -25,7 +26,7 @@ RELAXED = ("dual", "clarabel")
 
 def run(scene, formulation, solver, tol=1e-8, **params):
     """Simulate a scene; return (scenario, times, observables per step as arrays, records)."""
-    sc = get_scenario(scene, **params)
+    sc = scenario(scene, **params)
     sim = Simulation(sc.world, sc.h, formulation, solver, SolveOptions(tol=tol, keep_history=False))
     obs, recs = [], []
     for _ in range(sc.steps):
@@ -43,7 +44,7 @@ def test_exact_methods_exist():
 def test_2d_ball_first_step_is_the_seed_problem():
     """Seed 000 eqs. 41-47: M = diag(1, 1, 0.4), D = [[0, 1], [1, 0], [0, 1]], N = diag(1, 3.5),
     r = [-0.0981, 2] for h = 0.01."""
-    sc = get_scenario("ball-on-plane-2d", h=0.01)
+    sc = scenario("ball-on-plane-2d", h=0.01)
     p, _, _ = Simulation(sc.world, sc.h, *RELAXED).problem()
     ref = rolling_ball_2d()
     np.testing.assert_allclose(p.M.toarray(), ref.M.toarray())
@@ -55,7 +56,7 @@ def test_2d_ball_first_step_is_the_seed_problem():
 
 def test_3d_ball_first_step():
     """The 3D ball: N = diag(1, 1/m + R^2/J, 1/m + R^2/J) = diag(1, 3.5, 3.5), r = [-g h, v0, 0]."""
-    sc = get_scenario("ball-on-plane", h=0.01)
+    sc = scenario("ball-on-plane", h=0.01)
     p, _, _ = Simulation(sc.world, sc.h, *RELAXED).problem()
     np.testing.assert_allclose(p.N.toarray(), np.diag([1, 3.5, 3.5]), atol=1e-15)
     np.testing.assert_allclose(p.r, [-0.0981, 2.0, 0.0], atol=1e-15)
@@ -240,7 +241,7 @@ def test_box_incline_to_rest_relaxed_lifts_off():
 def test_compaction_settles_under_the_slab():
     """9 spheres and a 100 kg slab come to rest: the container carries the total weight (9 + 100) g
     (to the solver's accuracy: tol 1e-8 on the Siconos error leaves velocities of order 1e-6 m/s)."""
-    sc = get_scenario("compaction", n=9, width=8.0, slab_mass=100.0, h=0.01, duration=0.8)
+    sc = scenario("compaction", n=9, width=8.0, slab_mass=100.0, h=0.01, duration=0.8)
     recs = Simulation(sc.world, sc.h, *FAST_EXACT[0], SolveOptions(tol=1e-8, keep_history=False)).run(sc.steps)
     assert sc.weight == pytest.approx(109 * GRAVITY)
     assert recs[-1].fixed_force == pytest.approx(sc.weight, rel=2e-5)
@@ -254,7 +255,7 @@ def test_filling_records_and_complementarity_relaxed_vs_exact():
     below the relaxed one's. Free fall first: kinetic energy 1/2 n m (g t)^2 before any contact."""
     worst = {}
     for method in (FAST_EXACT[0], RELAXED):
-        sc = get_scenario("filling", n=18, width=8.0, duration=0.8)
+        sc = scenario("filling", n=18, width=8.0, duration=0.8)
         recs = Simulation(sc.world, sc.h, *method, SolveOptions(tol=1e-5 if method == RELAXED else 1e-8,
                                                                  keep_history=False)).run(sc.steps)
         free = [r for r in recs if r.t <= 0.05]
@@ -273,7 +274,7 @@ def test_filling_2d_disks_land_in_the_planar_container():
     the floor y = 0 near the walls x = +-2.2, the third in the groove between them; with the exact
     method the complementarity error stays at solver accuracy and, once all rest on each other, the
     container carries nearly the whole weight 3 g (the bottom disks still roll apart slowly)."""
-    sc = get_scenario("filling-2d", n=3, width=4.4, duration=0.5)
+    sc = scenario("filling-2d", n=3, width=4.4, duration=0.5)
     x = sc.world.bodies.x
     x[2, 0] = x[:2, 0].mean()  # into the groove
     recs = Simulation(sc.world, sc.h, *FAST_EXACT[0], SolveOptions(tol=1e-8, keep_history=False)).run(sc.steps)

@@ -78,7 +78,7 @@ def dual_optimum(model, file_optimum: float) -> float:
 
 
 def exported(reference, tmp_path, key, formulation, fmt):
-    """(problem, reference optimum, ExportModel, path of the exported file)."""
+    """(problem, reference optimum, the ConicQP in export form, path of the exported file)."""
     p, optimum = reference(key, formulation)
     path = tmp_path / f"model.{fmt}"
     export(p, formulation, fmt, path)

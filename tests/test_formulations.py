@@ -78,3 +78,50 @@ def test_cap_is_reported_as_max_iter():
     res = solve(p, "dual", "scs", SolveOptions(tol=1e-10, max_iter=3))
     assert res.status == "max_iter"
     assert res.iterations <= 3
+
+
+def test_large_mass_blocks_keep_M_sparse(monkeypatch):
+    """Where a block of M is too large to factor densely, the dual takes the velocity change as a
+    variable (rows M w = C x) and the primal keeps M: the same optima as the factored models."""
+    import formulations.qp
+    from formulations import relaxed_dual, relaxed_primal
+    p = random_problem(n_contacts=8, n_bodies=5, seed=11, gap=-0.001, diagonal_mass=False, n_bilateral=2)
+    factored = relaxed_dual.describe(p)
+    assert factored.F is not None and [b.name for b in factored.blocks] == ["gamma", "lambda"]
+    ref = solve(p, "dual", "clarabel", TIGHT).metrics["dual_objective"]
+    monkeypatch.setattr(formulations.qp, "DENSE_BLOCK_LIMIT", 1)
+    dual, primal = relaxed_dual.describe(p), relaxed_primal.describe(p)
+    assert dual.P is not None and dual.blocks[-1].name == "w" and dual.rows[0].name == "velocity"
+    assert primal.P is not None and primal.F is None
+    for formulation, solver in (("dual", "clarabel"), ("dual", "scs"), ("primal", "clarabel")):
+        res = solve(p, formulation, solver, TIGHT)
+        assert res.status == "solved", (formulation, solver)
+        assert res.metrics["dual_objective"] == pytest.approx(ref, rel=1e-6)
+
+
+def test_pyramid_qp_from_the_description_matches_lcp2():
+    """QP (15) of Anitescu & Hart 2003 with Gamma = 0, generated for cvxpy from the one description
+    (dual over the edges with lambda free; primal with the pyramid's face rows) and solved by
+    Clarabel, against LCP2 (the same QP built from the LCP model, joints eliminated by a Schur
+    complement, solved through its compiled session)."""
+    import clarabel  # noqa: F401  (the cvxpy backend used below)
+    from formulations.lcp_pyramid import describe_dual, describe_primal, pyramid
+    from formulations.qp import to_cvxpy
+    from workbench.metrics import evaluate
+    p = random_problem(n_contacts=8, n_bodies=5, seed=2, n_bilateral=2)
+    lcp2 = solve(p, "lcp-pyramid", "lcp2", SolveOptions(tol=1e-10, params={"m_C": 6}))
+    ref = evaluate(p, lcp2.nu)["dual_objective"]
+    # the dual's optimum is the dual objective; the primal's, 1/2 w^T M w, is minus it (strong duality)
+    for describe, sign in ((describe_dual, 1.0), (describe_primal, -1.0)):
+        qp = describe(p, m_C=6)
+        form = to_cvxpy(qp)
+        form.problem.solve(solver="CLARABEL")
+        assert sign * qp.objective_scale * form.problem.value == pytest.approx(ref, rel=1e-6), qp.formulation
+    # the edges: row (i, l) of E is n_i + mu_i t_l in contact i's entries, and gamma = T S y = E^T y
+    pyr = pyramid(p, 6)
+    E = pyr.E.toarray()
+    t = pyr.directions
+    for i, l in ((0, 0), (3, 2), (7, 5)):
+        row = np.zeros(p.n_contact_unknowns)
+        row[3 * i:3 * i + 3] = [1.0, p.mu[i] * t[l, 0], p.mu[i] * t[l, 1]]
+        np.testing.assert_allclose(E[6 * i + l], row, atol=1e-15)

@@ -16,7 +16,7 @@ from workbench.cones import project_unknowns
 from workbench.errors import InputError
 from workbench.io import load_problem
 from workbench.metrics import de_saxce_shift
-from workbench.solvers import SolveOptions, solve
+from workbench.solvers import SolveOptions, StopCause, solve
 from workbench.solvers.pgs import local_factors, solve_local
 
 SOLVERS = ["apgd", "pgs", "jacobi", "bb", "admm"]
@@ -101,7 +101,7 @@ def test_apgd_follows_the_seed_and_uses_the_full_gradient_in_backtracking_and_re
     anti = formulation == "anti-relaxed"
     res = solve(problem, formulation, "apgd", SolveOptions(tol=1e-15, max_iter=40))
     assert res.iterations == 40 and res.status == "max_iter"
-    values = res.history["dual_objective"].to_numpy()
+    values = res.history["objective"].to_numpy()  # the dual objective
     scale = abs(values[-1])
     ref, backtracks, restarts = literal_apgd(problem, 40, anti)
     assert res.info["backtracks"] == backtracks > 0
@@ -117,7 +117,8 @@ def test_apgd_returns_the_best_iterate_when_the_cap_stops_it():
     """Seed 000 lines 19-23: the iterate with the smallest residual, not the last one."""
     problem = random_problem(n_contacts=20, n_bodies=8, seed=0)
     res = solve(problem, "anti-relaxed", "apgd", SolveOptions(tol=1e-15, max_iter=40))
-    errors = res.history["siconos_error"].to_numpy()
+    assert set(res.history["error_name"]) == {"siconos_error"}
+    errors = res.history["error"].to_numpy()
     assert errors[-1] > errors.min()  # the error is not monotone: the test can fail
     assert res.metrics["siconos_error"] == pytest.approx(errors.min(), rel=1e-9)
 
@@ -207,13 +208,13 @@ def test_bb_non_monotone_line_search_fires_and_bounds_the_objective(shared_data)
     res = solve(problem, "dual", "bb", SolveOptions(tol=1e-10))
     assert res.status == "solved"
     assert res.info["backtracks"] > 0
-    f = np.r_[0.0, res.history["dual_objective"].to_numpy()]  # f(x0 = 0) = 0
+    f = np.r_[0.0, res.history["objective"].to_numpy()]  # f(x0 = 0) = 0
     scale = abs(f[-1])
     assert all(f[k + 1] <= f[max(0, k - 9): k + 1].max() + 1e-12 * scale for k in range(f.size - 1))
     assert np.diff(f).max() > 1e-3 * scale
     mono = solve(problem, "dual", "bb", SolveOptions(tol=1e-10, params={"memory": 1}))
     assert mono.status == "solved" and mono.info["backtracks"] > res.info["backtracks"]
-    assert np.diff(mono.history["dual_objective"].to_numpy()).max() <= 1e-12 * scale
+    assert np.diff(mono.history["objective"].to_numpy()).max() <= 1e-12 * scale
 
 
 def test_admm_residual_balancing_recovers_from_a_bad_rho():
@@ -242,18 +243,19 @@ def test_history_columns_and_no_history_gives_the_same_run(solver):
     problem = random_problem(n_contacts=12, n_bodies=6, seed=5)
     on = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-9, max_iter=100_000))
     h = on.history
-    assert list(h.columns) == ["iteration", "elapsed", "dual_objective", "residual", "siconos_error"]
+    assert list(h.columns) == ["iteration", "seconds", "objective", "error_name", "error", "ccp_residual"]
     assert len(h) == on.iterations and h["iteration"].tolist() == list(range(1, on.iterations + 1))
-    assert np.all(np.diff(h["elapsed"]) >= 0)
-    assert h["siconos_error"].iloc[-1] == pytest.approx(on.metrics["siconos_error"], rel=1e-9)
-    assert h["dual_objective"].iloc[-1] == pytest.approx(on.metrics["dual_objective"], rel=1e-9)
+    assert np.all(np.diff(h["seconds"]) >= 0) and set(h["error_name"]) == {"siconos_error"}
+    assert h["error"].iloc[-1] == pytest.approx(on.metrics["siconos_error"], rel=1e-9)
+    assert h["objective"].iloc[-1] == pytest.approx(on.metrics["dual_objective"], rel=1e-9)
     off = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-9, max_iter=100_000, keep_history=False))
     assert off.history is None and off.iterations == on.iterations
     np.testing.assert_array_equal(off.nu, on.nu)
     relaxed = solve(problem, "dual", solver, SolveOptions(tol=1e-9, max_iter=100_000))
-    assert list(relaxed.history.columns) == ["iteration", "elapsed", "dual_objective", "residual"]
-    # the residual column is seed 000 eq. 39 (g_d = 1e-6) of the returned iterate
-    assert relaxed.history["residual"].iloc[-1] == pytest.approx(relaxed.metrics["ccp_residual"], rel=1e-6)
+    assert list(relaxed.history.columns) == ["iteration", "seconds", "objective", "error_name", "error"]
+    # the error column is seed 000 eq. 39 (g_d = 1e-6) of the returned iterate
+    assert set(relaxed.history["error_name"]) == {"ccp_residual"}
+    assert relaxed.history["error"].iloc[-1] == pytest.approx(relaxed.metrics["ccp_residual"], rel=1e-6)
 
 
 @pytest.mark.parametrize("solver", SOLVERS)
@@ -281,8 +283,8 @@ def test_cli_solve_writes_the_history(tmp_path, capsys):
     assert "solved" in capsys.readouterr().out
     import pandas as pd
     h = pd.read_csv(out)
-    assert list(h.columns) == ["iteration", "elapsed", "dual_objective", "residual", "siconos_error"]
-    assert h["siconos_error"].iloc[-1] <= 1e-10
+    assert list(h.columns) == ["iteration", "seconds", "objective", "error_name", "error", "ccp_residual"]
+    assert h["error"].iloc[-1] <= 1e-10
     assert main(["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "pgs", "--param", "omega=3"]) == 2
     assert "omega" in capsys.readouterr().err
 
@@ -323,7 +325,7 @@ SLOW_EXACT = {(BOXES, s) for s in ("pgs", "jacobi", "bb", "admm")} | \
 
 def check_honest_cap(res, tol):
     """A run stopped by its cap says so, and the error it reached (the workbench's) is above tol."""
-    assert res.status == "max_iter" and res.info["stopped"] == "max_iter" and res.iterations == 300
+    assert res.status == "max_iter" and res.stop == StopCause.MAX_ITER and res.iterations == 300
     assert tol < res.metrics["judged_error"] < 1
 
 

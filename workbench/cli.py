@@ -1,23 +1,24 @@
-"""The ``workbench`` command line.
+"""The ``workbench`` command line, the top layer: nothing imports this module.
 
 Each group of subcommands lives in its own module listed in ``COMMANDS``; a module exposes
 ``register(subparsers)`` that adds its subparsers and sets ``func``. Adding a command is one module and
-one line here. Bad input (an :class:`~workbench.errors.InputError` anywhere) gives one line on stderr
-and exit code 2, never a traceback.
+one line here. Argument helpers live in :mod:`workbench.commands._args`, problem specs in
+:mod:`workbench.sources`.
 
-PROBLEM arguments are files (FCLib .hdf5, Siconos .dat, native .npz) or built-in scenes ``scene:NAME``.
+Exit codes: 0 done (for ``solve`` and ``export --solve``: solved), 1 not solved (inaccurate, max_iter,
+timeout, failed, unavailable) or a simulation stopped, 2 bad input (an
+:class:`~workbench.errors.InputError` anywhere: one line on stderr, never a traceback), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
-import math
 import os
 import sys
 from typing import Sequence
 
+from workbench.commands._args import Parser
 from workbench.errors import InputError
 
 EXIT_BAD_INPUT = 2
@@ -31,65 +32,77 @@ COMMANDS = [
     "workbench.commands.export",
 ]
 
-
-class Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (exit 2 through InputError, no usage dump)."""
-
-    def error(self, message):
-        raise InputError(message)
+EXIT_CODES = """exit codes: 0 done (solve, export --solve: the run was solved); 1 not solved (inaccurate,
+max_iter, timeout, failed, unavailable) or a simulation stopped; 2 bad input (one line on stderr
+naming the argument, the value and what is accepted)"""
 
 
-def load(spec: str):
-    """A problem from a file path, ``shared:REL`` (a reference problem, see workbench.shared_data) or
-    ``scene:NAME``."""
-    if spec.startswith("scene:"):
-        from problems.scenes import SCENES
-        name = spec.split(":", 1)[1]
-        if name not in SCENES:
-            raise InputError(f"unknown scene {name!r}; known: {', '.join(SCENES)}")
-        return SCENES[name]()
-    from workbench.io import load_problem
-    from workbench.shared_data import PREFIX, resolve_shared
-    return load_problem(resolve_shared(spec) if spec.startswith(PREFIX) else spec)
+def _epilog() -> str:
+    """The names a user can give: formulations, solvers (registered ones) and scenes."""
+    import textwrap
+
+    from formulations import FORMULATIONS
+    from workbench.solvers import SOLVERS
+    from workbench.sources import names
+
+    def wrapped(label: str, items) -> str:
+        return textwrap.fill(", ".join(items), width=100, initial_indent=f"{label}: ", subsequent_indent="    ",
+                             break_on_hyphens=False)
+
+    solvers = [s.replace(":*", ":NAME") for s in SOLVERS] + ["any other installed cvxpy conic solver"]
+    return "\n".join([
+        wrapped("formulations", FORMULATIONS),
+        wrapped("solvers", solvers),
+        wrapped("scenes (PROBLEM scene:NAME)", names("scene", "scenario")),
+        wrapped("generators (PROBLEM generator:NAME)", names("generator")),
+        wrapped("PROBLEM", ["a file (.hdf5/.h5 FCLib, .dat Siconos, .npz)", "shared:REL (reference data)",
+                            "dataset:NAME (problems/datasets)", "scene:NAME", "generator:NAME"]),
+        "workbench list: the same with descriptions and availability; workbench help COMMAND: one command",
+        "",
+        EXIT_CODES,
+    ])
 
 
-def positive(kind):
-    """argparse type: a positive finite number of ``kind``."""
-    def parse(text):
-        try:
-            x = kind(text)
-        except ValueError:
-            raise InputError(f"expected a number, got {text!r}") from None
-        if not (x > 0 and math.isfinite(x)):
-            raise InputError(f"expected a positive number, got {text!r}")
-        return x
-    return parse
+def build_parser() -> Parser:
+    from workbench import __version__
 
-
-def key_value(text: str):
-    """argparse type: KEY=VALUE with a JSON value (a plain string when not JSON)."""
-    if "=" not in text:
-        raise InputError(f"expected KEY=VALUE, got {text!r}")
-    key, value = text.split("=", 1)
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="workbench", description="Frictional-contact time-step workbench")
-    sub = p.add_subparsers(dest="command", parser_class=Parser)
-    sub.required = True
+    p = Parser(prog="workbench", description="Frictional-contact time-step workbench: solve, compare, "
+               "simulate, generate and export one time step of nonsmooth rigid multibody dynamics, and run "
+               "studies.", epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
+    h = sub.add_parser("help", help="this text, or a command's: workbench help COMMAND")
+    h.add_argument("topic", nargs="?", metavar="COMMAND")
     for module in COMMANDS:
         importlib.import_module(module).register(sub)
     return p
 
 
+def _help(parser: Parser, topic: str | None) -> int:
+    if topic is None:
+        parser.print_help()
+        return 0
+    sub = next(a for a in parser._actions if a.dest == "command")
+    if topic not in sub.choices:
+        from workbench.errors import unknown
+        raise unknown("command", topic, sub.choices)
+    sub.choices[topic].print_help()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        if not argv:
+            parser.print_help()
+            return 0
+        args = parser.parse_args(argv)
+        if args.command == "help":
+            return _help(parser, args.topic)
         return int(args.func(args) or 0)
+    except SystemExit as exc:  # --help, --version
+        return int(exc.code or 0)
     except InputError as exc:
         print(f"workbench: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

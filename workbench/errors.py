@@ -20,3 +20,12 @@ class FileFormatError(InputError):
 class UnsupportedError(InputError):
     """A valid request that this problem or solver cannot serve (e.g. a primal formulation of a
     local problem that has no M and D)."""
+
+
+def unknown(what: str, value: str, known) -> InputError:
+    """``unknown WHAT 'VALUE'; did you mean ...? known: ...`` as an InputError to raise."""
+    import difflib
+    known = list(known)
+    close = difflib.get_close_matches(value, known, n=1)
+    hint = f"did you mean {close[0]!r}? known: " if close else "known: "
+    return InputError(f"unknown {what} {value!r}; {hint}{', '.join(known)}")

@@ -40,7 +40,8 @@ from workbench.cones import distance_to_cone, project_contact_at
 from workbench.problem import TimeStepProblem
 
 __all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift", "stopping_sums",
-           "tangential_speed", "CCP_RESIDUAL_STEP"]
+           "tangential_speed", "normalisation", "siconos_error", "joint_diagonal", "unknown_diagonal", "mean_diagonal", "lipschitz_estimate",
+           "CCP_RESIDUAL_STEP"]
 
 #: g_d of seed 000 eq. 39.
 CCP_RESIDUAL_STEP = 1e-6
@@ -150,6 +151,64 @@ def natural_map(problem: TimeStepProblem, nu: np.ndarray, w: np.ndarray, step: f
                         np.empty_like(nu))
 
 
+def normalisation(norm_r: float, norm_nu: float, norm_u: float) -> float:
+    """Siconos's normalisation of the natural-map errors, max(||r||, ||nu||, ||u||) (1 when all are 0),
+    from the three norms."""
+    s = max(float(norm_r), float(norm_nu), float(norm_u))
+    return s if s > 0 else 1.0
+
+
+def siconos_error(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray, shift: np.ndarray | None = None,
+                  scale: float | None = None) -> float:
+    """||nu - P(nu - (u + a))|| / max(||r||, ||nu||, ||u||) with a the De Saxce shift a(u) (or ``shift``),
+    u = N nu + r already computed: the ``siconos_error`` of :func:`evaluate` alone, for the methods that
+    need it every iteration (``scale``: the normalisation, when the caller has it)."""
+    a = de_saxce_shift(problem, u) if shift is None else shift
+    nm = float(np.linalg.norm(natural_map(problem, nu, u + a)))
+    if scale is None:
+        scale = normalisation(np.linalg.norm(problem.r), np.linalg.norm(nu), np.linalg.norm(u))
+    return nm / scale
+
+
+def joint_diagonal(problem: TimeStepProblem) -> np.ndarray:
+    """The diagonal entries of N at the joint unknowns (n_b,): G_j^T M^-1 G_j without forming N where M
+    is diagonal, else from N (formed, sparse)."""
+    if not problem.n_bilateral:
+        return np.zeros(0)
+    if problem.is_global and problem.M_is_diagonal:
+        joints = problem.G.multiply(problem.G).T @ problem.solve_M(np.ones(problem.n_dof))
+    else:
+        joints = problem.N.diagonal()[problem.n_contact_unknowns:]
+    return np.asarray(joints, dtype=float).ravel()
+
+
+def unknown_diagonal(problem: TimeStepProblem, contacts_only: bool = False) -> np.ndarray:
+    """Per unknown, the mean diagonal entry trace(N_ii) / d of its contact's block (repeated on the d
+    entries), then N_jj at each joint (unless ``contacts_only``): the diagonal scaling of Jacobi's step
+    and Newton's rho, without forming N."""
+    per_contact = np.trace(problem.N_diagonal_blocks, axis1=1, axis2=2) / problem.d
+    contacts = np.repeat(per_contact, problem.d)
+    return contacts if contacts_only or not problem.n_bilateral else np.concatenate([contacts, joint_diagonal(problem)])
+
+
+def mean_diagonal(problem: TimeStepProblem, contacts_only: bool = False) -> float:
+    """The mean diagonal entry of N over all unknowns (or the contact unknowns only); 1 when it is not
+    positive and finite."""
+    diag = unknown_diagonal(problem, contacts_only)
+    n = float(diag.mean()) if diag.size else 0.0
+    return n if np.isfinite(n) and n > 0 else 1.0
+
+
+def lipschitz_estimate(problem: TimeStepProblem, x0: np.ndarray, apply_N=None) -> float:
+    """Seed 000 algorithm line 6: L = ||N (x0 - x_hat)|| / ||x0 - x_hat|| with x_hat = 1, the initial
+    step estimate of the projected-gradient methods; the mean diagonal of N when that is not positive
+    and finite (any positive start works where the method backtracks). ``apply_N`` (default
+    problem.apply_N) is the operator the method iterates with."""
+    diff = np.asarray(x0, dtype=float) - 1.0
+    L = float(np.linalg.norm((apply_N or problem.apply_N)(diff)) / np.linalg.norm(diff))
+    return L if np.isfinite(L) and L > 0 else mean_diagonal(problem)
+
+
 def ccp_residual(problem: TimeStepProblem, nu: np.ndarray, grad: np.ndarray,
                  g_d: float = CCP_RESIDUAL_STEP) -> float:
     """Seed 000 eq. 39 for the gradient ``grad`` = N nu + r (or N nu + r + a when anti-relaxed)."""
@@ -169,14 +228,11 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
         v = problem.velocity(nu)
         out["primal_objective"] = float(0.5 * v @ (problem.M @ v) - problem.k @ v)
     out["duality_gap"] = float(nu @ u)
-    u_hat = u + de_saxce_shift(problem, u)
-    nm = np.linalg.norm(natural_map(problem, nu, u_hat))
-    norm_r = np.linalg.norm(r)
-    scale = max(norm_r, np.linalg.norm(nu), np.linalg.norm(u))
-    out["siconos_error"] = float(nm / scale) if scale > 0 else float(nm)
-    out["siconos_error_q"] = float(nm / norm_r) if norm_r > 0 else float(nm)
-    nm_relaxed = np.linalg.norm(natural_map(problem, nu, u))
-    out["relaxed_error"] = float(nm_relaxed / scale) if scale > 0 else float(nm_relaxed)
+    norm_r = float(np.linalg.norm(r))
+    scale = normalisation(norm_r, np.linalg.norm(nu), np.linalg.norm(u))
+    out["siconos_error"] = siconos_error(problem, nu, u, scale=scale)
+    out["siconos_error_q"] = out["siconos_error"] * scale / (norm_r if norm_r > 0 else 1.0)
+    out["relaxed_error"] = siconos_error(problem, nu, u, shift=np.zeros_like(u), scale=scale)
     out["ccp_residual"] = ccp_residual(problem, nu, u, g_d)
     gc, uc = problem.contacts(nu), problem.contacts(u)
     out["complementarity"] = float(np.max(np.abs(gc[:, 0] * uc[:, 0])))

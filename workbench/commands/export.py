@@ -6,14 +6,18 @@
 FORMAT defaults to OUT's suffix (.cbf .ptf .task .lp .mps .nl .hdf5 .dat .mat .npz). Model formats
 (cbf, ptf, task, lp, mps, nl) need --formulation dual, primal, pyramid-dual or pyramid-primal; data
 formats (fclib, dat, mat, npz) take raw (default) or local. --solve stores the workbench's solution
-(fclib, mat, npz), --guess the first guess of an FCLib file. Prints the files written, one per line.
+(fclib, mat, npz), --guess the first guess of an FCLib file. Prints the files written, one per line;
+every file is written atomically with the umask's permissions (workbench.files). Exit code 0, or 1 when
+the --solve run stored was not solved (its status is in the file's provenance), 2 bad input.
 """
 
 from __future__ import annotations
 
 import time
 
-from workbench.cli import load, positive
+from workbench.commands._args import EXIT_NOT_SOLVED, check_method, positive
+from workbench.commands.solve import PROBLEM_HELP
+from workbench.sources import load
 
 
 def cmd_export(args) -> int:
@@ -21,12 +25,17 @@ def cmd_export(args) -> int:
     from workbench.export import FORMATS, MODELS, export, format_from_path
     from workbench.io import read_fclib_guess
 
-    fmt = args.to or format_from_path(args.out)
+    try:
+        fmt = args.to or format_from_path(args.out)
+    except InputError as exc:
+        raise InputError(f"OUT {args.out}: {exc} with --to FORMAT") from None
     if fmt not in FORMATS:
-        raise InputError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
+        raise InputError(f"--to {fmt}: unknown export format; known: {', '.join(FORMATS)}")
     formulation = args.formulation or ("raw" if FORMATS[fmt].kind == "data" else None)
     if formulation is None:
         raise InputError(f"format {fmt} writes an optimisation model: give --formulation, one of {', '.join(MODELS)}")
+    if args.solve:
+        check_method(args.solve_formulation, args.solve, "--solve-formulation", "--solve")
     problem = load(args.problem)
     solution = guess = None
     if args.solve:
@@ -45,14 +54,14 @@ def cmd_export(args) -> int:
     for f in files:
         print(f)
     print(f"{problem.name}: {problem.n_contacts} contacts, {formulation} as {fmt}, {elapsed:.2f} s")
-    return 0
+    return EXIT_NOT_SOLVED if solution is not None and solution.status != "solved" else 0
 
 
 def register(sub) -> None:
     from workbench.export import DATA_FORMULATIONS, FORMATS, MODELS
     s = sub.add_parser("export", help="write a problem, in a formulation, for another solver or tool",
                        description="Formats: " + "; ".join(f"{k} ({v.summary})" for k, v in FORMATS.items()))
-    s.add_argument("problem")
+    s.add_argument("problem", help=PROBLEM_HELP)
     s.add_argument("out", help="output file (its suffix names the format unless --to is given)")
     s.add_argument("--formulation", "-f",
                    help=f"model formats: {', '.join(MODELS)}; data formats: {', '.join(DATA_FORMULATIONS)} "

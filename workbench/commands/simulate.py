@@ -3,32 +3,37 @@
     workbench simulate SCENE --formulation F --solver S [--steps N] [--dt H] [--out DIR]
                        [--set KEY=VALUE ...] [--every K] [--tol T] [--max-iter N] ...
 
-Scenes: problems.dynamic_scenes.SCENARIOS (ball-on-plane, ball-on-plane-2d, box-on-plane,
+Scenes: the dynamic scenes of workbench.sources.NAMED (ball-on-plane, ball-on-plane-2d, box-on-plane,
 box-on-incline, box-incline-to-rest, filling, filling-2d, compaction); ``--set`` changes a scene parameter
-(n=200, mu=0.1, v0=3, angle=30, duration=1, ...). Writes into DIR (default sim-SCENE):
+(n=200, mu=0.1, v0=3, angle=30, duration=1, ...). Writes into DIR (default sim-SCENE), each file
+atomically (workbench.files):
 
 - trajectory.csv: t, body, x, y, z, vx, vy, vz, wx, wy, wz (world frame; 2D scenes have z = 0 and the
   rotation rate in wz), the initial state and every K-th step;
-- steps.csv: t, contacts, iterations, solve_seconds, status, complementarity (seed 000 eq. 8),
-  fixed_force (magnitude of the total contact force on the fixed bodies [N]), max_speed,
-  kinetic_energy, and for single-body scenes the tracked velocities with their analytic values;
+- steps.csv: t, contacts, iterations, solve_seconds (the method is warmed up first, so no step's
+  time includes compiling), status, complementarity (seed 000 eq. 8), fixed_force (magnitude of the
+  total contact force on the fixed bodies [N]), max_speed, kinetic_energy, and for single-body
+  scenes the tracked velocities with their analytic values;
 - velocities.png (single-body scenes: simulated vs analytic velocities) and steps.png (contacts,
   iterations, complementarity, force on the fixed bodies vs the total weight).
 
-Progress goes to stderr; a one-line summary to stdout.
+Progress goes to stderr; a one-line summary to stdout. Exit code 0 when every step was solved, 1
+when the simulation stopped (a step without usable impulses) or a step was not solved, 2 bad input.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from workbench.cli import key_value, positive
+from workbench.commands._args import EXIT_NOT_SOLVED, add_method_options, check_method, key_value, positive
 from workbench.commands.solve import add_solve_options, solve_options
 from workbench.errors import InputError
+from workbench.files import atomic_output
 
 
 def _state_rows(t: float, bodies) -> np.ndarray:
@@ -63,7 +68,8 @@ def plot(out: Path, steps, scenario) -> list[Path]:
         axes[-1, 0].set_xlabel("t [s]")
         fig.tight_layout()
         written.append(out / "velocities.png")
-        fig.savefig(written[-1], dpi=110)
+        with atomic_output(written[-1]) as tmp:
+            fig.savefig(tmp, dpi=110)
         plt.close(fig)
     fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
     axes[0, 0].plot(t, steps["contacts"])
@@ -85,7 +91,8 @@ def plot(out: Path, steps, scenario) -> list[Path]:
     fig.suptitle(f"{scenario.name}: {steps.attrs['method']}")
     fig.tight_layout()
     written.append(out / "steps.png")
-    fig.savefig(written[-1], dpi=110)
+    with atomic_output(written[-1]) as tmp:
+        fig.savefig(tmp, dpi=110)
     plt.close(fig)
     return written
 
@@ -93,10 +100,21 @@ def plot(out: Path, steps, scenario) -> list[Path]:
 def cmd_simulate(args) -> int:
     import pandas as pd
 
-    from problems.dynamic_scenes import get_scenario
     from problems.stepper import Simulation, SimulationError
+    from workbench.sources import names, scenario as build_scenario
+    from workbench.study.worker import warm_up
 
-    scenario = get_scenario(args.scene, **dict(args.set or []))
+    if args.scene not in names("scenario"):
+        from workbench.errors import unknown
+        raise InputError(f"SCENE {args.scene}: {unknown('scene', args.scene, names('scenario'))} (the dynamic "
+                         "ones; static scenes are solved with workbench solve scene:NAME)")
+    check_method(args.formulation, args.solver)
+    params = dict(args.set or [])
+    try:
+        scenario = build_scenario(args.scene, **params)
+    except InputError as exc:
+        shown = " ".join(f"--set {k}={json.dumps(v)}" for k, v in params.items())
+        raise InputError(f"{shown}: {exc}") from None
     h = args.dt or scenario.h
     n_steps = args.steps or max(1, int(round(scenario.duration / h)))
     out = Path(args.out or f"sim-{scenario.name}")
@@ -104,6 +122,7 @@ def cmd_simulate(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create {out}: {exc.strerror or exc}") from None
+    warm_up(args.formulation, args.solver)  # so that no step's solve_seconds include compiling the kernels
     sim = Simulation(scenario.world, h, args.formulation, args.solver, solve_options(args), name=scenario.name)
     bodies = scenario.world.bodies
     traj = [_state_rows(0.0, bodies)]
@@ -112,13 +131,7 @@ def cmd_simulate(args) -> int:
     report_every = max(1, n_steps // 20)
 
     def record(s, rec):
-        row = {"t": rec.t, "contacts": rec.contacts, "iterations": rec.iterations,
-               "solve_seconds": rec.solve_seconds, "status": rec.status, "complementarity": rec.complementarity,
-               "fixed_force": rec.fixed_force, "max_speed": rec.max_speed, "kinetic_energy": rec.kinetic_energy}
-        row.update(scenario.observe())
-        if scenario.analytic is not None:
-            row.update({f"{k}_analytic": float(v) for k, v in scenario.analytic(rec.t).items()})
-        rows.append(row)
+        rows.append(scenario.step_row(rec))
         if s.step_index % args.every == 0 or s.step_index == n_steps:
             traj.append(_state_rows(rec.t, bodies))
         if s.step_index % report_every == 0:
@@ -129,29 +142,32 @@ def cmd_simulate(args) -> int:
         sim.run(n_steps, record)
     except SimulationError as exc:
         print(f"workbench: simulation stopped: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_NOT_SOLVED
     finally:
         if rows:
             steps = pd.DataFrame(rows)
-            steps.to_csv(out / "steps.csv", index=False)
+            with atomic_output(out / "steps.csv") as tmp:
+                steps.to_csv(tmp, index=False)
             columns = ["t", "body", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz"]
             trajectory = pd.DataFrame(np.concatenate(traj), columns=columns)
             trajectory["body"] = trajectory["body"].astype(int)
-            trajectory.to_csv(out / "trajectory.csv", index=False)
+            with atomic_output(out / "trajectory.csv") as tmp:
+                trajectory.to_csv(tmp, index=False)
     steps.attrs["method"] = f"{args.formulation} x {args.solver}, h = {h:g} s"
     written = plot(out, steps, scenario)
     print(f"{scenario.name}: {n_steps} steps of {h:g} s with {args.formulation} x {args.solver} in "
           f"{time.perf_counter() - t0:.1f} s; wrote {out / 'trajectory.csv'}, {out / 'steps.csv'}, "
           f"{', '.join(str(p) for p in written)}")
-    return 0
+    unsolved = steps["status"].isin(["no_contact", "solved"]).sum() != len(steps)
+    return EXIT_NOT_SOLVED if unsolved else 0
 
 
 def register(sub) -> None:
+    from workbench.sources import names
+
     s = sub.add_parser("simulate", help="run a dynamic scene with the DVI time stepper")
-    s.add_argument("scene", help="ball-on-plane, ball-on-plane-2d, box-on-plane, box-on-incline, "
-                                 "box-incline-to-rest, filling, filling-2d, compaction")
-    s.add_argument("--formulation", "-f", required=True)
-    s.add_argument("--solver", "-s", required=True)
+    s.add_argument("scene", metavar="SCENE", help=", ".join(names("scenario")))
+    add_method_options(s)
     s.add_argument("--steps", type=positive(int), default=None, help="number of steps (default: the scene's duration / dt)")
     s.add_argument("--dt", type=positive(float), default=None, help="step size h [s] (default: the scene's)")
     s.add_argument("--out", default=None, help="output folder (default sim-SCENE)")

@@ -5,6 +5,12 @@
     workbench solve PROBLEM --formulation F --solver S [--tol T] [--accept A] [--max-iter N]
                     [--time-limit S] [--param KEY=VALUE ...] [--history FILE.csv] [--json]
     workbench compare PROBLEM... [--formulation F ...] [--solver S ...] [--tol T]
+
+PROBLEM is any spec of :mod:`workbench.sources` (a file, shared:REL, dataset:NAME, scene:NAME).
+``solve`` exits 0 when the run is solved and 1 otherwise; ``compare`` 0 when every run of its table
+is solved, else 1. Both warm the method up first (imports, numba compilation: the study runner's
+:func:`~workbench.study.worker.warm_up`), so the solve times exclude it; ``--json`` reports it as
+``warm_up_seconds``.
 """
 
 from __future__ import annotations
@@ -12,7 +18,11 @@ from __future__ import annotations
 import json
 import math
 
-from workbench.cli import key_value, load, positive
+from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, check_method, formulation_named,
+                                      key_value, positive, solver_named)
+from workbench.sources import ACCEPTED, load
+
+PROBLEM_HELP = f"{ACCEPTED} (workbench list shows the scenes)"
 
 
 def add_solve_options(s) -> None:
@@ -39,7 +49,7 @@ def _finite(x):
     return x if x is None or math.isfinite(x) else str(x)
 
 
-def result_record(problem, result) -> dict:
+def result_record(problem, result, warm_up_seconds: float | None = None) -> dict:
     """The JSON object of ``workbench solve --json``."""
     return {
         "problem": problem.name,
@@ -47,6 +57,7 @@ def result_record(problem, result) -> dict:
         "formulation": result.formulation,
         "solver": result.solver,
         "status": result.status,
+        "stop": None if result.stop is None else result.stop.value,
         "solver_status": result.solver_status,
         "objective": _finite(result.objective),
         "solver_objective": _finite(result.solver_objective),
@@ -54,6 +65,8 @@ def result_record(problem, result) -> dict:
         "build_seconds": result.build_seconds,
         "compile_seconds": result.info.get("compile_seconds"),
         "solve_seconds": result.solve_seconds,
+        # the one-off cost before the clock started (imports, numba compilation), not in the times above
+        "warm_up_seconds": warm_up_seconds,
         "metrics": {k: _finite(v) for k, v in result.metrics.items()},
         "message": result.message,
         # what the solver or method says of itself (outer iterations of a fixed point, the solver's own
@@ -73,7 +86,13 @@ def cmd_info(args) -> int:
 
 def cmd_list(args) -> int:
     from formulations import list_formulations
-    from workbench.solvers import list_solvers
+    from workbench.solvers import list_solvers, parameter_lines
+    from workbench.sources import NAMED
+    if args.params:
+        print(f"{args.params} parameters (--param KEY=VALUE):")
+        for line in parameter_lines(args.params):
+            print(f"  {line}")
+        return 0
     print("formulations:")
     for f in list_formulations():
         needs = " [needs M, D]" if f.needs_global else ""
@@ -84,41 +103,57 @@ def cmd_list(args) -> int:
         ok, why = s.availability()
         state = "available" if ok else f"unavailable, because {why}"
         print(f"  {s.name:<14} {s.summary} (takes {'/'.join(s.accepts)}): {state}")
+    print("scenes and generators (PROBLEM scene:NAME or generator:NAME; simulate SCENE for dynamic ones):")
+    for name, entry in NAMED.items():
+        print(f"  {name:<20} {entry.kind:<9} {entry.summary}")
     return 0
 
 
 def cmd_solve(args) -> int:
     from workbench.solvers import solve
+    from workbench.study.worker import warm_up
+    check_method(args.formulation, args.solver)
     problem = load(args.problem)
+    warm = warm_up(args.formulation, args.solver)
     result = solve(problem, args.formulation, args.solver, solve_options(args, keep_history=bool(args.history)))
     if args.history and result.history is not None:
-        result.history.to_csv(args.history, index=False)
+        from workbench.files import atomic_output
+        with atomic_output(args.history) as tmp:
+            result.history.to_csv(tmp, index=False)
+    code = 0 if result.status == "solved" else EXIT_NOT_SOLVED
     if args.json:
-        print(json.dumps(result_record(problem, result)))
-        return 0
+        print(json.dumps(result_record(problem, result, warm)))
+        return code
     print(f"{problem.name}: {problem.n_contacts} contacts, formulation {result.formulation}, solver {result.solver}")
     print(f"  status {result.status} (solver said {result.solver_status or '-'})"
           f"{': ' + result.message if result.message else ''}")
     if result.nu is not None:
         print(f"  objective {result.objective:.10g}, iterations {result.iterations}, "
-              f"build {result.build_seconds:.3f} s, solve {result.solve_seconds:.3f} s")
+              f"build {result.build_seconds:.3f} s, solve {result.solve_seconds:.3f} s "
+              f"(warm-up before the clock: {warm:.3f} s)")
         for key, value in result.metrics.items():
             print(f"  {key:>26}: {value:.4e}")
-    return 0
+    return code
 
 
 def cmd_compare(args) -> int:
     """Solve each problem with every compatible formulation x solver and print one markdown table."""
     from formulations import FORMULATIONS, get_formulation
     from workbench.solvers import get_solver, list_solvers, solve
+    from workbench.study.worker import warm_up
 
     forms = args.formulation or list(FORMULATIONS)
     solvers = args.solver or [s.name for s in list_solvers()]
-    print("| problem | contacts | formulation | solver | status | iterations | build s | solve s "
+    for fname in forms:
+        formulation_named(fname)
+    for sname in solvers:
+        solver_named(sname)
+    problems = [load(spec) for spec in args.problems]
+    print("| problem | contacts | formulation | solver | status | iterations | warm-up s | build s | solve s "
           "| dual objective | relaxed error | siconos error |")
-    print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|")
-    for spec in args.problems:
-        problem = load(spec)
+    print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    all_solved = True
+    for problem in problems:
         for fname in forms:
             form = get_formulation(fname)
             if form.needs_global and not problem.is_global:
@@ -126,37 +161,39 @@ def cmd_compare(args) -> int:
             for sname in solvers:
                 if not set(get_solver(sname).accepts) & set(form.builds):
                     continue
+                warm = warm_up(fname, sname)
                 res = solve(problem, fname, sname, solve_options(args))
+                all_solved &= res.status == "solved"
                 m = res.metrics
                 fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
                 it = "-" if res.iterations is None else res.iterations
                 status = res.status if res.status != "unavailable" else f"unavailable ({res.message})"
                 print(f"| {problem.name} | {problem.n_contacts} | {fname} | {sname} | {status} | {it} "
-                      f"| {res.build_seconds:.3f} | {res.solve_seconds:.3f} | {fmt('dual_objective')} "
+                      f"| {warm:.3f} | {res.build_seconds:.3f} | {res.solve_seconds:.3f} | {fmt('dual_objective')} "
                       f"| {fmt('relaxed_error')} | {fmt('siconos_error')} |", flush=True)
-    return 0
+    return 0 if all_solved else EXIT_NOT_SOLVED
 
 
 def register(sub) -> None:
     s = sub.add_parser("info", help="print sizes and data ranges of a problem")
-    s.add_argument("problem")
+    s.add_argument("problem", help=PROBLEM_HELP)
     s.set_defaults(func=cmd_info)
 
-    s = sub.add_parser("list", help="list formulations and solvers, and why any is unavailable")
+    s = sub.add_parser("list", help="list formulations, solvers (and why any is unavailable), scenes and generators")
+    s.add_argument("--params", metavar="NAME", help="list the parameters of one solver or formulation")
     s.set_defaults(func=cmd_list)
 
     s = sub.add_parser("solve", help="solve one problem with one formulation and one solver")
-    s.add_argument("problem")
-    s.add_argument("--formulation", "-f", required=True)
-    s.add_argument("--solver", "-s", required=True)
+    s.add_argument("problem", help=PROBLEM_HELP)
+    add_method_options(s)
     add_solve_options(s)
     s.add_argument("--history", metavar="FILE.csv", help="write the per-iteration history")
     s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.epilog = "exit codes: 0 solved, 1 not solved (inaccurate, max_iter, timeout, failed, unavailable), 2 bad input"
     s.set_defaults(func=cmd_solve)
 
     s = sub.add_parser("compare", help="solve problems with every formulation x solver, print a table")
-    s.add_argument("problems", nargs="+")
-    s.add_argument("--formulation", "-f", action="append")
-    s.add_argument("--solver", "-s", action="append")
+    s.add_argument("problems", nargs="+", metavar="PROBLEM", help=PROBLEM_HELP)
+    add_method_options(s, many=True)
     add_solve_options(s)
     s.set_defaults(func=cmd_compare)

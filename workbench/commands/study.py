@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from workbench.cli import positive
+from workbench.commands._args import positive
 from workbench.errors import InputError
 
 

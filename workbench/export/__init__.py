@@ -4,12 +4,14 @@
 
 Two kinds of format, one module each:
 
-* model formats write the optimisation problem of a formulation (an
-  :class:`~workbench.export.model.ExportModel`): ``cbf`` (Conic Benchmark Format v3), ``ptf`` and
+* model formats write the optimisation problem of a formulation, its backend-neutral description
+  (:class:`formulations.qp.ConicQP`, the one the workbench's cvxpy models are generated from) in the
+  form of :func:`workbench.export.model.export_form`: ``cbf`` (Conic Benchmark Format v3), ``ptf`` and
   ``task`` (MOSEK, through the mosek package), ``lp`` (CPLEX LP), ``mps`` (free MPS with QUADOBJ and
   QCMATRIX), ``nl`` (AMPL). Formulations: the keys of ``MODELS``: the relaxed ``dual`` and ``primal``
-  (conic QPs) and ``pyramid-dual`` / ``pyramid-primal`` (seed 003's QP (15) with Gamma = 0 on pyramidal
-  cones, the QP LCP2 solves; the pyramid LCP itself is no optimisation problem).
+  (conic QPs, Mazhar et al. 2014 eqs. 24/23) and ``pyramid-dual`` / ``pyramid-primal`` (Anitescu &
+  Hart 2003 QP (15) with Gamma = 0 on pyramidal cones, the QP LCP2 solves; the pyramid LCP itself is
+  no optimisation problem).
 * data formats write the problem data: ``fclib`` (FCLib HDF5), ``dat`` (Siconos numerics text),
   ``mat`` (MATLAB), ``npz`` (numpy). Formulations: ``raw`` (the problem as it is, global or local)
   and ``local`` (the Delassus form W = N, q = r). ``solution`` and ``guess`` (impulses nu in N s, or a
@@ -19,12 +21,11 @@ Every file says what it encodes (source problem, workbench version, formulation 
 contact grouping [normal, tangents], friction coefficients, units, sign conventions, scaling):
 comment lines in text formats, attributes or fields in HDF5/.mat/.npz, and ``PATH.json`` next to
 formats without room for comments (.dat, .nl, .task). Model formats are written on the O(1)-scaled
-data of workbench.export.model unless ``scaled=False``; the header gives the scales.
+data of the formulation's description unless ``scaled=False``; the header gives the scales.
 
-Adding a model formulation is one line in ``MODELS``: a function ``(problem, *, scaled) ->
-ExportModel`` (a QP with linear rows, nonnegativity bounds and second-order cones; a pyramid QP of
-formulations/lcp_pyramid.py has rows and bounds only). Adding a format is a module with
-``write`` and one line in ``FORMATS``.
+Adding a model formulation is one line in ``MODELS``: the formulation's ``describe(problem, *, scaled)
+-> ConicQP`` (a QP with linear rows, nonnegativity bounds and friction cones; a pyramid QP has rows
+and bounds only). Adding a format is a module with ``write`` and one line in ``FORMATS``.
 """
 
 from __future__ import annotations
@@ -41,12 +42,12 @@ from workbench.problem import TimeStepProblem
 
 __all__ = ["export", "FORMATS", "MODELS", "DATA_FORMULATIONS", "format_from_path", "build_model"]
 
-#: formulation -> "module:function" building its ExportModel
+#: formulation -> "module:function" describing it as a ConicQP
 MODELS: dict[str, str] = {
-    "dual": "workbench.export.model:relaxed_dual",
-    "primal": "workbench.export.model:relaxed_primal",
-    "pyramid-dual": "workbench.export.model:pyramid_dual",
-    "pyramid-primal": "workbench.export.model:pyramid_primal",
+    "dual": "formulations.relaxed_dual:describe",
+    "primal": "formulations.relaxed_primal:describe",
+    "pyramid-dual": "formulations.lcp_pyramid:describe_dual",
+    "pyramid-primal": "formulations.lcp_pyramid:describe_primal",
 }
 
 #: formulations of the data formats
@@ -90,11 +91,13 @@ def format_from_path(path: os.PathLike | str) -> str:
 
 
 def build_model(problem: TimeStepProblem, formulation: str, *, scaled: bool = True):
-    """The ExportModel of ``formulation`` (a key of MODELS) for ``problem``."""
+    """The ConicQP of ``formulation`` (a key of MODELS) for ``problem``, in the form the files hold
+    (:func:`workbench.export.model.export_form`)."""
+    from workbench.export.model import export_form
     if formulation not in MODELS:
         raise UnsupportedError(f"formulation {formulation!r} has no optimisation model to export; model formats "
                                f"take {', '.join(MODELS)}")
-    return _target(MODELS[formulation])(problem, scaled=scaled)
+    return export_form(_target(MODELS[formulation])(problem, scaled=scaled))
 
 
 def _impulses(problem: TimeStepProblem, value, what: str) -> tuple[np.ndarray | None, dict[str, str]]:
@@ -132,7 +135,8 @@ def export(problem: TimeStepProblem, formulation: str, fmt: str, path: os.PathLi
         if solution is not None or guess is not None:
             raise UnsupportedError(f"format {fmt} holds an optimisation model, not a solution or guess; "
                                    "use fclib, mat or npz for those")
-        return writer(build_model(problem, formulation, scaled=scaled), path)
+        model = build_model(problem, formulation, scaled=scaled)
+        return _written(path, lambda tmp: writer(model, tmp))
     if formulation not in DATA_FORMULATIONS:
         raise UnsupportedError(f"format {fmt} holds problem data: formulation must be one of "
                                f"{', '.join(DATA_FORMULATIONS)}, got {formulation!r}")
@@ -140,5 +144,15 @@ def export(problem: TimeStepProblem, formulation: str, fmt: str, path: os.PathLi
         problem = problem.as_local()
     nu_sol, sol_info = _impulses(problem, solution, "solution")
     nu_guess, guess_info = _impulses(problem, guess, "guess")
-    return writer(problem, path, formulation=formulation, solution=nu_sol, guess=nu_guess,
-                  notes={**sol_info, **guess_info})
+    return _written(path, lambda tmp: writer(problem, tmp, formulation=formulation, solution=nu_sol, guess=nu_guess,
+                                             notes={**sol_info, **guess_info}))
+
+
+def _written(path: os.PathLike | str, write) -> list[Path]:
+    """Run ``write(tmp)`` through workbench.files.atomic_output: every file (and sidecar) appears
+    whole, with the umask's permissions, or not at all; the paths written, beside ``path``."""
+    from workbench.files import atomic_output
+    target = Path(path)
+    with atomic_output(target) as tmp:
+        files = write(tmp)
+    return [target.parent / Path(f).name for f in files]

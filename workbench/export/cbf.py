@@ -5,7 +5,7 @@ variable) with a rotated second-order cone:
 
     min  t + c^T x     s.t.  (t, 1, F x) in QR = {z : 2 z_0 z_1 >= ||z_2:||^2, z_0, z_1 >= 0},
 
-i.e. t >= 1/2 ||F x||^2 = 1/2 x^T P x with P = F^T F (:attr:`ExportModel.factor`). Layout:
+i.e. t >= 1/2 ||F x||^2 = 1/2 x^T P x with P = F^T F (:attr:`ConicQP.factor <formulations.qp.ConicQP.factor>`). Layout:
 
 * VAR: x_0 .. x_n-1 then t; domain L+ (x >= 0) for the nonnegative variables, F (free) otherwise.
 * CON rows, in this order: the friction cones, one ``Q d`` block per cone (rows a_ik x_jik, named
@@ -13,7 +13,7 @@ i.e. t >= 1/2 ||F x||^2 = 1/2 x^T P x with P = F^T F (:attr:`ExportModel.factor`
   inside a block kept); the epigraph block ``QR p+2``: rows t, 1, F x.
 * OBJACOORD: 1 for t and c; no constant (the header comments give the physical objective).
 
-Comment lines (``#``) before VER carry the model's header (:meth:`ExportModel.header`).
+Comment lines (``#``) before VER carry the model's header (:func:`workbench.export.model.file_header`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from workbench.export.model import ExportModel
+from formulations.qp import ConicQP
+from workbench.export.model import file_header
 from workbench.export.text import comments, floats, ints, join_columns, write_lines
 
 
@@ -42,7 +43,7 @@ def _runs(labels: np.ndarray) -> list[str]:
     return join_columns(labels[starts].tolist(), ints(counts))
 
 
-def cbf_lines(model: ExportModel) -> list[str]:
+def cbf_lines(model: ConicQP) -> list[str]:
     """The CBF text of ``model`` (without comments) as lines."""
     n = model.n
     t = n                                            # epigraph variable
@@ -97,9 +98,9 @@ def cbf_lines(model: ExportModel) -> list[str]:
     return out
 
 
-def write(model: ExportModel, path: os.PathLike | str) -> list[Path]:
+def write(model: ConicQP, path: os.PathLike | str) -> list[Path]:
     """Write ``model`` as CBF v3 with a comment header; returns the files written."""
-    header = model.header("cbf")
+    header = file_header(model, "cbf")
     header["cbf_layout"] = (f"variables x_0..x_{model.n - 1} as above, then the epigraph t = x_{model.n} "
                             "(t >= 1/2 x^T P x through (t, 1, F x) in QR); constraint rows: friction cones "
                             "(Q blocks, contact order), linear rows (L=, L+, L- blocks), epigraph (QR block)")

@@ -13,8 +13,8 @@ HiGHS for the QP part, read it).
 The second-order cone of each contact is the quadratic constraint ||(a_k x_jk)_k>=1||^2 <= (a_0 x_j0)^2
 together with x_j0 >= 0 (LP's default lower bound 0): the same convex set, which SCIP, Gurobi and CPLEX
 recognise as a second-order cone. Each cone also gets its implied linear rows apx_/apn_cone<i>_<k>
-(:meth:`ExportModel.with_apex_rows`), which keep a reader's quadratic tolerance from opening the
-apex; the objective is split (:meth:`ExportModel.split_objective`). Names carry the contact grouping
+(:func:`workbench.export.model.with_apex_rows`), which keep a reader's quadratic tolerance from opening the
+apex; the objective is split (:func:`workbench.export.model.split_objective`). Names carry the contact grouping
 (g12_n, g12_t1, g12_t2 = contact 12 of the dual; y7, u12_n, ... in the primal; y12_e3 = edge 3 of
 contact 12's pyramid, row pyr12_e3 in the pyramid primal); no name starts with 'e' (LP reserves it for
 exponents). Every term is on its own line (LP lines are limited to 510 characters). The header is
@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from workbench.export.model import ExportModel
+from formulations.qp import ConicQP
+from workbench.export.model import cone_squares, file_header, objective_triangle, quadratic_form
 from workbench.export.text import comments, floats, grouped, join_columns, signed, write_lines
 
 _SENSE = {"=": "=", ">": ">=", "<": "<="}
@@ -41,20 +42,20 @@ def _quadratic_terms(names: np.ndarray, i: np.ndarray, j: np.ndarray, coef: np.n
     return join_columns(signed(coef), products.tolist())
 
 
-def write(model: ExportModel, path: os.PathLike | str) -> list[Path]:
+def write(model: ConicQP, path: os.PathLike | str) -> list[Path]:
     """Write ``model`` as an LP file (objective split, see the module docstring); returns the files written."""
-    model = model.quadratic_form()
+    model = quadratic_form(model)
     names = model.names
-    lines = comments(model.header("lp"), "\\") + ["Minimize", " obj:"]
+    lines = comments(file_header(model, "lp"), "\\") + ["Minimize", " obj:"]
     nz = np.flatnonzero(model.c)
     lines += join_columns(signed(model.c[nz]), names[nz].tolist())
-    qi, qj, qv = model.objective_triangle()
+    qi, qj, qv = objective_triangle(model)
     if qv.size:
         lines += [" + ["] + _quadratic_terms(names, qi, qj, np.where(qi == qj, qv, 2.0 * qv)) + ["] / 2"]
     elif not nz.size:
         lines.append(f"0 {names[0]}")
     lines.append("Subject to")
-    cone, var, coef = model.cone_squares()
+    cone, var, coef = cone_squares(model)
     counts = np.bincount(cone, minlength=model.cone_names.shape[0])
     lines += grouped([f" {c}: [" for c in model.cone_names.tolist()], counts,
                      _quadratic_terms(names, var, var, coef), ["] <= 0"] * counts.shape[0])

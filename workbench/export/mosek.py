@@ -18,13 +18,14 @@ import os
 import tempfile
 from pathlib import Path
 
+from formulations.qp import ConicQP
 from workbench.errors import FileFormatError, UnsupportedError
 from workbench.export import cbf
-from workbench.export.model import ExportModel
+from workbench.export.model import file_header
 from workbench.export.text import comments, one_line, sidecar, write_lines
 
 
-def write(model: ExportModel, path: os.PathLike | str) -> list[Path]:
+def write(model: ConicQP, path: os.PathLike | str) -> list[Path]:
     """Write ``model`` as a MOSEK task file, the format chosen by the suffix (.ptf or .task)."""
     try:
         import mosek
@@ -32,7 +33,7 @@ def write(model: ExportModel, path: os.PathLike | str) -> list[Path]:
         raise UnsupportedError("MOSEK formats need the mosek Python package (pip install mosek; "
                                "writing files needs no licence)") from None
     p = Path(path)
-    header = model.header(p.suffix.lstrip(".") or "task")
+    header = file_header(model, p.suffix.lstrip(".") or "task")
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "model.cbf"
         write_lines(source, cbf.cbf_lines(model))

@@ -1,7 +1,7 @@
 """AMPL ``.nl`` (text "g" format) with the AMPL name files ``.col`` and ``.row``: every solver with an
 AMPL/ASL or AMPL/MP driver (SCIP, Ipopt, Knitro, BARON, Gurobi's ampl driver, ...) reads it.
 
-The problem is the model in the form :meth:`ExportModel.quadratic_form` gives (split objective and the
+The problem is the model in the form :func:`workbench.export.model.quadratic_form` gives (split objective and the
 cones' implied apex rows, as for LP/MPS):
 
     min  c^T x + 1/2 ||z||^2     s.t.  sum_k>=1 (a_ik x_jik)^2 - (a_i0 x_ji0)^2 <= 0   (cone i, contact i)
@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from workbench.export.model import ExportModel
+from formulations.qp import ConicQP
+from workbench.export.model import cone_squares, file_header, objective_triangle, quadratic_form
 from workbench.export.text import floats, grouped, ints, join_columns, prefixed, sidecar, write_lines
 
 _RANGE = {"=": "4", ">": "2", "<": "1"}
@@ -56,14 +57,14 @@ def _product_terms(i: np.ndarray, j: np.ndarray, coef: np.ndarray) -> list[str]:
                         prefixed("v", ints(i)), prefixed("v", ints(j)), sep="\n")
 
 
-def write(model: ExportModel, path: os.PathLike | str) -> list[Path]:
+def write(model: ConicQP, path: os.PathLike | str) -> list[Path]:
     """Write ``model`` as ``PATH`` (.nl), ``STUB.col``, ``STUB.row`` and ``PATH.json``."""
-    model = model.quadratic_form()
-    header = model.header("nl")
+    model = quadratic_form(model)
+    header = file_header(model, "nl")
     p = Path(path)
     n, n_cones = model.n, model.cone_names.shape[0]
-    cone, cvar, ccoef = model.cone_squares()
-    qi, qj, qv = model.objective_triangle()
+    cone, cvar, ccoef = cone_squares(model)
+    qi, qj, qv = objective_triangle(model)
     nl_con = np.zeros(n, dtype=bool)
     nl_con[cvar] = True
     nl_obj = np.zeros(n, dtype=bool)

@@ -2,7 +2,8 @@
 (:func:`workbench.export.model.data_arrays`) for readers with numpy only.
 
 Each sparse matrix X is stored in CSC form as ``X_data``, ``X_indices``, ``X_indptr``, ``X_shape``
-(``scipy.sparse.csc_matrix((X_data, X_indices, X_indptr), shape=X_shape)`` rebuilds it); vectors and
+(workbench.io.sparse_npz; ``scipy.sparse.csc_matrix((X_data, X_indices, X_indptr), shape=X_shape)``
+rebuilds it); vectors and
 ``d`` as arrays; ``info`` is a JSON object (one string) with the provenance. This is not the
 workbench's own problem file (workbench.io.save_problem), which ``load_problem`` reads back.
 """
@@ -19,6 +20,7 @@ import scipy.sparse as sp
 from workbench.errors import FileFormatError
 from workbench.export.model import data_arrays, provenance
 from workbench.io.common import one_line
+from workbench.io.sparse_npz import encode_sparse
 from workbench.problem import TimeStepProblem
 
 
@@ -28,8 +30,7 @@ def write(problem: TimeStepProblem, path: os.PathLike | str, *, formulation: str
     out: dict[str, np.ndarray] = {}
     for key, value in data_arrays(problem, formulation, solution, guess).items():
         if sp.issparse(value):
-            out.update({f"{key}_data": value.data, f"{key}_indices": value.indices,
-                        f"{key}_indptr": value.indptr, f"{key}_shape": np.array(value.shape, dtype=np.int64)})
+            out.update(encode_sparse(key, value, "csc"))
         else:
             out[key] = np.asarray(value)
     header = {**provenance(problem, formulation, "npz", list_mu=False), **notes}

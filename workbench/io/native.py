@@ -4,7 +4,8 @@ Arrays (all plain numpy, no pickles)::
 
     format      "workbench-time-step-problem"      version   1
     d, mu, name, h (empty when unknown), metadata (a JSON string)
-    X_data, X_indices, X_indptr, X_shape           for each matrix X in M, D, G (global), W (local)
+    X_data, X_indices, X_indptr, X_shape           for each matrix X in M, D, G (global), W (local), CSR
+                                                   (workbench.io.sparse_npz)
     k, b, b_G (global) or q (local)                the vectors that are present
 
 In the seeds' notation W = N and q = r; a global problem stores M, D, k, b (and G, b_G). Loading
@@ -21,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from workbench.errors import FileFormatError
 from workbench.io.common import build_problem, check_file, format_error, one_line
+from workbench.io.sparse_npz import decode_sparse, encode_sparse, has_sparse
 from workbench.problem import TimeStepProblem
 
 __all__ = ["save_problem", "load_problem_native"]
@@ -71,11 +72,7 @@ def save_problem(problem: TimeStepProblem, path: os.PathLike | str) -> None:
     }
     matrices, vectors = _parts(problem)
     for key, S in matrices.items():
-        S = sp.csr_matrix(S)
-        arrays[f"{key}_data"] = S.data
-        arrays[f"{key}_indices"] = S.indices
-        arrays[f"{key}_indptr"] = S.indptr
-        arrays[f"{key}_shape"] = np.array(S.shape, dtype=np.int64)
+        arrays.update(encode_sparse(key, S, "csr"))
     for key, v in vectors.items():
         arrays[key] = np.asarray(v)
     try:
@@ -102,10 +99,8 @@ def load_problem_native(path: os.PathLike | str) -> TimeStepProblem:
             kwargs["h"] = float(h[0]) if h.size else None
             kwargs["metadata"] = json.loads(str(z["metadata"]))
             for key in _MATRICES:
-                if f"{key}_data" in z.files:
-                    shape = tuple(int(s) for s in z[f"{key}_shape"])
-                    kwargs[key] = sp.csr_matrix(
-                        (z[f"{key}_data"], z[f"{key}_indices"], z[f"{key}_indptr"]), shape=shape)
+                if has_sparse(z, key):
+                    kwargs[key] = decode_sparse(z, key, "csr")
             for key in _VECTORS:
                 if key in z.files:
                     kwargs[key] = z[key]

@@ -329,11 +329,9 @@ def _seed(res: Results, out: Path) -> list:
 def _iterations_to_reference(res: Results, run, refs: dict, rel_tol: float) -> float:
     ref = refs.get(run.problem, {}).get(run.formulation)
     history = res.store.read_histories([run.key])
-    obj = figures.first_column(history.columns, figures.HISTORY_OBJECTIVE)
-    it = figures.first_column(history.columns, figures.ITERATION)
-    if ref is None or obj is None or it is None:
+    if ref is None or "objective" not in history:
         return float("nan")
-    return iterations_to_reference(history[it], history[obj], ref, rel_tol)
+    return iterations_to_reference(history["iteration"], history["objective"], ref, rel_tol)
 
 
 def _methods_and_provenance(res: Results, out: Path) -> list:
@@ -376,7 +374,10 @@ def write_report(results_dir, out_dir=None) -> Path:
             blocks += SECTIONS[name](res, out)
     blocks += _methods_and_provenance(res, out)
     title = f"Study {res.plan['study']}"
-    (out / "index.md").write_text(render_markdown(title, blocks), encoding="utf-8")
+    from workbench.files import atomic_output
+    with atomic_output(out / "index.md") as tmp:
+        tmp.write_text(render_markdown(title, blocks), encoding="utf-8")
     index = out / "index.html"
-    index.write_text(render_html(title, blocks), encoding="utf-8")
+    with atomic_output(index) as tmp:
+        tmp.write_text(render_html(title, blocks), encoding="utf-8")
     return index

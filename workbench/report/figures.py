@@ -4,10 +4,10 @@ Convergence (the form of seed 001 Figs. 1-4): per problem, every method's per-it
 objective and residual against iteration and against time, log-log. The objective panel shows
 |objective - reference| ("error" mode; the reference is per formulation, since the primal and dual
 objectives are different numbers) or |objective| with the reference drawn as a dashed line
-("absolute" mode, as the seed plots it). Histories hold what each solver logs: the objective is the
-first of HISTORY_OBJECTIVE a history has, the residual the first of HISTORY_RESIDUAL (the
-workbench's own measures when a solver logs them, else the solver's own residuals, named in the
-legend). Crosses mark the workbench's judged error and objective of the point each run returned.
+("absolute" mode, as the seed plots it). Every solver's history has one schema
+(workbench.solvers.recorder.HISTORY_COLUMNS): iteration, seconds, objective, error_name, error; the
+objective panel draws ``objective`` and the residual panel ``error``, named in the legend by the run's
+``error_name``. Crosses mark the workbench's judged error and objective of the point each run returned.
 """
 
 from __future__ import annotations
@@ -20,15 +20,7 @@ from matplotlib.figure import Figure
 
 from workbench.report.stats import loglog_slope
 
-__all__ = ["convergence_figure", "scaling_figure", "profile_figure", "timeseries_figure", "first_column",
-           "HISTORY_OBJECTIVE", "HISTORY_RESIDUAL", "ITERATION"]
-
-#: history columns holding the formulation's objective, in order of preference
-HISTORY_OBJECTIVE = ("objective", "dual_objective", "solver_primal_objective")
-#: history columns (or pairs, whose maximum is taken) holding a residual, in order of preference
-HISTORY_RESIDUAL = (("judged_error",), ("relaxed_error",), ("siconos_error",), ("ccp_residual",), ("residual",),
-                    ("res_primal", "res_dual"), ("res_pri", "res_dual"))
-ITERATION = ("iteration", "outer")
+__all__ = ["convergence_figure", "scaling_figure", "profile_figure", "timeseries_figure", "first_column"]
 
 
 def _colors(methods: list[str]) -> dict[str, str]:
@@ -38,15 +30,6 @@ def _colors(methods: list[str]) -> dict[str, str]:
 
 def first_column(columns, options) -> str | None:
     return next((c for c in options if c in columns), None)
-
-
-def _residual(history: pd.DataFrame) -> tuple[pd.Series | None, str]:
-    for option in HISTORY_RESIDUAL:
-        cols = [c for c in option if c in history and history[c].notna().any()]
-        if len(cols) == len(option):
-            values = history[list(cols)].apply(pd.to_numeric, errors="coerce").abs().max(axis=1)
-            return values, (cols[0] if len(cols) == 1 else f"max({', '.join(cols)})")
-    return None, ""
 
 
 def _positive_plot(ax, x, y, fmt: str, **kwargs) -> None:
@@ -59,8 +42,10 @@ def _positive_plot(ax, x, y, fmt: str, **kwargs) -> None:
 
 
 def _save(fig: Figure, path: Path) -> None:
+    from workbench.files import atomic_output
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=110)
 
 
 def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame, references: dict[str, float],
@@ -76,15 +61,15 @@ def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame
         ref = references.get(run.formulation)
         # the long table has every solver's columns: keep the ones this run logged
         hist = histories[histories["key"] == run.key].dropna(axis=1, how="all") if len(histories) else histories
-        it_col = first_column(hist.columns, ITERATION) if len(hist) else None
-        obj_col = first_column(hist.columns, HISTORY_OBJECTIVE) if len(hist) else None
-        xs = {"iteration": hist[it_col] if it_col else None,
-              "time": hist["elapsed"] if len(hist) and "elapsed" in hist else None}
+        has = len(hist) > 0
+        obj_col = "objective" if has and "objective" in hist else None
+        xs = {"iteration": hist["iteration"] if has else None, "time": hist["seconds"] if has else None}
         finals = {"iteration": run.iterations, "time": run.solve_seconds}
         have_ref = mode == "absolute" or ref is not None
         offset = ref if mode == "error" and ref is not None else 0.0
         y = (hist[obj_col] - offset).abs() if obj_col is not None and have_ref else None
-        res, res_name = _residual(hist) if len(hist) else (None, "")
+        res = hist["error"] if has and "error" in hist else None
+        res_name = str(hist["error_name"].iloc[0]) if res is not None else ""
         drawn[method] = (obj_col if y is not None else None, res_name or None)
         final_obj = abs(run.objective - offset) if have_ref and np.isfinite(run.objective) else np.nan
         for col, xname in enumerate(("iteration", "time")):

@@ -97,7 +97,10 @@ def to_latex(df: pd.DataFrame, caption: str) -> str:
 
 def write_table(df: pd.DataFrame, out: Path, name: str, caption: str) -> dict[str, str]:
     """Write ``tables/NAME.csv`` and ``tables/NAME.tex`` under ``out``; their paths relative to it."""
+    from workbench.files import atomic_output
     (out / "tables").mkdir(parents=True, exist_ok=True)
-    df.to_csv(out / "tables" / f"{name}.csv")
-    (out / "tables" / f"{name}.tex").write_text(to_latex(df, caption), encoding="utf-8")
+    with atomic_output(out / "tables" / f"{name}.csv") as tmp:
+        df.to_csv(tmp)
+    with atomic_output(out / "tables" / f"{name}.tex") as tmp:
+        tmp.write_text(to_latex(df, caption), encoding="utf-8")
     return {"CSV": f"tables/{name}.csv", "LaTeX": f"tables/{name}.tex"}

@@ -6,14 +6,17 @@ Adding a solver is one module and one line in ``SOLVERS``.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
-import time
+from typing import Any
 
 from workbench.errors import InputError, UnsupportedError
-from workbench.solvers.base import STATUSES, SolveOptions, SolveResult, Solver, finalize
+from workbench.params import check_known
+from workbench.solvers.base import (STATUSES, SolveOptions, SolveResult, Solver, StopCause, execute,
+                                    finalize)
 
-__all__ = ["SOLVERS", "get_solver", "list_solvers", "solve", "SolveOptions", "SolveResult", "Solver",
-           "STATUSES"]
+__all__ = ["SOLVERS", "get_solver", "list_solvers", "solve", "split_params", "parameter_lines", "SolveOptions", "SolveResult",
+           "Solver", "StopCause", "STATUSES"]
 
 #: name -> "module:Class"; a key "FAMILY:*" registers a family: get_solver("FAMILY:NAME") returns
 #: Class(NAME), and list_solvers shows the members in the module's LISTED
@@ -66,11 +69,35 @@ def list_solvers() -> list[Solver]:
     return out
 
 
+def parameter_lines(name: str) -> list[str]:
+    """The declared parameters of the solver or formulation ``name``, one line each (``workbench list
+    --params NAME``); InputError when it is neither."""
+    from formulations import FORMULATIONS, get_formulation
+
+    from workbench.params import describe
+    target = get_formulation(name) if name in FORMULATIONS else get_solver(name)
+    lines = describe(target.params if name in FORMULATIONS else target.parameters())
+    prefix = getattr(target, "unchecked_prefix", None)
+    if prefix:
+        lines.append(f"{prefix}NAME (any): passed to the backend unchecked")
+    return lines or ["(no parameters)"]
+
+
+def split_params(form, slv: Solver, kind: str | None, params: dict[str, Any]) -> tuple[dict, dict]:
+    """``params`` divided into the formulation's and the solver's (for models of ``kind``), both
+    checked (workbench.params); an unknown key is an InputError listing both's known keys."""
+    check_known(params, form.params + slv.parameters(kind), f"{form.name} x {slv.name}", slv.unchecked_prefix)
+    own = {p.name for p in form.params}
+    form_params = form.check_params({k: v for k, v in params.items() if k in own})
+    return form_params, slv.check_params({k: v for k, v in params.items() if k not in own}, kind)
+
+
 def solve(problem, formulation: str, solver: str, options: SolveOptions | None = None) -> SolveResult:
     """Build ``formulation`` for ``problem``, solve it with ``solver`` and judge the result.
 
-    Raises InputError for unknown names or combinations that cannot work; an unavailable solver
-    gives status "unavailable" and a solver that fails gives "failed", both with a message.
+    Raises InputError for unknown names, parameters or combinations that cannot work; an
+    unavailable solver gives status "unavailable" and a solver that fails or raises gives "failed",
+    both with a message.
     """
     from formulations import get_formulation
 
@@ -81,12 +108,10 @@ def solve(problem, formulation: str, solver: str, options: SolveOptions | None =
     if not kinds:
         raise UnsupportedError(f"solver {solver} takes {'/'.join(slv.accepts)} models; formulation "
                                f"{formulation} builds {'/'.join(form.builds)}")
+    form_params, solver_params = split_params(form, slv, kinds[0], options.params)
     ok, why = slv.availability()
     if not ok:
         return SolveResult(solver=solver, formulation=formulation, status="unavailable", message=why)
-    model = form.build(problem, kinds[0], options)
-    t0 = time.perf_counter()
-    result = slv.solve(model, options)
-    if not result.solve_seconds:
-        result.solve_seconds = time.perf_counter() - t0
-    return finalize(result, model, options, slv.stopped_by(result, options))
+    model = form.build(problem, kinds[0], form_params)
+    options = dataclasses.replace(options, params=solver_params)
+    return finalize(execute(slv, model, options), model, options)

@@ -48,7 +48,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from workbench.errors import InputError
-from workbench.solvers.iterative import IterativeSolver, Run
+from workbench.metrics import mean_diagonal
+from workbench.params import Param
+from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
 
 __all__ = ["ADMMSolver"]
 
@@ -58,7 +60,11 @@ MU_BALANCE, TAU_BALANCE = 10.0, 2.0
 class ADMMSolver(IterativeSolver):
     name = "admm"
     summary = "ADMM (x = z splitting, sparse LDL^T of rho M + C C^T or LU of W + rho I, residual balancing)"
-    defaults = {"rho": None, "alpha": 1.6, "balance_every": 20}
+    params = ITERATIVE_PARAMS + (
+        Param("rho", float, None, "initial penalty (None: the mean diagonal of N)"),
+        Param("alpha", float, 1.6, "over-relaxation, in (0, 2)"),
+        Param("balance_every", int, 20, "iterations between residual-balancing updates of rho"),
+    )
 
     def setup(self, run: Run) -> None:
         alpha = float(run.params["alpha"])
@@ -70,15 +76,12 @@ class ADMMSolver(IterativeSolver):
         self._ldl = None
         if p.is_global:        # Woodbury (module docstring): never forms N
             self._C, self._CT, self._CCt = p.C, p.C.T.tocsr(), (p.C @ p.C.T).tocsc()
-            S, joints = run.diagonal_blocks
-            n_N = float(np.trace(S, axis1=1, axis2=2).sum() + joints.sum()) / run.n
         else:
             self._N = run.N_matrix
             self._eye = sp.identity(run.n, format="csc")
-            n_N = float(self._N.diagonal().mean())
         rho = run.params["rho"]
         if rho is None:
-            rho = n_N
+            rho = mean_diagonal(p)
         if not (np.isfinite(float(rho)) and float(rho) > 0):
             raise InputError(f"admm: rho must be positive, got {rho}")
         self._factor(run, float(rho))

@@ -57,6 +57,7 @@ import numpy as np
 from numba import njit
 
 from workbench.cones import project_contact_at
+from workbench.metrics import lipschitz_estimate
 from workbench.solvers.iterative import IterativeSolver, Run
 
 __all__ = ["APGDSolver"]
@@ -110,18 +111,13 @@ def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
 class APGDSolver(IterativeSolver):
     name = "apgd"
     summary = "accelerated projected gradient with adaptive step, restart and anti-relaxation (seed 000 section 2.3)"
-    defaults = {}
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         N, mu, d = run.apply_N, np.ascontiguousarray(run.mu, dtype=float), run.d
         r, r0 = run.linear_term, run.r0
         gamma = np.array(x0, dtype=float)           # own buffers: gamma and new are swapped every iteration
         N_gamma = N(gamma)
-        diff = gamma - 1.0                                                  # gamma_0 - gamma_hat_0
-        L = float(np.linalg.norm(N(diff)) / np.linalg.norm(diff))
-        if not (np.isfinite(L) and L > 0):
-            S, joints = run.diagonal_blocks
-            L = float((np.trace(S, axis1=1, axis2=2).sum() + joints.sum()) / run.n) or 1.0
+        L = lipschitz_estimate(run.problem, gamma, N)                      # (6-7)
         y, N_y, theta = gamma.copy(), N_gamma.copy(), 1.0
         new, u = np.empty_like(gamma), np.empty_like(gamma)
         backtracks = restarts = 0

@@ -2,12 +2,21 @@
 
 ``Solver.solve(model, options) -> SolveResult``: the model is what a formulation built
 (:class:`formulations.base.CvxpyModel` or :class:`formulations.base.CCQOModel`); the result carries the
-impulses, the solver's raw claims (recorded, never trusted) and, filled in by
+impulses, the solver's raw claims (recorded, never trusted), the typed cause that ended the run
+(:class:`StopCause`), the per-iteration history (:mod:`workbench.solvers.recorder`) and, filled in by
 :func:`finalize`, the workbench's own metrics and the status judged from them.
+
+:func:`execute` is the one path from a built model to a result: it checks ``options.params`` against the
+solver's declared parameters (:mod:`workbench.params`), calls ``solve`` and turns anything the solver or
+its backend raises (other than bad input) into a "failed" result with the exception's one-line message.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import time
+import traceback
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -15,16 +24,32 @@ from typing import Any, ClassVar
 import numpy as np
 
 from workbench import metrics
+from workbench.errors import InputError
+from workbench.params import Param, validate
 
-__all__ = ["SolveOptions", "SolveResult", "Solver", "STATUSES", "finalize"]
+__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "execute", "finalize"]
+
+
+class StopCause(str, enum.Enum):
+    """Why a solver's run ended, as the solver knows it (a claim: the status is judged by finalize).
+
+    converged: its own stopping test held; max_iter: an iteration (or work) cap; timeout: the time
+    limit; stalled: it could make no more progress (no descent, a stagnating outer loop, a backend
+    that reports insufficient progress); failed: a breakdown or error, with or without a point."""
+    CONVERGED = "converged"
+    MAX_ITER = "max_iter"
+    TIMEOUT = "timeout"
+    STALLED = "stalled"
+    FAILED = "failed"
+
 
 #: Status of a run, judged by the workbench:
 #:   solved       the workbench's own error measure is within options.accept
 #:   inaccurate   a solution came back but its error exceeds options.accept
 #:   max_iter     the iteration cap stopped the solver before acceptance
 #:   timeout      the time limit stopped the solver (or the runner killed it)
-#:   failed       the solver returned no usable solution (error, claimed infeasible, ...)
-#:   crash        an exception or a dead worker (set by the runner)
+#:   failed       the solver returned no usable solution (an exception, claimed infeasible, ...)
+#:   crash        a dead worker process (set by the runner)
 #:   unavailable  the solver cannot run here (missing package or licence)
 STATUSES = ("solved", "inaccurate", "max_iter", "timeout", "failed", "crash", "unavailable")
 
@@ -41,8 +66,9 @@ class SolveOptions:
     accept: threshold on that measure for the status "solved"; None means ``tol``.
     max_iter, time_limit: caps (None: the solver's default).
     warm_start: initial impulses nu (physical units), where the solver supports it.
-    params: solver-specific settings passed through unchanged.
     keep_history: record a per-iteration history where the solver can.
+    params: declared parameters (workbench.params) of the formulation and the solver;
+         workbench.solvers.solve splits and checks them, :func:`execute` checks the solver's.
     """
     tol: float = 1e-6
     accept: float | None = None
@@ -70,7 +96,9 @@ class SolveResult:
     build_seconds: float = 0.0
     solve_seconds: float = 0.0
     metrics: dict[str, float] = field(default_factory=dict)
-    history: Any = None  # pandas.DataFrame: iteration, elapsed, and solver-specific columns
+    #: pandas.DataFrame of workbench.solvers.recorder.HISTORY_COLUMNS plus the solver's declared extras
+    history: Any = None
+    stop: StopCause | None = None
     message: str = ""
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -87,6 +115,22 @@ class Solver(ABC):
     summary: ClassVar[str] = ""
     #: model kinds accepted: "cvxpy", "ccqo"
     accepts: ClassVar[tuple[str, ...]] = ("cvxpy",)
+    #: declared settings (options.params), checked by execute()
+    params: ClassVar[tuple[Param, ...]] = ()
+    #: keys with this prefix pass unchecked, for backends whose settings the workbench cannot list
+    unchecked_prefix: ClassVar[str | None] = None
+
+    def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
+        """The parameters this solver takes for models of ``kind`` (None: every kind)."""
+        return self.params
+
+    def check_params(self, given: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
+        """``given`` checked against :meth:`parameters`, defaults filled in (workbench.params.validate)."""
+        prefix = self.unchecked_prefix
+        free = {k: v for k, v in given.items() if prefix and k.startswith(prefix)}
+        out = validate(self.parameters(kind), {k: v for k, v in given.items() if k not in free},
+                       f"solver {self.name}")
+        return {**out, **free}
 
     def availability(self) -> tuple[bool, str]:
         """(True, "") or (False, "why not")."""
@@ -94,13 +138,41 @@ class Solver(ABC):
 
     @abstractmethod
     def solve(self, model, options: SolveOptions) -> SolveResult:
-        """Solve the model; fill nu, v, solver_status, iterations, times, history. The caller
+        """Solve the model (``options.params`` already checked, defaults filled in); fill nu, v,
+        solver_status, iterations and build times, and return through a
+        :class:`~workbench.solvers.recorder.Recorder` (stop cause, solve time, history). The caller
         (:func:`finalize`) computes metrics and the status."""
 
-    def stopped_by(self, result: SolveResult, options: SolveOptions) -> str | None:
-        """"max_iter" or "timeout" when a cap stopped the solver (iterative solvers put it in
-        result.info["stopped"]), else None."""
-        return result.info.get("stopped")
+    def new_result(self, model) -> SolveResult:
+        """The result to fill in, "failed" until finalize judges it."""
+        return SolveResult(solver=self.name, formulation=model.formulation, status="failed",
+                           build_seconds=model.build_seconds)
+
+
+def one_line(exc: BaseException) -> str:
+    """``Type: first line of the message``."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+def execute(solver: Solver, model, options: SolveOptions) -> SolveResult:
+    """Check ``options.params`` against the solver's declarations and run ``solver.solve(model, ...)``.
+
+    Bad input (InputError) propagates; any other exception of the solver or its backend gives a
+    "failed" result, stop cause FAILED, with the exception's one-line message (the traceback is kept
+    in info["traceback"], for the study worker's log)."""
+    options = dataclasses.replace(options, params=solver.check_params(options.params, model.kind))
+    t0 = time.perf_counter()
+    try:
+        return solver.solve(model, options)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a backend may raise anything; the run records it
+        result = solver.new_result(model)
+        result.stop, result.message = StopCause.FAILED, one_line(exc)
+        result.solve_seconds = time.perf_counter() - t0
+        result.info["traceback"] = traceback.format_exc()
+        return result
 
 
 def judged_error(m: dict[str, float], relaxed: bool) -> float:
@@ -109,16 +181,22 @@ def judged_error(m: dict[str, float], relaxed: bool) -> float:
     return m["relaxed_error"] if relaxed else m["siconos_error"]
 
 
-def finalize(result: SolveResult, model, options: SolveOptions, stopped: str | None = None) -> SolveResult:
+#: the statuses of the stop causes that name a cap
+_CAPS = {StopCause.MAX_ITER: "max_iter", StopCause.TIMEOUT: "timeout"}
+
+
+def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
     """Compute the workbench's metrics on ``result.nu`` and judge the status.
 
-    ``stopped`` is "max_iter" or "timeout" when the solver says a cap stopped it; the status is then
-    that cap unless the returned point is accepted anyway.
+    A point within ``accept`` is "solved" whatever the solver says. Otherwise a cap that stopped the
+    solver (``result.stop`` MAX_ITER or TIMEOUT) is the status; else "inaccurate" when a point came
+    back, "failed" when none did.
     """
     problem = model.problem
+    cap = _CAPS.get(result.stop)
     if result.nu is None or not np.all(np.isfinite(result.nu)):
         result.nu = None
-        result.status = stopped or "failed"
+        result.status = cap or "failed"
         return result
     result.metrics = metrics.evaluate(problem, result.nu)
     result.objective = model.objective(result.nu, result.v)
@@ -132,5 +210,5 @@ def finalize(result: SolveResult, model, options: SolveOptions, stopped: str | N
     if err <= (options.tol if options.accept is None else options.accept):
         result.status = "solved"
     else:
-        result.status = stopped or "inaccurate"
+        result.status = cap or "inaccurate"
     return result

@@ -43,7 +43,9 @@ from collections import deque
 import numpy as np
 
 from workbench.errors import InputError
-from workbench.solvers.iterative import IterativeSolver, Run
+from workbench.metrics import lipschitz_estimate
+from workbench.params import Param
+from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
 
 __all__ = ["BBSolver"]
 
@@ -54,7 +56,7 @@ _REFRESH = 100
 class BBSolver(IterativeSolver):
     name = "bb"
     summary = "spectral projected gradient (Barzilai-Borwein steps, non-monotone GLL line search)"
-    defaults = {"memory": 10}
+    params = ITERATIVE_PARAMS + (Param("memory", int, 10, "non-monotone memory M (reference values kept)"),)
 
     def setup(self, run: Run) -> None:
         memory = int(run.params["memory"])
@@ -67,11 +69,7 @@ class BBSolver(IterativeSolver):
         N = run.apply_N
         x = x0
         Nx = N(x)
-        diff = x - 1.0                                       # seed 000 line 6: L_0
-        L0 = float(np.linalg.norm(N(diff)) / np.linalg.norm(diff))
-        if not (np.isfinite(L0) and L0 > 0):
-            S, joints = run.diagonal_blocks
-            L0 = float((np.trace(S, axis1=1, axis2=2).sum() + joints.sum()) / run.n) or 1.0
+        L0 = lipschitz_estimate(run.problem, x, N)           # seed 000 line 6
         sigma, sigma_min, sigma_max = 1.0 / L0, 1e-10 / L0, 1e10 / L0
         inner = run.mode == "inner"
         r = run.linear_term

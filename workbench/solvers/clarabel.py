@@ -1,8 +1,10 @@
 """Clarabel (interior point for conic programs with a quadratic objective), through cvxpy.
 
 Runs the solver object itself (``clarabel.DefaultSolver`` on cvxpy's compiled data, as cvxpy does) so
-that a termination callback can record a per-iteration history: the solver's own primal and dual
-costs (mapped to physical units), gaps and residuals. Tolerances tol_gap_abs = tol_gap_rel =
+that a termination callback can record a per-iteration history: objective = the solver's primal cost
+(mapped to physical units), error = max(res_primal, res_dual), extras: the residuals, gaps and the
+dual cost. Clarabel's own settings are the parameters ``backend.NAME`` (every field of
+``clarabel.DefaultSettings``). Tolerances tol_gap_abs = tol_gap_rel =
 tol_feas = max(tol^2, 1e-12) on the O(1)-scaled model (see SolveOptions); one thread (several
 threads slowed it down on 2 cores).
 
@@ -11,7 +13,8 @@ compiled once (workbench.solvers.compiled, presolve off), updated between outer 
 DefaultSolver.update(q=...) (dual) or update(b=...) (primal). An interior-point method has no warm
 start: each inner solve starts afresh, so an outer iteration saves the solver's set-up only.
 
-A run that Clarabel ends with InsufficientProgress (it stalls near the optimum when the optimal
+A run that Clarabel ends with InsufficientProgress or NumericalError is retried once looser
+(workbench.solvers.compiled). A run that ends with InsufficientProgress (it stalls near the optimum when the optimal
 objective is close to zero on the scaled data, e.g. a time step whose contacts barely touch) still
 returns its last iterate (cvxpy's ``accept_unknown``): the workbench measures it like any other
 point and decides solved / inaccurate; Clarabel's own word is kept in info["solver_raw_status"].
@@ -19,9 +22,7 @@ point and decides solved / inaccurate; Clarabel's own word is kept in info["solv
 
 from __future__ import annotations
 
-import time
-
-import pandas as pd
+import functools
 
 from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.solvers.cvxpy_base import CvxpySolver, interior_point_tolerance
@@ -36,6 +37,11 @@ class ClarabelSolver(FixedPointCapable, CvxpySolver):
     cvxpy_name = "CLARABEL"
     install_hint = "pip install clarabel"
     compile_options = {"accept_unknown": True}
+    history_error = "max(res_primal, res_dual)"
+    history_extras = ("res_primal", "res_dual", "gap_abs", "gap_rel", "solver_dual_objective")
+
+    def backend_settings(self):
+        return _clarabel_settings()
 
     def raw_status(self, raw) -> str | None:
         if isinstance(raw, ClarabelRetried):
@@ -51,35 +57,35 @@ class ClarabelSolver(FixedPointCapable, CvxpySolver):
             s["time_limit"] = float(options.time_limit)
         return s
 
-    def run(self, model, data, chain, options, opts):
-        raw, history = self._run_once(model, data, chain, options, opts)
-        # a stall at the tight end of the tolerances is retried looser (workbench.solvers.compiled)
+    def run(self, model, data, chain, options, opts, rec):
+        raw = self._run_once(model, data, chain, options, opts, rec, 0)
+        # a stall or breakdown at the tight end of the tolerances is retried looser
+        # (workbench.solvers.compiled); the retry's rows follow the first attempt's
         if needs_looser_retry(raw, opts.get("tol_gap_abs", 0)):
             looser = {**opts, **{k: LOOSER * opts[k] for k in LOOSENED}}
-            retry, retry_history = self._run_once(model, data, chain, options, looser)
+            retry = self._run_once(model, data, chain, options, looser, rec, int(raw.iterations))
             if str(retry.status) in ("Solved", "AlmostSolved"):
-                if history is not None and retry_history is not None:
-                    retry_history["iteration"] += int(raw.iterations)
-                    retry_history["elapsed"] += float(history["elapsed"].iloc[-1])
-                    history = pd.concat([history, retry_history], ignore_index=True)
-                return ClarabelRetried(retry, raw), history
-        return raw, history
+                return ClarabelRetried(retry, raw)
+        return raw
 
-    def _run_once(self, model, data, chain, options, opts):
+    def _run_once(self, model, data, chain, options, opts, rec, offset: int):
         solver = clarabel_solver(data, chain, opts, options.verbose)
-        rows: list[dict] = []
         unscale = model.unscale_objective
-        t0 = time.perf_counter()
 
         def record(info):
-            rows.append({"iteration": int(info.iterations), "elapsed": time.perf_counter() - t0,
-                         "solver_primal_objective": unscale(info.cost_primal),
-                         "solver_dual_objective": unscale(info.cost_dual),
-                         "gap_abs": info.gap_abs, "gap_rel": info.gap_rel,
-                         "res_primal": info.res_primal, "res_dual": info.res_dual})
+            rec.record(offset + int(info.iterations), unscale(info.cost_primal), max(info.res_primal, info.res_dual),
+                       info.res_primal, info.res_dual, info.gap_abs, info.gap_rel, unscale(info.cost_dual))
             return False  # never stop the solver from here
 
-        if options.keep_history:
+        if rec.keep:
             solver.set_termination_callback(record)
-        raw = solver.solve()
-        return raw, (pd.DataFrame(rows) if rows else None)
+        return solver.solve()
+
+
+@functools.lru_cache(maxsize=1)
+def _clarabel_settings() -> dict:
+    """Every field of clarabel.DefaultSettings with its default."""
+    import clarabel
+    defaults = clarabel.DefaultSettings()
+    return {name: getattr(defaults, name) for name in dir(defaults)
+            if not name.startswith("_") and not callable(getattr(defaults, name))}

@@ -3,23 +3,49 @@
 The cvxpy problem is compiled once with ``get_problem_data`` (timed as part of the build), handed to
 the solver through the solving chain (timed as the solve) and unpacked with ``unpack_results``, so
 model building, compilation and the solver's own time are measured separately.
+
+Parameters: the backend's own settings, given as ``backend.NAME`` (``--param backend.max_iter=50``), are
+declared from the backend's list of settings (:meth:`CvxpySolver.backend_settings`) and checked against
+it; they override what the workbench derives from ``tol``, ``max_iter`` and ``time_limit``. A backend
+whose settings the workbench cannot list (a generic cvxpy solver) passes ``backend.*`` through unchecked.
+
+Record: a backend with a per-iteration log fills the run's :class:`~workbench.solvers.recorder.Recorder`
+(Clarabel's callback, SCS's CSV log); any other records one row for the point it returned (its own
+objective, error NaN). The stop cause is judged from what the solver did: MAX_ITER when it used all of
+``max_iter`` iterations, TIMEOUT when it ran for the time limit, else CONVERGED (cvxpy "optimal"),
+STALLED ("optimal_inaccurate", "user_limit": a point without the solver's own convergence) or FAILED.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sys
 import time
 import warnings
 from typing import Any, ClassVar
 
-from workbench.solvers.base import SolveOptions, SolveResult, Solver
+from workbench.params import Param
+from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
+from workbench.solvers.recorder import Recorder
+
+#: prefix of the backend's own settings among options.params
+BACKEND = "backend."
 
 
 def interior_point_tolerance(tol: float) -> float:
     """Gap/feasibility tolerance for an interior-point solver asked for a natural-map error ``tol``."""
     return max(tol * tol, 1e-12)
+
+
+def backend_params(settings: dict[str, Any], backend: str) -> tuple[Param, ...]:
+    """``backend.NAME`` parameters for a backend's settings {name: its default}: typed by the default,
+    unset (None) unless given."""
+    kinds = (bool, int, float, str, list, dict)
+    return tuple(Param(BACKEND + name, next((k for k in kinds if type(default) is k), type(default)), None,
+                       f"{backend} setting {name} (its default: {default!r})")
+                 for name, default in sorted(settings.items()))
 
 
 class CvxpySolver(Solver):
@@ -30,6 +56,9 @@ class CvxpySolver(Solver):
     install_hint: ClassVar[str] = ""
     #: options that shape compilation and unpacking (cvxpy's solver_opts at get_problem_data)
     compile_options: ClassVar[dict[str, Any]] = {}
+    #: the history's error column and extras, for a backend with a per-iteration log
+    history_error: ClassVar[str] = "none"
+    history_extras: ClassVar[tuple[str, ...]] = ()
 
     def availability(self) -> tuple[bool, str]:
         import cvxpy as cp
@@ -37,35 +66,45 @@ class CvxpySolver(Solver):
             return False, f"cvxpy does not find {self.cvxpy_name}" + (f" ({self.install_hint})" if self.install_hint else "")
         return True, ""
 
+    def backend_settings(self) -> dict[str, Any]:
+        """The backend's settings {name: default} (empty when the workbench cannot list them)."""
+        return {}
+
+    def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
+        return self.params + backend_params(self.backend_settings(), self.cvxpy_name)
+
     def settings(self, options: SolveOptions) -> dict[str, Any]:
         """Solver options for ``options`` (tolerances, caps, threads)."""
         return {}
 
-    def run(self, model, data, chain, options: SolveOptions, opts: dict[str, Any]):
-        """Call the solver; return (raw solution for unpack_results, history DataFrame or None)."""
-        raw = chain.solve_via_data(model.cvx, data, warm_start=False, verbose=options.verbose, solver_opts=opts)
-        return raw, None
+    def solver_options(self, options: SolveOptions) -> dict[str, Any]:
+        """:meth:`settings` overridden by the ``backend.*`` parameters that are set."""
+        given = {k[len(BACKEND):]: v for k, v in options.params.items() if k.startswith(BACKEND) and v is not None}
+        return {**self.settings(options), **given}
+
+    def run(self, model, data, chain, options: SolveOptions, opts: dict[str, Any], rec: Recorder):
+        """Call the solver; return the raw solution for unpack_results (a backend with a log records
+        its iterations in ``rec``)."""
+        return chain.solve_via_data(model.cvx, data, warm_start=False, verbose=options.verbose, solver_opts=opts)
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         import cvxpy as cp
 
-        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                             build_seconds=model.build_seconds)
+        result = self.new_result(model)
         t0 = time.perf_counter()
         data, chain, inverse = model.cvx.get_problem_data(self.cvxpy_name, solver_opts=dict(self.compile_options))
         result.info["compile_seconds"] = time.perf_counter() - t0
         result.build_seconds += result.info["compile_seconds"]
-        opts = {**self.settings(options), **options.params}
-        t1 = time.perf_counter()
+        opts = self.solver_options(options)
+        rec = Recorder(options, self.history_error, self.history_extras)
         try:
             with _solver_output_to_stderr(options.verbose):
-                raw, history = self.run(model, data, chain, options, opts)
+                raw = self.run(model, data, chain, options, opts, rec)
         except (cp.SolverError, ValueError, ArithmeticError) as exc:
-            result.solve_seconds = time.perf_counter() - t1
             result.solver_status = "error"
             result.message = f"{self.name} failed: {exc}".splitlines()[0]
-            return result
-        result.solve_seconds = time.perf_counter() - t1
+            return rec.finish(result, StopCause.FAILED)
+        seconds = rec.elapsed()
         try:
             with warnings.catch_warnings():  # cvxpy's "may be inaccurate": the workbench judges that itself
                 warnings.simplefilter("ignore", UserWarning)
@@ -73,8 +112,7 @@ class CvxpySolver(Solver):
         except cp.SolverError as exc:  # the solver stopped on a numerical error: no solution
             result.solver_status = "solver_error"
             result.message = f"{self.name} returned no solution: {exc}".splitlines()[0]
-            return result
-        result.history = history
+            return rec.finish(result, StopCause.FAILED, seconds)
         result.solver_status = str(model.cvx.status)
         if self.raw_status(raw) is not None:
             result.info["solver_raw_status"] = self.raw_status(raw)
@@ -91,19 +129,27 @@ class CvxpySolver(Solver):
                                   f" values, which formulation {model.formulation} needs for the impulses")
             if model.cvx.value is not None and abs(model.cvx.value) < float("inf"):
                 result.solver_objective = float(model.unscale_objective(model.cvx.value))
-        return result
+        if not rec.rows:
+            rec.record(result.iterations or 0, result.solver_objective, math.nan, seconds=seconds)
+        return rec.finish(result, self.stop_cause(model.cvx.status, result.iterations, seconds, options), seconds)
 
     def raw_status(self, raw) -> str | None:
         """The solver's own status word, where cvxpy's status folds several into one."""
         return None
 
-    def stopped_by(self, result: SolveResult, options: SolveOptions) -> str | None:
-        """Which cap stopped the solver, judged from what it did rather than what it says."""
-        if options.max_iter is not None and result.iterations is not None and result.iterations >= options.max_iter:
-            return "max_iter"
-        if options.time_limit is not None and result.solve_seconds >= 0.99 * options.time_limit:
-            return "timeout"
-        return None
+    @staticmethod
+    def stop_cause(status: str, iterations: int | None, seconds: float, options: SolveOptions) -> StopCause:
+        """Which cap stopped the solver, judged from what it did rather than what it says; else what
+        cvxpy's status word says (module docstring)."""
+        import cvxpy as cp
+
+        if options.max_iter is not None and iterations is not None and iterations >= options.max_iter:
+            return StopCause.MAX_ITER
+        if options.time_limit is not None and seconds >= 0.99 * options.time_limit:
+            return StopCause.TIMEOUT
+        if status == cp.OPTIMAL:
+            return StopCause.CONVERGED
+        return StopCause.STALLED if status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) else StopCause.FAILED
 
 
 @contextlib.contextmanager

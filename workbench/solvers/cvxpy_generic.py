@@ -1,6 +1,7 @@
 """Any other conic solver that cvxpy finds installed and that handles second-order cones
-(ECOS, CVXOPT, GUROBI, COPT, ...), under its lower-case cvxpy name. Only ``options.params`` and the
-iteration cap are passed on: tolerances have solver-specific names (give them through params)."""
+(ECOS, CVXOPT, GUROBI, COPT, ...), under its lower-case cvxpy name. Only the ``backend.NAME``
+parameters are passed on, unchecked (the workbench does not know that solver's settings): tolerances
+and caps have solver-specific names, so ``tol``, ``max_iter`` and ``time_limit`` are not mapped."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ def other_conic_solvers(known: set[str]) -> list[str]:
 
 class GenericCvxpySolver(CvxpySolver):
     summary = "conic solver found by cvxpy"
+    unchecked_prefix = "backend."
 
     def __init__(self, cvxpy_name: str):
         self.cvxpy_name = cvxpy_name

@@ -45,48 +45,63 @@ What the measurements on the shared problems showed, and what answers each (READ
   identifies its active set after 46 iterations, the extrapolated one had not after 53, at the
   time limit), and SCS's warm starts pay less after extrapolated steps. Off by default.
 
-Parameters (options.params): ``outer_tol`` (default tol / 2), ``outer_max_iter`` (default 100),
-``stall_window`` (default 5), ``damping`` (initial theta, default 1), ``anderson`` (default 0),
-``polish`` (default True), ``inner_warm_start`` (SCS only: start each inner solve from the previous
-solution; default True, see workbench.solvers.scs). ``options.max_iter`` caps each inner solve;
-``options.time_limit`` the whole run (checked between outer iterations).
+Parameters (options.params, declared in FIXED_POINT_PARAMS and taken with fixed-point models only):
+``outer_tol`` (default tol / 2), ``outer_max_iter`` (default 100), ``stall_window`` (default 5),
+``damping`` (initial theta, default 1), ``anderson`` (default 0), ``polish`` (default True);
+``inner_warm_start`` (SCS only: start each inner solve from the previous solution; default True, see
+workbench.solvers.scs); the backend's ``backend.*`` settings go to the inner solver.
+``options.max_iter`` caps each inner solve; ``options.time_limit`` the whole run (checked between
+outer iterations).
 
-Recorded: iterations = total inner iterations (the polish's are in info["polish"]); info:
+Recorded (a :class:`~workbench.solvers.recorder.Recorder`): iterations = total inner iterations (the
+polish's are in info["polish"]); stop cause CONVERGED (e <= tol, by the loop or its polish), STALLED
+(settled or stalled above tol), MAX_ITER (outer_max_iter), TIMEOUT or FAILED (inner breakdowns); info:
 outer_iterations, inner_iterations (list), compile_seconds (the one compile), setup_seconds (the
 solver object, once), outer_seconds (wall time of each outer iteration: update, solve, unpack,
-measures), inner_seconds (the solver's call alone, per outer iteration), stopped, outer_stop
-(converged / settled / stalled / max_iter / timeout / failed), inner_failures, dampings ((outer iteration, theta)
-at each change), polish; history: one row per outer
-iteration, then one per polish iteration. The solver's convergence claims are recorded, never
-trusted: :func:`finalize` judges the result by siconos_error.
+measures), inner_seconds (the solver's call alone, per outer iteration), outer_stop (converged /
+settled / stalled / max_iter / timeout / failed), inner_failures, dampings ((outer iteration, theta)
+at each change), polish; history: one row per outer iteration (objective: the formulation's, error:
+siconos_error; extras phase "outer", inner_iterations, shift_change, damping, solver_status), then
+one per polish iteration (phase "polish", Newton's objective and error). The solver's convergence
+claims are recorded, never trusted: :func:`finalize` judges the result by siconos_error.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
-import pandas as pd
 
 from formulations.dual_fixed_point import FIXED_POINT_KIND
-from formulations.ncp import exact_error
-from workbench.metrics import tangential_speed
-from workbench.solvers.base import SolveOptions, SolveResult
+from workbench.metrics import normalisation, siconos_error, tangential_speed
+from workbench.params import Param
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 from workbench.solvers.compiled import CompiledSession
+from workbench.solvers.recorder import Recorder
 
-__all__ = ["FixedPointCapable", "FIXED_POINT_PARAMS"]
+__all__ = ["FixedPointCapable", "AndersonMixing", "FIXED_POINT_PARAMS"]
 
-#: options.params consumed by the outer loop (the rest go to the inner solver)
-FIXED_POINT_PARAMS = ("outer_tol", "outer_max_iter", "stall_window", "damping", "anderson", "polish",
-                      "inner_warm_start")
-#: Anderson memory by default (measured: see the module docstring)
-ANDERSON_MEMORY = 0
-#: consecutive inner breakdowns the outer loop steps back from before it gives up
-MAX_INNER_FAILURES = 3
-#: share of options.time_limit the outer loop may use when the polish is on (the rest is the polish's)
-OUTER_TIME_SHARE = 0.75
+#: options.params of the outer loop (a solver adds its own in ``fixed_point_params``)
+FIXED_POINT_PARAMS = (
+    Param("outer_tol", float, None, "fixed-point formulations: stop when the relative shift change is below "
+          "this (None: tol / 2)"),
+    Param("outer_max_iter", int, 100, "fixed-point formulations: outer iterations at most"),
+    Param("stall_window", int, 5, "fixed-point formulations: outer iterations without a 10% gain on the window "
+          "before that count as a stall (then the step is damped)"),
+    Param("damping", float, 1.0, "fixed-point formulations: initial step theta of x + theta (G(x) - x)"),
+    Param("anderson", int, 0, "fixed-point formulations: Anderson acceleration memory (0: off)"),
+    Param("polish", bool, True, "fixed-point formulations: finish a loop that ends above tol with Newton "
+          "(recorded in info['polish'])"),
+)
 #: on a stall the damping theta is multiplied by DAMPING_FACTOR, down to MIN_DAMPING
 DAMPING_FACTOR, MIN_DAMPING = 0.7, 0.2
+#: share of options.time_limit the outer loop may use when the polish is on (the rest is the polish's)
+OUTER_TIME_SHARE = 0.75
+#: consecutive inner breakdowns the outer loop steps back from before it gives up
+MAX_INNER_FAILURES = 3
+#: the history's extra columns
+EXTRAS = ("phase", "inner_iterations", "shift_change", "damping", "solver_status")
 
 
 class AndersonMixing:
@@ -120,49 +135,46 @@ class AndersonMixing:
 class FixedPointCapable:
     """Mixin for a :class:`~workbench.solvers.cvxpy_base.CvxpySolver` whose solver object can update
     its linear data in place (a backend of workbench.solvers.compiled named like the solver): adds
-    the model kind "cvxpy-fixed-point"."""
+    the model kind "cvxpy-fixed-point". Subclasses may declare ``fixed_point_params``."""
+
+    fixed_point_params: tuple[Param, ...] = ()
+
+    def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
+        own = super().parameters(kind)
+        return own + FIXED_POINT_PARAMS + self.fixed_point_params if kind in (None, FIXED_POINT_KIND) else own
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         if model.kind == FIXED_POINT_KIND:
             return self._solve_fixed_point(model, options)
         return super().solve(model, options)
 
-    def stopped_by(self, result: SolveResult, options: SolveOptions) -> str | None:
-        if "outer_iterations" in result.info:
-            return result.info.get("stopped")
-        return super().stopped_by(result, options)
-
     def _solve_fixed_point(self, model, options: SolveOptions) -> SolveResult:
         import cvxpy as cp
 
         problem, params = model.problem, options.params
-        outer_tol = float(params.get("outer_tol", options.tol / 2))
-        outer_max = int(params.get("outer_max_iter", 100))
-        window = int(params.get("stall_window", 5))
-        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                             build_seconds=model.build_seconds)
-        opts = {**self.settings(options), **{k: v for k, v in params.items() if k not in FIXED_POINT_PARAMS}}
-        t_start = time.perf_counter()
-        session = CompiledSession(model.cvx, self.name, opts, verbose=options.verbose,
-                                  warm_start=bool(params.get("inner_warm_start", True)),
+        outer_tol = options.tol / 2 if params["outer_tol"] is None else float(params["outer_tol"])
+        outer_max, window = int(params["outer_max_iter"]), int(params["stall_window"])
+        result = self.new_result(model)
+        session = CompiledSession(model.cvx, self.name, self.solver_options(options), verbose=options.verbose,
+                                  warm_start=bool(params.get("inner_warm_start", False)),
                                   compile_options=self.compile_options)
         base = session.vector(model.shifted)
         rows = model.locate(session.data)
         result.build_seconds += session.compile_seconds
-        t_start += session.compile_seconds  # the solve's clock starts after the compile
+        rec = Recorder(options, "siconos_error", EXTRAS)  # the solve's clock starts after the compile
         if options.warm_start is not None:
             nu_prev = np.array(options.warm_start, dtype=float)
             s = tangential_speed(problem, problem.relative_velocity(nu_prev))
         else:
             nu_prev, s = np.zeros(problem.n_unknowns), np.zeros(problem.n_contacts)
-        inner, inner_seconds, outer_seconds, hist, errors = [], [], [], [], []
+        inner, inner_seconds, outer_seconds, errors = [], [], [], []
         outer_stop, message, best = "max_iter", "", None
         s_ok = nu_ok = None  # the last state whose inner solve succeeded
         failures = []  # outer iterations whose inner solve broke down
-        theta, since, dampings = float(params.get("damping", 1.0)), 0, []
-        polish_on = bool(params.get("polish", True))
+        theta, since, dampings = float(params["damping"]), 0, []
+        polish_on = bool(params["polish"])
         outer_time = None if options.time_limit is None else options.time_limit * (OUTER_TIME_SHARE if polish_on else 1.0)
-        mixing = AndersonMixing(int(params.get("anderson", ANDERSON_MEMORY)))
+        mixing = AndersonMixing(int(params["anderson"]))
         skewed = slice(None) if model.skew is not None else slice(0, 0)  # nu is part of the map's state
         for k in range(1, outer_max + 1):
             t_k = time.perf_counter()
@@ -195,12 +207,12 @@ class FixedPointCapable:
             nu, _ = model.recover()
             u = problem.relative_velocity(nu)
             s_new = tangential_speed(problem, u)
-            scale = max(np.linalg.norm(problem.r), np.linalg.norm(nu), np.linalg.norm(u)) or 1.0
+            scale = normalisation(np.linalg.norm(problem.r), np.linalg.norm(nu), np.linalg.norm(u))
             moved = np.linalg.norm(problem.mu * (s_new - s))
             if model.skew is not None:
                 moved += np.linalg.norm(model.skew @ (nu - nu_prev))
             change = float(moved / scale)
-            errors.append(exact_error(problem, nu, u))
+            errors.append(siconos_error(problem, nu, u, scale=scale))
             if best is None or errors[-1] <= errors[best]:
                 best = len(errors) - 1
                 result.nu, result.v = nu, (problem.velocity(nu) if problem.is_global else None)
@@ -208,10 +220,10 @@ class FixedPointCapable:
             s, nu_prev = np.maximum(x_next[:problem.n_contacts], 0.0), nu.copy()
             nu_prev[skewed] = x_next[problem.n_contacts:]
             outer_seconds.append(time.perf_counter() - t_k)
-            if options.keep_history:
-                hist.append({"iteration": k, "elapsed": time.perf_counter() - t_start, "phase": "outer", "damping": theta,
-                             "inner_iterations": inner[-1], "shift_change": change,
-                             "siconos_error": errors[-1], "solver_status": result.solver_status})
+            if rec.keep:
+                v = problem.velocity(nu) if problem.is_global else None
+                rec.record(k, model.objective(nu, v), errors[-1], "outer", inner[-1], change, theta,
+                           result.solver_status)
             if errors[-1] <= options.tol:
                 outer_stop = "converged"
                 break
@@ -225,24 +237,28 @@ class FixedPointCapable:
                 theta, since = theta * DAMPING_FACTOR, k
                 mixing.reset()
                 dampings.append((k, theta))
-            if options.time_limit is not None and time.perf_counter() - t_start >= outer_time:
+            if options.time_limit is not None and rec.elapsed() >= outer_time:
                 outer_stop = "timeout"
                 break
         polish = None
         if best is not None and errors[best] > options.tol and polish_on:
-            polish, polished = self._polish(model, result.nu, errors[best], options, t_start)
+            polish, polished = self._polish(model, result.nu, errors[best], options, rec)
             if polish["accepted"]:
                 result.nu, result.v = polished.nu, polished.v
-            if options.keep_history and polished.history is not None:
-                rows_p = polished.history.assign(phase="polish", iteration=polished.history["iteration"] + len(inner),
-                                                 elapsed=polished.history["elapsed"] + polish["started"])
-                hist.extend(rows_p.to_dict("records"))
-        result.solve_seconds = time.perf_counter() - t_start
+            if polished.history is not None:
+                for row in polished.history.itertuples(index=False):
+                    rec.record(len(inner) + row.iteration, row.objective, row.error, "polish", math.nan, math.nan,
+                               math.nan, "newton", seconds=polish["started"] + row.seconds)
         result.iterations = int(sum(inner))
         converged = outer_stop == "converged" or (polish is not None and polish["error_after"] <= options.tol)
-        stopped = None if converged or outer_stop in ("settled", "stalled", "failed") else outer_stop
-        if polish is not None and not converged and polish["stopped"] == "timeout":
-            stopped = "timeout"
+        if converged:
+            stop = StopCause.CONVERGED
+        elif outer_stop in ("timeout", "max_iter", "failed"):
+            stop = StopCause(outer_stop)
+        else:
+            stop = StopCause.STALLED
+        if polish is not None and not converged and polish["stopped"] == StopCause.TIMEOUT:
+            stop = StopCause.TIMEOUT
         if outer_stop != "failed":
             message = f"outer loop {outer_stop} after {len(inner)} outer iterations" + (
                 f" ({len(failures)} inner breakdowns stepped back from)" if failures else "")
@@ -250,27 +266,29 @@ class FixedPointCapable:
         if polish is not None:
             result.solver_status += f"; polished by newton ({polish['iterations']} iterations, "\
                                     f"{'accepted' if polish['accepted'] else 'rejected'})"
-        result.history = pd.DataFrame(hist) if hist else None
         result.info.update(outer_iterations=len(inner), inner_iterations=inner,
                            compile_seconds=session.compile_seconds, setup_seconds=session.setup_seconds,
-                           outer_seconds=outer_seconds, inner_seconds=inner_seconds, stopped=stopped,
-                           outer_stop=outer_stop, outer_tol=outer_tol, dampings=dampings, inner_failures=failures,
-                           polish=polish)
-        return result
+                           outer_seconds=outer_seconds, inner_seconds=inner_seconds, outer_stop=outer_stop,
+                           outer_tol=outer_tol, dampings=dampings, inner_failures=failures, polish=polish)
+        return rec.finish(result, stop)
 
     @staticmethod
-    def _polish(model, nu, error_before: float, options: SolveOptions, t_start: float):
+    def _polish(model, nu, error_before: float, options: SolveOptions, rec: Recorder):
         """Newton on Alart-Curnier from ``nu`` with the time left; (record, Newton's result)."""
+        import dataclasses
+
         from formulations.ncp import NCP
         from workbench.solvers.newton import NewtonSolver
 
-        started = time.perf_counter() - t_start
+        started = rec.elapsed()
         left = None if options.time_limit is None else max(options.time_limit - started, 0.0)
+        newton = NewtonSolver()
         ncp = NCP().build(model.problem, "ncp")
         t0 = time.perf_counter()
-        res = NewtonSolver().solve(ncp, SolveOptions(tol=options.tol, time_limit=left, warm_start=nu,
-                                                     keep_history=options.keep_history))
-        after = exact_error(model.problem, res.nu, model.problem.relative_velocity(res.nu))
+        res = newton.solve(ncp, dataclasses.replace(options, time_limit=left, warm_start=nu, max_iter=None,
+                                                    params=newton.check_params({}, "ncp")))
+        after = math.inf if res.nu is None else \
+            siconos_error(model.problem, res.nu, model.problem.relative_velocity(res.nu))
         return {"method": "newton", "iterations": int(res.iterations), "seconds": time.perf_counter() - t0,
                 "started": started, "error_before": float(error_before), "error_after": float(after),
-                "accepted": bool(after < error_before), "stopped": res.info.get("stopped")}, res
+                "accepted": bool(after < error_before), "stopped": res.stop}, res

@@ -36,7 +36,7 @@ Stopping measure (one per mode, consistent with :func:`workbench.solvers.base.fi
 The iterate with the smallest measure is kept and returned when a cap stops the run (seed 000
 algorithm lines 19-23); a run that converges returns the iterate that passed the test.
 
-Anti-relaxation, ``options.params["anti_relaxation"]``:
+Anti-relaxation, ``options.params["anti_relaxation"]`` (declared in ITERATIVE_PARAMS):
 
 * "inner" (default): the shift is updated after every iteration from the current u (seed 000 lines
   33-37); the solver reads :attr:`Run.linear_term` after each :meth:`Run.tick`.
@@ -47,14 +47,15 @@ Anti-relaxation, ``options.params["anti_relaxation"]``:
   By nonexpansiveness of P, err_j <= inner error + ||a_{j+1} - a_j|| / s, so tol / 2 inner accuracy
   suffices once the shift has converged.
 
-Caps: ``options.max_iter`` (default 10,000; in the outer mode it counts all inner iterations) and
-``options.time_limit`` [s, wall clock], both checked every iteration; the result's
-``info["stopped"]`` is "max_iter" or "timeout" when one stopped the run.
+Caps, best iterate, history and stop cause go through the run's
+:class:`~workbench.solvers.recorder.Recorder`: ``options.max_iter`` (default 10,000; in the outer mode it
+counts all inner iterations) and ``options.time_limit`` [s, wall clock], both checked every iteration;
+the result's ``stop`` is CONVERGED, MAX_ITER, TIMEOUT or (outer mode) STALLED.
 
-History (``options.keep_history``): one row per iteration with iteration, elapsed [s], dual_objective
-(1/2 nu.(u + r) from the u at hand), residual (eq. 39 with the gradient of the problem being solved,
-N nu + r + a) and, for anti-relaxed models, siconos_error. When it is off nothing beyond the stopping
-measure is computed.
+History (``options.keep_history``): one row per iteration; objective = the dual objective 1/2 nu.(u + r)
+from the u at hand; error = ``ccp_residual`` (eq. 39 with the gradient of the problem being solved,
+N nu + r + a) for relaxed models, ``siconos_error`` for anti-relaxed ones, which also get the extra column
+ccp_residual. When it is off nothing beyond the stopping measure is computed.
 """
 
 from __future__ import annotations
@@ -66,20 +67,25 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from workbench import metrics
 from workbench.cones import project_unknowns
 from workbench.errors import InputError
-from workbench.solvers.base import SolveOptions, SolveResult, Solver
+from workbench.params import Param
+from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
+from workbench.solvers.recorder import Recorder
 
-__all__ = ["IterativeSolver", "Run", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES"]
+__all__ = ["IterativeSolver", "Run", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS"]
 
 DEFAULT_MAX_ITER = 10_000
 ANTI_RELAXATION_MODES = ("inner", "outer")
-#: settings every iterative solver understands (options.params)
-COMMON_PARAMS = {"anti_relaxation": "inner", "outer_patience": 10}
+#: settings every iterative solver understands (options.params); a solver's ``params`` start with these
+ITERATIVE_PARAMS = (
+    Param("anti_relaxation", str, "inner", "anti-relaxed models: shift updated every iteration (inner) or by "
+          "an outer fixed-point loop (outer)", ANTI_RELAXATION_MODES),
+    Param("outer_patience", int, 10, "outer mode: stop after this many outer iterations without improvement"),
+)
 #: relative accuracy below which eq. 39 (g_d = 1e-6) is rounding noise (module docstring)
 CCP_RESOLUTION = 1e-9
 
@@ -98,22 +104,15 @@ class Run:
         self.norm_r0 = float(np.linalg.norm(self.r0))
         self.anti = bool(model.anti_relaxed)
         self.mode = params["anti_relaxation"] if self.anti else "relaxed"
-        if self.mode not in ANTI_RELAXATION_MODES + ("relaxed",):
-            raise InputError(f"anti_relaxation must be one of {', '.join(ANTI_RELAXATION_MODES)}, got {self.mode!r}")
         self.tol = float(options.tol)
-        self.max_iter = DEFAULT_MAX_ITER if options.max_iter is None else int(options.max_iter)
-        self.time_limit = options.time_limit
-        self.keep = bool(options.keep_history)
-        self.rows: list[tuple] = []
+        self.rec = Recorder(options, "siconos_error" if self.anti else "ccp_residual",
+                            ("ccp_residual",) if self.anti else (), DEFAULT_MAX_ITER)
         self.k = 0                      # iterations done (all inner iterations in the outer mode)
-        self.t0 = time.perf_counter()
         self.a = np.zeros(self.n)       # the shift in the linear term r + a
         self._scratch = np.empty(self.n)  # the natural map of the stopping measure
         self.target = self.tol          # the stopping tolerance of the current (sub-)problem
-        self.stopped: str | None = None  # "max_iter" | "timeout"
+        self.stopped: StopCause | None = None  # MAX_ITER | TIMEOUT
         self.converged = False           # the current (sub-)problem met self.target
-        self.best_x: np.ndarray | None = None
-        self.best_err = np.inf
         self.info: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ operator and data
@@ -152,16 +151,8 @@ class Run:
     def diagonal_blocks(self) -> tuple[np.ndarray, np.ndarray]:
         """Symmetric parts of the d x d contact diagonal blocks of N (n_c, d, d) and the joint
         diagonal entries (n_b,) (N is formed, sparse, only for joints with a non-diagonal M)."""
-        p = self.problem
-        B = p.N_diagonal_blocks
-        S = 0.5 * (B + np.transpose(B, (0, 2, 1)))
-        if self.n == self.m:
-            joints = np.zeros(0)
-        elif p.is_global and p.M_is_diagonal:                # G_j^T M^-1 G_j without forming N
-            joints = p.G.multiply(p.G).T @ p.solve_M(np.ones(p.n_dof))
-        else:
-            joints = self.N_matrix.diagonal()[self.m:]
-        return S, np.asarray(joints, dtype=float).ravel()
+        B = self.problem.N_diagonal_blocks
+        return 0.5 * (B + np.transpose(B, (0, 2, 1))), metrics.joint_diagonal(self.problem)
 
     @property
     def linear_term(self) -> np.ndarray:
@@ -193,18 +184,14 @@ class Run:
         """The anti-relaxation shift a(u) = [mu_i ||u_t,i||, 0, 0]_i (0 for the joints)."""
         return metrics.de_saxce_shift(self.problem, u)
 
-    def _scale(self, x: np.ndarray, u: np.ndarray) -> float:
-        return self._scale_of(float(x @ x), float(u @ u))
-
     def _scale_of(self, x_sq: float, u_sq: float) -> float:
-        """s = max(||r||, ||x||, ||u||) from the squared norms (1 if all are 0)."""
-        s = max(self.norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
-        return s if s > 0 else 1.0
+        """s = max(||r||, ||x||, ||u||) from the squared norms (metrics.normalisation)."""
+        return metrics.normalisation(self.norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
 
     def siconos_error(self, x: np.ndarray, u: np.ndarray, a: np.ndarray, scale: float | None = None) -> float:
-        """||x - P(x - (u + a))|| / s with a = a(u): the exact-problem error of workbench.metrics
-        (``scale`` = s when the caller has it)."""
-        return float(np.linalg.norm(metrics.natural_map(self.problem, x, u + a))) / (scale or self._scale(x, u))
+        """The exact-problem error of workbench.metrics with a = a(u) at hand (``scale`` = s when the
+        caller has it)."""
+        return metrics.siconos_error(self.problem, x, u, shift=a, scale=scale)
 
     # ------------------------------------------------------------------ one iteration
     @property
@@ -236,35 +223,27 @@ class Run:
             self.converged = (err <= max(self.target, CCP_RESOLUTION)
                               and math.sqrt(metrics.stopping_sums(self.problem, x, u, self.a, 1.0, False,
                                                                   self._scratch)[2]) / scale <= self.target)
-        if err < self.best_err or self.converged:
-            self.best_err = err
-            if self.best_x is None or self.best_x.shape != x.shape:
-                self.best_x = x.copy()
-            else:
-                np.copyto(self.best_x, x)
-        elapsed = time.perf_counter() - self.t0
-        if self.keep:
+        rec = self.rec
+        rec.offer(x, err, force=self.converged)
+        elapsed = rec.elapsed()
+        if rec.keep:
             self._record(x, u, err, scale, elapsed)
         if self.converged:
             return True
-        if self.k >= self.max_iter:
-            self.stopped = "max_iter"
-            return True
-        if self.time_limit is not None and elapsed >= self.time_limit:
-            self.stopped = "timeout"
-            return True
-        return False
+        self.stopped = rec.capped(self.k, elapsed)
+        return self.stopped is not None
 
     def _record(self, x: np.ndarray, u: np.ndarray, err: float, scale: float, elapsed: float) -> None:
         """One history row (module docstring) from the stopping measure ``err`` and its scale s."""
-        row = [self.k, elapsed, metrics.dual_objective(self.problem, x, u)]
+        objective = metrics.dual_objective(self.problem, x, u)
         if self.mode == "relaxed":
-            row.append(err * scale)
+            self.rec.record(self.k, objective, err * scale, seconds=elapsed)
         elif self.mode == "inner":
-            row += [metrics.ccp_residual(self.problem, x, u + self.a), err]
+            self.rec.record(self.k, objective, err, metrics.ccp_residual(self.problem, x, u + self.a),
+                            seconds=elapsed)
         else:
-            row += [err * scale, self.siconos_error(x, u, self.shift(u), scale)]
-        self.rows.append(tuple(row))
+            self.rec.record(self.k, objective, self.siconos_error(x, u, self.shift(u), scale), err * scale,
+                            seconds=elapsed)
 
     # ------------------------------------------------------------------ outer anti-relaxation
     def fixed_point(self, solve_relaxed) -> np.ndarray:
@@ -281,7 +260,7 @@ class Run:
             outer += 1
             self.a = a_next
             self.target = max(0.5 * self.tol, 0.1 * best_err)
-            self.best_x, self.best_err = None, np.inf
+            self.rec.best_x, self.rec.best_err = None, np.inf
             x = solve_relaxed(x)
             u = self.apply_N(x) + self.r0
             a_next = self.shift(u)
@@ -294,52 +273,43 @@ class Run:
                 status = "converged"
                 break
             if self.stopped is not None:
-                status = self.stopped
+                status = self.stopped.value
                 break
             if since_best >= int(self.params["outer_patience"]):
                 break
         self.info.update(outer_iterations=outer, outer_status=status)
-        self.best_x, self.best_err = best_x, best_err
+        self.rec.best_x, self.rec.best_err = best_x, best_err
         return best_x
 
     # ------------------------------------------------------------------ result
     def result(self, solver: str, formulation: str) -> SolveResult:
         """The SolveResult of the best iterate; finalize() adds the workbench's metrics."""
-        x = self.best_x if self.best_x is not None else np.zeros(self.n)
+        rec = self.rec
+        x = rec.best_x if rec.best_x is not None else np.zeros(self.n)
         if self.mode == "outer":
             status = self.info["outer_status"]
+            stop = StopCause.STALLED if status == "stagnated" else StopCause(status)
         else:
-            status = "converged" if self.converged else self.stopped
+            stop = StopCause.CONVERGED if self.converged else self.stopped
+            status = stop.value
         p = self.problem
-        cols = ["iteration", "elapsed", "dual_objective", "residual"] + (["siconos_error"] if self.anti else [])
-        info = dict(self.info, stopped=self.stopped if status in ("max_iter", "timeout") else None,
-                    measure=self.best_err, anti_relaxation=self.mode if self.anti else None)
-        return SolveResult(solver=solver, formulation=formulation, status="", solver_status=status, nu=x,
-                           v=p.velocity(x) if p.is_global else None, iterations=self.k,
-                           solve_seconds=time.perf_counter() - self.t0,
-                           history=pd.DataFrame(self.rows, columns=cols) if self.keep else None, info=info)
+        info = dict(self.info, measure=rec.best_err, anti_relaxation=self.mode if self.anti else None)
+        result = SolveResult(solver=solver, formulation=formulation, status="", solver_status=status, nu=x,
+                             v=p.velocity(x) if p.is_global else None, iterations=self.k, info=info)
+        return rec.finish(result, stop)
 
 
 class IterativeSolver(Solver):
     """Template of the five in-house solvers: ``solve`` builds the :class:`Run`, runs ``iterate``
     directly (relaxed, inner anti-relaxation) or inside the outer fixed-point loop, and returns
-    ``run.result``. Subclasses set ``name``, ``summary``, ``defaults`` (their own options.params) and
-    write ``iterate``."""
+    ``run.result``. Subclasses set ``name``, ``summary``, ``params`` (ITERATIVE_PARAMS and their own)
+    and write ``iterate``; adding one is one module and one line in workbench.solvers.SOLVERS."""
 
     accepts: ClassVar[tuple[str, ...]] = ("ccqo",)
-    defaults: ClassVar[dict[str, Any]] = {}
-
-    def params(self, options: SolveOptions) -> dict[str, Any]:
-        """Defaults updated with options.params; unknown keys are an input error."""
-        known = {**COMMON_PARAMS, **self.defaults}
-        unknown = set(options.params) - set(known)
-        if unknown:
-            raise InputError(f"solver {self.name} has no setting {', '.join(sorted(unknown))}; "
-                             f"known: {', '.join(sorted(known))}")
-        return {**known, **options.params}
+    params: ClassVar[tuple[Param, ...]] = ITERATIVE_PARAMS
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
-        run = Run(model, options, self.params(options))
+        run = Run(model, options, options.params)
         cpu = time.process_time()
         self.setup(run)
         run.info["setup_cpu_seconds"] = time.process_time() - cpu   # apart from the iterations' cost
@@ -351,7 +321,7 @@ class IterativeSolver(Solver):
 
     def _until_stop(self, run: Run, x0: np.ndarray) -> np.ndarray:
         self.iterate(run, x0)
-        return run.best_x if run.best_x is not None else x0
+        return run.rec.best_x if run.rec.best_x is not None else x0
 
     def setup(self, run: Run) -> None:
         """Work done once per solve before the iterations (factorisations, scalings); timed."""

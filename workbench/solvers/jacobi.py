@@ -40,7 +40,9 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from workbench.errors import InputError
-from workbench.solvers.iterative import IterativeSolver, Run
+from workbench.metrics import unknown_diagonal
+from workbench.params import Param
+from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
 
 __all__ = ["JacobiSolver", "scaled_spectrum_bounds"]
 
@@ -76,14 +78,14 @@ def scaled_spectrum_bounds(run: Run, eta: np.ndarray, W: sp.spmatrix | None = No
 class JacobiSolver(IterativeSolver):
     name = "jacobi"
     summary = "projected Jacobi with per-contact diagonal scaling (vectorised)"
-    defaults = {"omega": None}
+    params = ITERATIVE_PARAMS + (
+        Param("omega", float, None, "step (None: 0.95 x 2 / (lambda_max + lambda_min), module docstring)"),)
 
     def setup(self, run: Run) -> None:
-        S, joints = run.diagonal_blocks
-        trace = np.trace(S, axis1=1, axis2=2)
-        if np.any(trace <= 0) or np.any(joints <= 0):
+        diag = unknown_diagonal(run.problem)
+        if np.any(diag <= 0):
             raise InputError("jacobi: a contact or joint has a zero diagonal block in N")
-        self._eta = np.concatenate([np.repeat(run.d / trace, run.d), 1.0 / joints])
+        self._eta = 1.0 / diag
         omega = run.params["omega"]
         if omega is None:
             W = None if run.problem.is_global else run.N_matrix

@@ -8,7 +8,8 @@ The QP (15) of seed 003, in the velocities, with Gamma_j >= 0 per contact:
 u = D^T v + b (seed 003 writes n^T v + Delta and d_i^T v; b_t, usually 0, is carried along). Its
 multiplier y_ji >= 0 of row (j, i) is an impulse y_ji (n_j + mu_j t_i), i.e. c_n,j = sum_i y_ji and
 beta_ji = mu_j y_ji. The workbench solves the QP's dual in y, which needs only N (local problems
-work too) and is built from the LCP model's blocks (formulations.lcp_pyramid):
+work too) and is built from the LCP model's blocks and its one pyramid construction
+(formulations.lcp_pyramid: ``Pyramid.S``, ``LCPModel.edge_qp``):
 
     min_{y >= 0}  1/2 y^T Q y + (S^T q + Gamma (x) e)^T y,    Q = S^T H S,  H = T^T N_c T,  q = T^T r_c,
 
@@ -31,22 +32,24 @@ API (workbench.solvers.compiled, the session the fixed points use too): Clarabel
 every solution back (build_seconds include the compile and the solver's set-up; solve_seconds the
 outer loop). params["qp_solver"]: "clarabel" (default; tolerances max(tol^2, 1e-13), one
 thread) or "osqp" (eps_abs = eps_rel = tol, solution polishing on). iterations = outer iterations;
-info["inner_iterations"] = the QP solver's iterations summed over all solves; history: one row per
-outer iteration.
+info["inner_iterations"] = the QP solver's iterations summed over all solves; history (a
+:class:`~workbench.solvers.recorder.Recorder`): one row per outer iteration, objective = the relaxed
+dual objective at the impulses of z, error = lcp_residual, extras inner_iterations, lambda_change and
+the normal-velocity error of seed 003; stop cause CONVERGED (Lambda settled, or LCP2's single solve),
+MAX_ITER, TIMEOUT or FAILED (a QP solve failed).
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from workbench.errors import InputError
-from workbench.solvers.base import SolveOptions, SolveResult, Solver
+from workbench.params import Param
+from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.compiled import CompiledSession
 from workbench.solvers.cvxpy_base import interior_point_tolerance
+from workbench.solvers.recorder import Recorder
 
 __all__ = ["LCP1Solver", "CompiledQP", "QP_SOLVERS"]
 
@@ -100,6 +103,11 @@ class LCP1Solver(Solver):
     name = "lcp1"
     summary = "seed 003 LCP1: QP (15) with Gamma = mu Lambda(v) repeated to a fixed point (cvxpy, compiled once)"
     accepts = ("lcp",)
+    params = (
+        Param("qp_solver", str, "clarabel", "the QP solver, updated in place between solves", QP_SOLVERS),
+        Param("lambda_tol", float, None, "stop when Lambda changes by at most this [m/s] (None: tol x the "
+              "velocity scale)"),
+    )
     #: outer iterations when options.max_iter is None (LCP2 fixes it at 1)
     default_outer = 100
 
@@ -109,50 +117,51 @@ class LCP1Solver(Solver):
     def solve(self, model, options: SolveOptions) -> SolveResult:
         mu, m_C, n_c = model.problem.mu, model.m_C, model.problem.n_contacts
         sc = model.scale
-        n_y = n_c * m_C
-        S = sp.csr_matrix((np.concatenate([np.ones(n_y), np.repeat(mu, m_C)]),
-                           (np.concatenate([np.repeat(model.i_n, m_C), model.i_beta.ravel()]),
-                            np.concatenate([np.arange(n_y), np.arange(n_y)]))), shape=(model.size, n_y))
-        Q = (S.T @ model.H @ S).tocsr()
-        Q = ((Q + Q.T) * (0.5 * sc.impulse / sc.velocity)).tocsr()
-        base = S.T @ model.q
-        lambda_tol = float(options.params.get("lambda_tol", options.tol * sc.velocity))
-        qp = CompiledQP(Q, base / sc.velocity, options.params.get("qp_solver", "clarabel"), options)
-        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                             build_seconds=model.build_seconds + qp.compile_seconds + qp.setup_seconds)
+        S = model.pyramid.S
+        Q, base = model.edge_qp()
+        Q = Q * (sc.impulse / sc.velocity)
+        lambda_tol = options.tol * sc.velocity if options.params["lambda_tol"] is None \
+            else float(options.params["lambda_tol"])
+        qp = CompiledQP(Q, base / sc.velocity, options.params["qp_solver"], options)
+        result = self.new_result(model)
+        result.build_seconds += qp.compile_seconds + qp.setup_seconds
         result.info.update(compile_seconds=qp.compile_seconds, qp_setup_seconds=qp.setup_seconds)
         cap = self.outer_cap(options)
         slip = np.zeros(n_c)
-        rows, inner, z = [], 0, None
-        t0 = time.perf_counter()
+        inner, z, outer = 0, None, 0
+        rec = Recorder(options, "lcp_residual", ("inner_iterations", "lambda_change", "normal_velocity_error",
+                                                 "mean_normal_velocity_error", "active_contacts"))
+        # LCP2 (one solve) is done after its solve; LCP1 stops at its cap
+        stop = StopCause.CONVERGED if cap == 1 else StopCause.MAX_ITER
         for k in range(1, cap + 1):
             x, iters, status = qp.solve((base + np.repeat(mu * slip, m_C)) / sc.velocity)
             inner += iters
             result.solver_status = status
             if x is None:
                 result.message = f"QP solve {k} failed ({qp.which}: {status})"
+                stop = StopCause.FAILED
                 break
+            outer = k
             z = S @ (sc.impulse * x)
             new = model.slip(z)
             z[model.i_lambda] = new
             change = float(np.abs(new - slip).max())
             slip = new
-            rows.append({"outer": k, "inner_iterations": iters, "elapsed": time.perf_counter() - t0,
-                         "lambda_change": change, **model.measures(z)})
+            if rec.keep:
+                m = model.measures(z)
+                rec.record(k, model.objective(*model.recover(z)), m["lcp_residual"], iters, change,
+                           m["normal_velocity_error"], m["mean_normal_velocity_error"], m["active_contacts"])
             if change <= lambda_tol:
                 result.solver_status = f"converged ({status})"
+                stop = StopCause.CONVERGED
                 break
-            if time.perf_counter() - t0 > (options.time_limit or np.inf):
-                result.info["stopped"] = "timeout"
+            if rec.timed_out():
+                stop = StopCause.TIMEOUT
                 break
-        else:
-            result.info["stopped"] = None if cap == 1 else "max_iter"
-        result.solve_seconds = time.perf_counter() - t0
-        result.iterations = len(rows)
-        result.info.update(outer_iterations=len(rows), inner_iterations=inner, lambda_tol=lambda_tol,
+        result.iterations = outer
+        result.info.update(outer_iterations=outer, inner_iterations=inner, lambda_tol=lambda_tol,
                            qp_solver=qp.which)
-        result.history = pd.DataFrame(rows) if rows else None
         if z is not None and x is not None:
             result.info["z"] = z
             result.nu, result.v = model.recover(z)
-        return result
+        return rec.finish(result, stop)

@@ -61,7 +61,8 @@ from numba import njit
 
 from workbench.errors import InputError
 from workbench.lcp_metrics import lcp_residual
-from workbench.solvers.base import SolveOptions, SolveResult, Solver
+from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
+from workbench.solvers.recorder import Recorder
 
 __all__ = ["lemke", "LemkeOutcome", "LemkeSolver", "SOLVED", "INACCURATE", "RAY", "MAX_PIVOTS", "TIME_LIMIT"]
 
@@ -259,7 +260,9 @@ def lemke(A, q, *, cover: np.ndarray | None = None, max_pivots: int | None = Non
 class LemkeSolver(Solver):
     """LCP0: Lemke's method on the dimensionless LCP of an ``lcp`` model (formulations.lcp_pyramid).
     iterations = pivots; solver_status: complementary solution | inaccurate basis | ray termination |
-    max pivots | time limit."""
+    max pivots | time limit; stop cause CONVERGED, STALLED (inaccurate basis), FAILED (ray), MAX_ITER,
+    TIMEOUT. History: one row for the final basis (error: lcp_residual of its z on the dimensionless LCP;
+    pivots have no objective)."""
 
     name = "lemke"
     summary = "Lemke's complementary pivoting, lexicographic (dense; up to a few thousand unknowns)"
@@ -267,17 +270,23 @@ class LemkeSolver(Solver):
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         A_s, q_s = model.scaled
-        t0 = time.perf_counter()
+        rec = Recorder(options, "lcp_residual")
         out = lemke(A_s, q_s, max_pivots=options.max_iter, time_limit=options.time_limit)
-        result = SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                             solver_status=out.status, iterations=out.pivots,
-                             build_seconds=model.build_seconds, solve_seconds=time.perf_counter() - t0)
+        seconds = rec.elapsed()
+        result = self.new_result(model)
+        result.solver_status, result.iterations = out.status, out.pivots
         result.info.update(pivots=out.pivots, refactorizations=out.refactorizations, lcp_size=model.size)
+        stop = _STOPS[out.status]
         if out.z is None:
             result.message = f"{out.status} after {out.pivots} pivots"
-            result.info["stopped"] = {MAX_PIVOTS: "max_iter", TIME_LIMIT: "timeout"}.get(out.status)
-            return result
+            rec.record(out.pivots, None, None, seconds=seconds)
+            return rec.finish(result, stop, seconds)
+        rec.record(out.pivots, None, lcp_residual(out.z, A_s @ out.z + q_s), seconds=seconds)
         z = out.z * model.z_unit
         result.info["z"] = z
         result.nu, result.v = model.recover(z)
-        return result
+        return rec.finish(result, stop, seconds)
+
+
+_STOPS = {SOLVED: StopCause.CONVERGED, INACCURATE: StopCause.STALLED, RAY: StopCause.FAILED,
+          MAX_PIVOTS: StopCause.MAX_ITER, TIME_LIMIT: StopCause.TIMEOUT}

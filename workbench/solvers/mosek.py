@@ -4,6 +4,8 @@ Without a licence the mosek package still imports and cvxpy lists it, but solvin
 mosek.Error; so availability checks a licence out first (about 0.06 s without one) and reports
 "unavailable, because ..." instead. The licence is looked up as MOSEK does: $HOME/mosek/mosek.lic or
 MOSEKLM_LICENSE_FILE. Tolerances: the interior-point relative gap and feasibilities = max(tol^2, 1e-12) (see SolveOptions).
+MOSEK's own parameters are given as ``backend.MSK_IPAR_...`` / ``backend.MSK_DPAR_...`` /
+``backend.MSK_SPAR_...`` (MOSEK checks their names and values; any other key is refused).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class MosekSolver(CvxpySolver):
     summary = "MOSEK interior-point conic solver (via cvxpy; needs a licence)"
     cvxpy_name = "MOSEK"
     install_hint = "pip install mosek"
+    unchecked_prefix = "backend.MSK_"
 
     def availability(self):
         ok, why = super().availability()
@@ -48,3 +51,9 @@ class MosekSolver(CvxpySolver):
         if options.time_limit is not None:
             p["MSK_DPAR_OPTIMIZER_MAX_TIME"] = float(options.time_limit)
         return {"mosek_params": p}
+
+    def solver_options(self, options):
+        opts = super().solver_options(options)
+        own = {k: opts.pop(k) for k in list(opts) if k.startswith("MSK_")}
+        opts["mosek_params"] = {**opts["mosek_params"], **own}
+        return opts

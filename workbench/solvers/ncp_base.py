@@ -1,57 +1,94 @@
 """What the solvers of the exact problem in NCP form share (newton, pqn, siconos:*).
 
-They take the :class:`formulations.ncp.NCPModel`; the in-house ones iterate until the workbench's
-``siconos_error`` (or a method's own test) is met, a cap stops them, or they break down, and record one
-history row per iteration. :class:`IterationLog` holds that bookkeeping once: the caps
-(``max_iter`` iterations, ``options.time_limit`` seconds of wall clock, checked every iteration), the
-reason the loop ended and the history (iteration, elapsed [s] and the method's own columns).
+They take the :class:`formulations.ncp.NCPModel`. :class:`NCPMethod` is the template of the in-house
+ones: a method writes :meth:`NCPMethod.iterate`, a generator that yields one :class:`Iterate` (impulses
+nu, velocities u = N nu + r, its own history columns) per iteration, the starting point first, and
+returns a :class:`~workbench.solvers.base.StopCause` when it breaks down. The template does the rest
+once, through a :class:`~workbench.solvers.recorder.Recorder`: the workbench's ``siconos_error`` of every
+iterate (its stopping test, ``error <= tol``, unless the method has a test of its own), the history row
+(objective = the dual objective 1/2 nu.(u + r), error = siconos_error, then the method's ``extras``), the
+caps (``options.max_iter``, default ``default_max_iter``; ``options.time_limit``), the stop cause and the
+result, which holds the last iterate. Adding an NCP method is one module and one line in
+workbench.solvers.SOLVERS.
 """
 
 from __future__ import annotations
 
-import time
+from dataclasses import dataclass
+from typing import ClassVar, Iterator
 
-import pandas as pd
+import numpy as np
 
-from workbench.solvers.base import SolveOptions, SolveResult, Solver
+from workbench.metrics import dual_objective
+from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
+from workbench.solvers.recorder import Recorder
 
-__all__ = ["NCPSolver", "IterationLog"]
+__all__ = ["NCPSolver", "NCPMethod", "Iterate"]
 
 
 class NCPSolver(Solver):
     """A solver of the exact problem in NCP form."""
     accepts = ("ncp",)
 
-    def new_result(self, model) -> SolveResult:
-        """The result to fill in, "failed" until the solver says otherwise."""
-        return SolveResult(solver=self.name, formulation=model.formulation, status="failed",
-                           build_seconds=model.build_seconds)
+
+@dataclass
+class Iterate:
+    """One iterate of an NCP method: nu, u = N nu + r (physical units), the method's history columns
+    (in the order of its ``extras``) and, for a method with a stopping test of its own, its verdict."""
+    nu: np.ndarray
+    u: np.ndarray
+    extras: tuple = ()
+    converged: bool | None = None
 
 
-class IterationLog:
-    """Caps, stopping reason and history of one run. ``stopped`` is None after convergence, else
-    "max_iter", "timeout" or what the method sets (a breakdown)."""
+class NCPMethod(NCPSolver):
+    """Template of the in-house NCP methods (module docstring)."""
+    default_max_iter: ClassVar[int] = 200
+    #: names of the history columns a method adds after the schema's
+    extras: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, options: SolveOptions, max_iter: int):
-        self.t0 = time.perf_counter()
-        self.keep = bool(options.keep_history)
-        self.max_iter = max_iter
-        self.time_limit = options.time_limit
-        self.rows: list[dict] = []
-        self.stopped: str | None = "max_iter"
+    def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:
+        """Yield the iterates, the starting point first; return a StopCause on a breakdown (with
+        result.message and result.solver_status saying what happened). The generator is closed when
+        the template stops it: a ``finally`` clause may record what the method wants in result.info."""
+        raise NotImplementedError
 
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
+    def conclude(self, model, options: SolveOptions, result: SolveResult, stop: StopCause,
+                 rec: Recorder) -> StopCause:
+        """Called after the iterations with the stop cause (``rec``: the run's recorder, for its clock);
+        a method may replace the returned point (e.g. a fallback) and returns the stop cause of what it
+        returns."""
+        return stop
 
-    def stop(self, k: int, converged: bool, **row) -> bool:
-        """Record iteration ``k`` (``row``: the method's columns); True when the loop is to end."""
-        if self.keep:
-            self.rows.append({"iteration": k, "elapsed": self.elapsed(), **row})
-        if converged:
-            self.stopped = None
-        elif self.time_limit is not None and self.elapsed() >= self.time_limit:
-            self.stopped = "timeout"
-        return converged or k >= self.max_iter or self.stopped == "timeout"
+    def max_iter(self, options: SolveOptions) -> int:
+        return self.default_max_iter
 
-    def history(self) -> pd.DataFrame | None:
-        return pd.DataFrame(self.rows) if self.rows else None
+    def solve(self, model, options: SolveOptions) -> SolveResult:
+        problem = model.problem
+        result = self.new_result(model)
+        rec = Recorder(options, "siconos_error", self.extras, self.max_iter(options))
+        steps = self.iterate(model, options, result)
+        k, nu = -1, None
+        while True:
+            try:
+                it = next(steps)
+            except StopIteration as end:
+                stop = end.value or StopCause.FAILED
+                break
+            k, nu = k + 1, it.nu
+            err = model.error(it.nu, it.u)
+            if rec.keep:
+                rec.record(k, dual_objective(problem, it.nu, it.u), err, *it.extras)
+            if (err <= options.tol) if it.converged is None else it.converged:
+                stop = StopCause.CONVERGED
+                break
+            stop = rec.capped(k)
+            if stop is not None:
+                break
+        steps.close()
+        result.nu, result.iterations = nu, max(k, 0)
+        result.solver_status = result.solver_status or stop.value
+        stop = self.conclude(model, options, result, stop, rec)
+        if result.nu is not None and problem.is_global and np.all(np.isfinite(result.nu)):
+            result.v = problem.velocity(result.nu)
+        return rec.finish(result, stop)

@@ -26,19 +26,24 @@ N is the sparse matrix of the problem, formed once (never dense). A sparse LU of
 [[M, -C], [B C^T, A + eps I]] instead (the sparsity of M and C) was measured slower: on a packing of
 1,845 contacts its LU took 0.45 s against 0.24 s (COLAMD ordering). The LU's fill grows faster than
 the problem: at 10,000 contacts one iteration takes seconds. The method stops when the
-workbench's siconos_error <= tol; caps: options.max_iter (default 200), options.time_limit.
+workbench's siconos_error <= tol; caps: options.max_iter (default 200), options.time_limit (the
+bookkeeping is workbench.solvers.ncp_base.NCPMethod's; history extra: merit psi).
 Parameters (options.params): ``eps_rel`` (default 1e-2: on the singular N of the shared rigid problems
 1e-8 and 1e-4 stalled on BoxesStack1 and Capsules, 1e-1 and 1 took more iterations).
 """
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from workbench.solvers.base import SolveOptions, SolveResult
-from workbench.solvers.ncp_base import IterationLog, NCPSolver
+from workbench.metrics import unknown_diagonal
+from workbench.params import Param
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+from workbench.solvers.ncp_base import Iterate, NCPMethod
 
 __all__ = ["NewtonSolver", "alart_curnier"]
 
@@ -49,15 +54,11 @@ MIN_STEP = 2.0 ** -20
 def contact_steps(problem) -> np.ndarray:
     """rho per unknown: d / trace(N_ii) on each contact's d entries, 1 / N_jj on joints; a zero or
     non-finite diagonal (a contact that no body can move) falls back to the mean."""
-    blocks = problem.N_diagonal_blocks
-    tr = np.trace(blocks, axis1=1, axis2=2) / problem.d
-    good = np.isfinite(tr) & (tr > 0)
-    tr = np.where(good, tr, tr[good].mean() if good.any() else 1.0)
-    rho = np.repeat(1.0 / tr, problem.d)
-    if problem.n_bilateral:
-        nj = problem.N.diagonal()[problem.n_contact_unknowns:]
-        rho = np.concatenate([rho, 1.0 / np.where(nj > 0, nj, tr.mean())])
-    return rho
+    diag = unknown_diagonal(problem)
+    good = np.isfinite(diag) & (diag > 0)
+    contacts = good[:problem.n_contact_unknowns]
+    fill = diag[:problem.n_contact_unknowns][contacts].mean() if contacts.any() else 1.0
+    return 1.0 / np.where(good, diag, fill)
 
 
 def alart_curnier(problem, nu: np.ndarray, u: np.ndarray, rho: np.ndarray, jacobian: bool = True):
@@ -110,56 +111,48 @@ def block_diagonal(blocks: np.ndarray, tail: np.ndarray) -> sp.csr_matrix:
     return sp.block_diag([bsr, sp.diags(tail)], format="csr") if tail.size else bsr.tocsr()
 
 
-class NewtonSolver(NCPSolver):
+class NewtonSolver(NCPMethod):
     name = "newton"
     summary = "nonsmooth Newton on Alart-Curnier with Armijo line search (sparse LU)"
+    params = (Param("eps_rel", float, 1e-2, "relative Levenberg-Marquardt shift eps_k = eps_rel ||Phi|| / ||nu||"),)
+    default_max_iter = 200
+    extras = ("merit",)
 
-    def solve(self, model, options: SolveOptions) -> SolveResult:
+    def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:
         problem = model.problem
-        result = self.new_result(model)
-        eps_rel = float(options.params.get("eps_rel", 1e-2))
-        log = IterationLog(options, int(options.max_iter or 200))
+        eps_rel = float(options.params["eps_rel"])
         N = problem.N.tocsr()
         n, m = problem.n_unknowns, problem.n_contact_unknowns
         rho = contact_steps(problem)
         nu = np.zeros(n) if options.warm_start is None else np.array(options.warm_start, dtype=float)
         u = problem.relative_velocity(nu)
         phi, A, B = alart_curnier(problem, nu, u, rho)
-        failures, k = 0, 0
-        while True:
-            err = model.error(nu, u)
-            psi = 0.5 * float(phi @ phi)
-            if log.stop(k, err <= options.tol, siconos_error=err, merit=psi):
-                break
-            J = block_diagonal(A, np.zeros(n - m)) + block_diagonal(B, rho[m:]) @ N
-            eps = eps_rel * np.sqrt(2 * psi) / max(float(np.abs(nu).max()), float(np.abs(rho * u).max()), 1e-300)
-            try:
-                dnu = spla.splu((J + eps * sp.eye(n)).tocsc()).solve(-phi)
-            except RuntimeError:  # exactly singular even with the shift
-                dnu = spla.lsqr(J, -phi)[0]
-            if not np.all(np.isfinite(dnu)):
-                result.message = f"non-finite Newton direction at iteration {k}"
-                log.stopped = "diverged"
-                break
-            du = N @ dnu
-            t = 1.0
+        failures = 0
+        try:
             while True:
-                trial_phi = alart_curnier(problem, nu + t * dnu, u + t * du, rho, jacobian=False)
-                if 0.5 * trial_phi @ trial_phi <= (1 - 2 * ARMIJO_SIGMA * t) * psi or t <= MIN_STEP:
-                    break
-                t *= 0.5
-            if 0.5 * trial_phi @ trial_phi > psi:
-                failures += 1
-            nu = nu + t * dnu
-            u = N @ nu + problem.r  # afresh rather than u + t du: no drift over many iterations
-            phi, A, B = alart_curnier(problem, nu, u, rho)
-            k += 1
-        result.solve_seconds = log.elapsed()
-        result.nu = nu
-        result.v = problem.velocity(nu) if problem.is_global else None
-        result.iterations = k
-        result.solver_status = log.stopped or "converged"
-        result.history = log.history()
-        result.info.update(stopped=log.stopped if log.stopped in ("max_iter", "timeout") else None,
-                           line_search_failures=failures)
-        return result
+                psi = 0.5 * float(phi @ phi)
+                yield Iterate(nu, u, (psi,))
+                J = block_diagonal(A, np.zeros(n - m)) + block_diagonal(B, rho[m:]) @ N
+                eps = eps_rel * np.sqrt(2 * psi) / max(float(np.abs(nu).max()), float(np.abs(rho * u).max()), 1e-300)
+                try:
+                    dnu = spla.splu((J + eps * sp.eye(n)).tocsc()).solve(-phi)
+                except RuntimeError:  # exactly singular even with the shift
+                    dnu = spla.lsqr(J, -phi)[0]
+                if not np.all(np.isfinite(dnu)):
+                    result.message = "non-finite Newton direction"
+                    result.solver_status = "diverged"
+                    return StopCause.FAILED
+                du = N @ dnu
+                t = 1.0
+                while True:
+                    trial_phi = alart_curnier(problem, nu + t * dnu, u + t * du, rho, jacobian=False)
+                    if 0.5 * trial_phi @ trial_phi <= (1 - 2 * ARMIJO_SIGMA * t) * psi or t <= MIN_STEP:
+                        break
+                    t *= 0.5
+                if 0.5 * trial_phi @ trial_phi > psi:
+                    failures += 1
+                nu = nu + t * dnu
+                u = N @ nu + problem.r  # afresh rather than u + t du: no drift over many iterations
+                phi, A, B = alart_curnier(problem, nu, u, rho)
+        finally:
+            result.info["line_search_failures"] = failures

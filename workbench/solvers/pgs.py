@@ -60,7 +60,8 @@ from numba import njit
 
 from workbench.cones import project_contact
 from workbench.errors import InputError
-from workbench.solvers.iterative import IterativeSolver, Run
+from workbench.params import Param
+from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
 
 __all__ = ["PGSSolver", "local_factors", "solve_local"]
 
@@ -292,7 +293,11 @@ def local_factors(S: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray
 class PGSSolver(IterativeSolver):
     name = "pgs"
     summary = "projected Gauss-Seidel / SOR over contacts, exact local solver (numba)"
-    defaults = {"omega": 1.0, "random_order": False, "seed": 0}
+    params = ITERATIVE_PARAMS + (
+        Param("omega", float, 1.0, "relaxation (SOR), in (0, 2)"),
+        Param("random_order", bool, False, "sweep the contacts in a random order each time"),
+        Param("seed", int, 0, "seed of the random order"),
+    )
 
     def setup(self, run: Run) -> None:
         omega = float(run.params["omega"])

@@ -34,27 +34,32 @@ Defaults (seed 004 Table 1): n = 1000 iterations (options.max_iter), omega = 1e-
 ``gamma`` or tol), delta = 0, m = 10, eps = 0.25, GMRES restart 20, at most 100000 matrix-vector products
 in total. ``delta_mode`` (section 8.1.2): "absolute" (delta added as given, in units of the scaled
 W) or "min" / "avg" / "max" (delta times min / mean / max of the scaled W_ii; "avg" equals "absolute"
-here since the scaled mean is 1). Fallback: ``fallback`` names the solver run on the anti-relaxed
-formulation from the last iterate when PQN does not converge (default "pgs", projected Gauss-Seidel;
-None disables it); the result then says so in message and info["fallback"].
+here since the scaled mean is 1). Fallback: ``fallback`` names the in-house solver run on the same model (the
+NCP model is the anti-relaxed CCQO) from the last iterate when PQN does not converge (default "pgs",
+projected Gauss-Seidel; None disables it); the result then says so in message and info["fallback"].
+The bookkeeping (siconos_error per iterate, caps, history with the extras merit and matvecs, stop
+cause) is workbench.solvers.ncp_base.NCPMethod's.
 """
 
 from __future__ import annotations
 
-import time
+from typing import Iterator
 
 import numpy as np
 import scipy.sparse.linalg as spla
 
 from workbench.cones import project_unknowns
 from workbench.metrics import de_saxce_shift, natural_map
-from workbench.solvers.base import SolveOptions, SolveResult
-from workbench.solvers.ncp_base import IterationLog, NCPSolver
+from workbench.params import Param
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause, execute
+from workbench.solvers import get_solver
+from workbench.solvers.ncp_base import Iterate, NCPMethod
+from workbench.solvers.recorder import Recorder
 
 __all__ = ["PQNSolver", "smoothed_residual"]
 
-DEFAULTS = {"max_iter": 1000, "omega_factor": 1e-3, "delta": 0.0, "delta_mode": "absolute", "m": 10,
-            "eps": 0.25, "restart": 20, "max_matvec": 100_000, "fallback": "pgs"}
+#: the in-house solvers of the anti-relaxed CCQO that may finish a PQN run (None: no fallback)
+FALLBACKS = ("pgs", "jacobi", "apgd", "bb", "admm", None)
 
 
 def _gdot(lam: np.ndarray, root: np.ndarray) -> np.ndarray:
@@ -117,15 +122,30 @@ def _inverse_blocks(blocks: np.ndarray) -> np.ndarray:
         return np.linalg.pinv(blocks)
 
 
-class PQNSolver(NCPSolver):
+class PQNSolver(NCPMethod):
     name = "pqn"
     summary = "projected quasi-Newton with smoothing and block-preconditioned GMRES (seed 004, Algorithm 1)"
+    params = (
+        Param("max_iter", int, 1000, "iterations n when options.max_iter is unset"),
+        Param("gamma", float, None, "Algorithm 1's own test g(R) < gamma (None: siconos_error <= tol)"),
+        Param("omega_factor", float, 1e-3, "smoothing omega = omega_factor x (gamma or tol)"),
+        Param("delta", float, 0.0, "regularisation delta"),
+        Param("delta_mode", str, "absolute", "how delta is scaled (section 8.1.2)", ("absolute", "min", "avg", "max")),
+        Param("m", int, 10, "GMRES iterations per step"),
+        Param("eps", float, 0.25, "GMRES relative accuracy"),
+        Param("restart", int, 20, "GMRES restart"),
+        Param("max_matvec", int, 100_000, "cap on products with W, in total"),
+        Param("fallback", str, "pgs", "solver run on the exact problem from the last iterate when PQN does not "
+              "converge (null: no fallback)", FALLBACKS),
+    )
+    extras = ("merit", "matvecs")
 
-    def solve(self, model, options: SolveOptions) -> SolveResult:
+    def max_iter(self, options: SolveOptions) -> int:
+        return int(options.params["max_iter"])
+
+    def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:
         problem = model.problem
-        p = {**DEFAULTS, **options.params}
-        result = self.new_result(model)
-        log = IterationLog(options, int(options.max_iter or p["max_iter"]))
+        p = options.params
         n, m, d, n_c = problem.n_unknowns, problem.n_contact_unknowns, problem.d, problem.n_contacts
         alpha, vel = model.scale.impulse, model.scale.velocity
         to_w = alpha / vel
@@ -135,13 +155,14 @@ class PQNSolver(NCPSolver):
         W_inv = _inverse_blocks(W_blocks)
         q_c = q[:m].reshape(n_c, d)
         merit_den = float(np.einsum("ci,cij,cj->", q_c, W_inv, q_c)) or 1.0
-        gamma = p.get("gamma")
+        gamma = p["gamma"]
         omega = p["omega_factor"] * (options.tol if gamma is None else float(gamma))
         diag_w = np.einsum("cii->ci", W_blocks)
         delta = float(p["delta"]) * {"absolute": 1.0, "min": diag_w.min(), "avg": diag_w.mean(),
                                      "max": diag_w.max()}[p["delta_mode"]]
         restart = min(int(p["restart"]), int(p["m"]))
         matvecs = 0
+        merit = np.nan
 
         def apply_W(v):
             nonlocal matvecs
@@ -150,79 +171,63 @@ class PQNSolver(NCPSolver):
 
         x = np.zeros(n) if options.warm_start is None else np.asarray(options.warm_start, dtype=float) / alpha
         x = project_unknowns(x, mu, d)
-        k = 0
-        while True:
-            y = apply_W(x) + q                                                   # (a)
-            nu, u = alpha * x, vel * y
-            err = model.error(nu, u)
-            C = natural_map(problem, x, y + de_saxce_shift(problem, y))
-            C_c = C[:m].reshape(n_c, d)
-            merit = float(np.einsum("ci,cij,cj->", C_c, W_inv, C_c)) / merit_den
-            converged = (err <= options.tol) if gamma is None else (merit < float(gamma))
-            if log.stop(k, converged, siconos_error=err, merit=merit, matvecs=matvecs):
-                break
-            if not np.all(np.isfinite(x)):
-                log.stopped = "diverged"
-                break
-            if matvecs >= p["max_matvec"]:
-                log.stopped = "max_matvec"
-                break
-            Cw_c, X, Y = smoothed_residual(x[:m].reshape(n_c, d), y[:m].reshape(n_c, d), mu, omega)   # (b)
-            Cw = np.concatenate([Cw_c.reshape(-1), y[m:]])
-            P_inv = _inverse_blocks(np.einsum("cij,cjk->cik", X, W_blocks) + Y + delta * np.eye(d))
-
-            def apply_A(v, X=X, Y=Y):
-                Wv = apply_W(v)
-                out = Wv + delta * v  # joints: X = I, Y = 0
-                vc, Wvc = v[:m].reshape(n_c, d), Wv[:m].reshape(n_c, d)
-                out[:m] = (np.einsum("cij,cj->ci", X, Wvc) + np.einsum("cij,cj->ci", Y, vc)).reshape(-1) \
-                    + delta * v[:m]
-                return out
-
-            def apply_P(v, P_inv=P_inv):
-                out = v.copy()
-                out[:m] = np.einsum("cij,cj->ci", P_inv, v[:m].reshape(n_c, d)).reshape(-1)
-                return out
-
-            A = spla.LinearOperator((n, n), matvec=apply_A, dtype=float)
-            Pm = spla.LinearOperator((n, n), matvec=apply_P, dtype=float)
-            dx, _ = spla.gmres(A, Cw, rtol=0.0, atol=p["eps"] * float(np.linalg.norm(Cw)), restart=restart,
-                               maxiter=-(-int(p["m"]) // restart), M=Pm)                       # (c)
-            x = project_unknowns(x - dx, mu, d)                                                     # (d)
-            k += 1
-        result.iterations = k
-        result.nu = alpha * x
-        stopped = log.stopped
-        result.info.update(stopped=stopped if stopped in ("max_iter", "timeout") else None, matvecs=matvecs,
-                           pqn_stop=stopped, merit=merit, omega=omega, delta=delta)
-        result.solver_status = stopped or "converged"
-        if stopped is not None and p["fallback"]:
-            self._fall_back(result, model, options, p["fallback"], log.t0)
-        result.solve_seconds = log.elapsed()
-        result.v = problem.velocity(result.nu) if problem.is_global and result.nu is not None else None
-        result.history = log.history()
-        return result
-
-    @staticmethod
-    def _fall_back(result: SolveResult, model, options: SolveOptions, solver: str, t0: float) -> None:
-        """Algorithm 1, line 3: Gauss-Seidel on the exact problem from the last PQN iterate."""
-        from workbench.errors import InputError
-        from workbench.solvers import solve
-
-        warm = result.nu if np.all(np.isfinite(result.nu)) else None
-        left = None if options.time_limit is None else max(options.time_limit - (time.perf_counter() - t0), 1e-3)
         try:
-            fb = solve(model.problem, "anti-relaxed", solver,
-                       SolveOptions(tol=options.tol, time_limit=left, warm_start=warm, keep_history=False))
-        except InputError as exc:
-            result.message = f"PQN stopped ({result.solver_status}); fallback {solver} unavailable: {exc}"
-            return
-        result.info["fallback"] = {"solver": solver, "status": fb.status, "iterations": fb.iterations,
-                                   "message": fb.message}
+            while True:
+                y = apply_W(x) + q                                                   # (a)
+                C = natural_map(problem, x, y + de_saxce_shift(problem, y))
+                C_c = C[:m].reshape(n_c, d)
+                merit = float(np.einsum("ci,cij,cj->", C_c, W_inv, C_c)) / merit_den
+                yield Iterate(alpha * x, vel * y, (merit, matvecs), None if gamma is None else merit < float(gamma))
+                if not np.all(np.isfinite(x)):
+                    result.solver_status = "diverged"
+                    return StopCause.FAILED
+                if matvecs >= p["max_matvec"]:
+                    result.solver_status = "max_matvec"
+                    return StopCause.MAX_ITER
+                Cw_c, X, Y = smoothed_residual(x[:m].reshape(n_c, d), y[:m].reshape(n_c, d), mu, omega)   # (b)
+                Cw = np.concatenate([Cw_c.reshape(-1), y[m:]])
+                P_inv = _inverse_blocks(np.einsum("cij,cjk->cik", X, W_blocks) + Y + delta * np.eye(d))
+
+                def apply_A(v, X=X, Y=Y):
+                    Wv = apply_W(v)
+                    out = Wv + delta * v  # joints: X = I, Y = 0
+                    vc, Wvc = v[:m].reshape(n_c, d), Wv[:m].reshape(n_c, d)
+                    out[:m] = (np.einsum("cij,cj->ci", X, Wvc) + np.einsum("cij,cj->ci", Y, vc)).reshape(-1) \
+                        + delta * v[:m]
+                    return out
+
+                def apply_P(v, P_inv=P_inv):
+                    out = v.copy()
+                    out[:m] = np.einsum("cij,cj->ci", P_inv, v[:m].reshape(n_c, d)).reshape(-1)
+                    return out
+
+                A = spla.LinearOperator((n, n), matvec=apply_A, dtype=float)
+                Pm = spla.LinearOperator((n, n), matvec=apply_P, dtype=float)
+                dx, _ = spla.gmres(A, Cw, rtol=0.0, atol=p["eps"] * float(np.linalg.norm(Cw)), restart=restart,
+                                   maxiter=-(-int(p["m"]) // restart), M=Pm)                       # (c)
+                x = project_unknowns(x - dx, mu, d)                                                     # (d)
+        finally:
+            result.info.update(matvecs=matvecs, merit=merit, omega=omega, delta=delta)
+
+    def conclude(self, model, options: SolveOptions, result: SolveResult, stop: StopCause,
+                 rec: Recorder) -> StopCause:
+        """Algorithm 1, line 3: Gauss-Seidel (``fallback``) on the exact problem from the last PQN
+        iterate when PQN did not converge. The NCP model is the anti-relaxed CCQO (formulations.ncp), so
+        the fallback solver takes it as it is, with what is left of the time limit."""
+        result.info["pqn_stop"] = result.solver_status
+        name = options.params["fallback"]
+        if stop == StopCause.CONVERGED or name is None:
+            return stop
+        warm = result.nu if result.nu is not None and np.all(np.isfinite(result.nu)) else None
+        left = None if options.time_limit is None else max(options.time_limit - rec.elapsed(), 1e-3)
+        fb = execute(get_solver(name), model, SolveOptions(tol=options.tol, time_limit=left, warm_start=warm,
+                                                           keep_history=False))
+        result.info["fallback"] = {"solver": name, "stop": fb.stop.value if fb.stop else None,
+                                   "iterations": fb.iterations, "message": fb.message}
         if fb.nu is None:
-            result.message = f"PQN stopped ({result.solver_status}); fallback {solver} returned nothing ({fb.status})"
-            return
+            result.message = f"PQN stopped ({result.solver_status}); fallback {name} returned nothing ({fb.message})"
+            return stop
         result.nu = fb.nu
-        result.info["stopped"] = fb.info.get("stopped")
         result.message = f"PQN stopped ({result.solver_status}) after {result.iterations} iterations; " \
-                         f"result of the {solver} fallback ({fb.iterations} iterations)"
+                         f"result of the {name} fallback ({fb.iterations} iterations)"
+        return fb.stop or stop

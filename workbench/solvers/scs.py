@@ -1,11 +1,13 @@
 """SCS (operator splitting for conic programs), through cvxpy.
 
 eps_abs = eps_rel = tol / 100 on the O(1)-scaled model (see SolveOptions); the per-iteration history
-is SCS's own CSV log (residuals, gap, objectives; one row per iteration).
+comes from SCS's own CSV log: objective = its primal objective (physical units), error =
+max(res_primal, res_dual), extras res_primal, res_dual, gap and the dual objective; seconds = SCS's own
+clock. SCS's settings (SCS_SETTINGS, from its documentation) are the parameters ``backend.NAME``.
 
 Also takes the fixed-point models (workbench.solvers.fixed_point): one scs.SCS object on the data
 compiled once (workbench.solvers.compiled), updated between outer iterations by SCS.update(c=...) (dual) or update(b=...)
-(primal); the factorisation of the KKT matrix is kept. ``inner_warm_start`` (default on) starts each
+(primal); the factorisation of the KKT matrix is kept. ``inner_warm_start`` (a parameter of fixed-point runs, default on) starts each
 inner solve from the previous one's solution: measured with benchmarks/bench_exact.py (2026-11-21), it
 cut the inner iterations where they are many (Capsules-i125-1213: 292,600 -> 44,650 over the outer
 loop; Capsules-i100-889: 121,675 -> 72,675) and changed them little elsewhere (Box_Stacks 800 -> 850,
@@ -20,8 +22,15 @@ import tempfile
 import pandas as pd
 
 from formulations.dual_fixed_point import FIXED_POINT_KIND
+from workbench.params import Param
 from workbench.solvers.cvxpy_base import CvxpySolver
 from workbench.solvers.fixed_point import FixedPointCapable
+
+#: SCS 3's settings and their defaults (SCS documentation, "Settings"); cvxpy adds use_indirect
+SCS_SETTINGS = {"normalize": True, "scale": 0.1, "adaptive_scale": True, "rho_x": 1e-6, "max_iters": 100_000,
+                "eps_abs": 1e-4, "eps_rel": 1e-4, "eps_infeas": 1e-7, "alpha": 1.5, "time_limit_secs": 0.0,
+                "verbose": True, "acceleration_lookback": 10, "acceleration_interval": 10, "warm_start": False,
+                "write_data_filename": "", "log_csv_filename": "", "use_indirect": False}
 
 
 class ScsSolver(FixedPointCapable, CvxpySolver):
@@ -30,6 +39,13 @@ class ScsSolver(FixedPointCapable, CvxpySolver):
     accepts = ("cvxpy", FIXED_POINT_KIND)
     cvxpy_name = "SCS"
     install_hint = "pip install scs"
+    history_error = "max(res_primal, res_dual)"
+    history_extras = ("res_primal", "res_dual", "gap", "solver_dual_objective")
+    fixed_point_params = (Param("inner_warm_start", bool, True, "fixed-point formulations: start each inner "
+                                "solve from the previous solution"),)
+
+    def backend_settings(self):
+        return SCS_SETTINGS
 
     def settings(self, options):
         s = {"eps_abs": options.tol / 100, "eps_rel": options.tol / 100, "max_iters": int(options.max_iter or 100_000)}
@@ -37,21 +53,20 @@ class ScsSolver(FixedPointCapable, CvxpySolver):
             s["time_limit_secs"] = float(options.time_limit)
         return s
 
-    def run(self, model, data, chain, options, opts):
-        if not options.keep_history:
-            return super().run(model, data, chain, options, opts)
+    def run(self, model, data, chain, options, opts, rec):
+        if not rec.keep:
+            return super().run(model, data, chain, options, opts, rec)
         fd, path = tempfile.mkstemp(suffix=".csv", prefix="scs_log_")
         os.close(fd)
         try:
-            raw, _ = super().run(model, data, chain, options, {**opts, "log_csv_filename": path})
-            history = pd.read_csv(path) if os.path.getsize(path) else None
+            raw = super().run(model, data, chain, options, {**opts, "log_csv_filename": path}, rec)
+            log = pd.read_csv(path) if os.path.getsize(path) else None
         finally:
             os.unlink(path)
-        if history is not None:
-            history.columns = [c.strip() for c in history.columns]
-            history = history.rename(columns={"iter": "iteration", "time": "elapsed"})
-            for col in ("pobj", "dobj"):
-                if col in history:
-                    history["solver_" + {"pobj": "primal", "dobj": "dual"}[col] + "_objective"] = \
-                        history[col].map(model.unscale_objective)
-        return raw, history
+        if log is not None:
+            log.columns = [c.strip() for c in log.columns]
+            unscale = model.unscale_objective
+            for row in log.itertuples(index=False):
+                rec.record(row.iter, unscale(row.pobj), max(row.res_pri, row.res_dual), row.res_pri, row.res_dual,
+                           row.gap, unscale(row.dobj), seconds=row.time)
+        return raw

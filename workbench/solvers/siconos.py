@@ -22,7 +22,10 @@ Options: tol -> dparam[SICONOS_DPARAM_TOL] (on Siconos's own error), max_iter ->
 iparam[SICONOS_IPARAM_MAX_ITER] (unset: the method's default), time_limit -> the subprocess is
 killed after time_limit + start-up, status "timeout". ``params``: "iparam" / "dparam", maps of index
 to value written into the SolverOptions. ``solve_seconds`` is fc3d_driver's wall time alone
-(info["process_seconds"] includes start-up and the file transfer).
+(info["process_seconds"] includes start-up and the file transfer). Stop cause: CONVERGED (Siconos's
+info 0), MAX_ITER (it used all of max_iter), STALLED (any other info), TIMEOUT, FAILED (the subprocess
+died). History: one row for the returned point, error = Siconos's own error ("siconos_reported_error",
+its claim; the workbench judges by its own siconos_error).
 
 ``get_solver("siconos:NAME")`` resolves through the family entry "siconos:*" of SOLVERS;
 ``list_solvers`` shows the members in ``LISTED``.
@@ -35,20 +38,24 @@ import json
 import os
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from workbench.errors import InputError, UnsupportedError
-from workbench.solvers.base import SolveOptions, SolveResult
+from workbench.io.sparse_npz import encode_sparse
+from workbench.params import Param
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 from workbench.solvers.ncp_base import NCPSolver
+from workbench.solvers.recorder import Recorder
 
 __all__ = ["SiconosSolver", "SICONOS_PYTHON", "LISTED", "probe"]
 
 SICONOS_PYTHON = os.environ.get("WORKBENCH_SICONOS_PYTHON", "/usr/bin/python3")
 WORKER = Path(__file__).with_name("siconos_worker.py")
+#: the sparse .npz codec, loaded by the worker from its file (it cannot import the workbench)
+CODEC = Path(__file__).parents[1] / "io" / "sparse_npz.py"
 #: members shown by list_solvers (any other NAME Siconos knows works through get_solver)
 LISTED = ("NSGS", "NSN_AC", "NSN_FB", "ADMM", "FPP", "EG", "ACLMFP", "PROX")
 #: seconds allowed for the interpreter's start-up and Siconos's import on top of a time limit
@@ -91,6 +98,9 @@ def embed_3d(problem) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
 
 
 class SiconosSolver(NCPSolver):
+    params = (Param("iparam", dict, None, "{index: value} written into Siconos's SolverOptions.iparam"),
+              Param("dparam", dict, None, "{index: value} written into Siconos's SolverOptions.dparam"))
+
     def __init__(self, method: str):
         self.method = method
         self.name = f"siconos:{method}"
@@ -114,40 +124,42 @@ class SiconosSolver(NCPSolver):
         r0 = np.zeros(q.size)
         if options.warm_start is not None:
             r0[index] = np.asarray(options.warm_start, dtype=float)
-        pairs = {key: np.array([[int(i), v] for i, v in options.params.get(key, {}).items()],
+        pairs = {key: np.array([[int(i), v] for i, v in (options.params[key] or {}).items()],
                                dtype=float).reshape(-1, 2) for key in ("iparam", "dparam")}
-        t0 = time.perf_counter()
+        rec = Recorder(options, "siconos_reported_error")
         with tempfile.TemporaryDirectory(prefix="siconos_") as tmp:
             path_in, path_out = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
-            np.savez(path_in, W_data=W.data, W_indices=W.indices, W_indptr=W.indptr, q=q, mu=problem.mu, r0=r0,
+            np.savez(path_in, **encode_sparse("W", W), q=q, mu=problem.mu, r0=r0,
                      method=self.method, tol=float(options.tol), max_iter=int(options.max_iter or 0), **pairs)
             timeout = None if options.time_limit is None else options.time_limit + START_UP_SECONDS
             try:
-                proc = subprocess.run([SICONOS_PYTHON, "-I", str(WORKER), path_in, path_out], capture_output=True,
-                                      text=True, timeout=timeout)
+                proc = subprocess.run([SICONOS_PYTHON, "-I", str(WORKER), path_in, path_out, str(CODEC)],
+                                      capture_output=True, text=True, timeout=timeout)
             except subprocess.TimeoutExpired:
-                result.solve_seconds = time.perf_counter() - t0
-                result.info["stopped"] = "timeout"
                 result.message = f"{self.name} killed after the time limit of {options.time_limit} s"
-                return result
-            result.info["process_seconds"] = time.perf_counter() - t0
+                return rec.finish(result, StopCause.TIMEOUT)
+            result.info["process_seconds"] = rec.elapsed()
             if proc.returncode != 0:
-                result.solve_seconds = result.info["process_seconds"]
                 result.solver_status = "crash"
                 result.message = f"{self.name} crashed (exit {proc.returncode}): {_last_line(proc.stderr)}"
-                return result
+                return rec.finish(result, StopCause.FAILED)
             out = dict(np.load(path_out))
-        result.solve_seconds = float(out["seconds"])
+        seconds = float(out["seconds"])
         result.iterations = int(out["iterations"])
         code = int(out["info"])
         result.solver_status = "converged" if code == 0 else f"not converged (info {code})"
         result.info.update(siconos_info=code, siconos_error=float(out["error"]))
-        if code != 0 and options.max_iter is not None and result.iterations >= options.max_iter:
-            result.info["stopped"] = "max_iter"
+        rec.record(result.iterations, None, float(out["error"]), seconds=seconds)
+        if code == 0:
+            stop = StopCause.CONVERGED
+        elif options.max_iter is not None and result.iterations >= options.max_iter:
+            stop = StopCause.MAX_ITER
+        else:
+            stop = StopCause.STALLED
         result.nu = np.asarray(out["r"])[index]
         # the u Siconos returns against the workbench's N nu + r (a check of the hand-over)
         u = problem.relative_velocity(result.nu)
         result.info["u_mismatch"] = float(np.linalg.norm(np.asarray(out["u"])[index] - u)
                                           / max(np.linalg.norm(u), np.linalg.norm(problem.r), 1e-300))
         result.v = problem.velocity(result.nu) if problem.is_global else None
-        return result
+        return rec.finish(result, stop, seconds)

@@ -2,16 +2,18 @@
 
 Never imported by the workbench: :mod:`workbench.solvers.siconos` runs it as a script,
 
-    /usr/bin/python3 -I siconos_worker.py IN.npz OUT.npz     one solve
+    /usr/bin/python3 -I siconos_worker.py IN.npz OUT.npz CODEC.py    one solve
     /usr/bin/python3 -I siconos_worker.py --probe            prints {"version", "methods"} as JSON
 
 so it imports nothing but numpy, scipy and siconos (a crash of a Siconos solver, which happens,
-kills this process only). IN.npz holds the 3D local problem u = W r + q (W as CSC arrays), mu, the
+kills this process only), and the workbench's sparse .npz codec (workbench/io/sparse_npz.py, loaded
+from the file CODEC.py). IN.npz holds the 3D local problem u = W r + q (W in CSC, by that codec), mu, the
 initial r, the method NAME of SICONOS_FRICTION_3D_NAME, tol, max_iter (0: Siconos's default) and
 iparam/dparam overrides (index, value pairs). OUT.npz receives r, u, info (0: Siconos says it
 converged), iterations, error (Siconos's own), seconds (fc3d_driver alone).
 """
 
+import importlib.util
 import json
 import sys
 import time
@@ -29,14 +31,16 @@ def probe():
     print(json.dumps({"version": str(getattr(siconos, "version", "?")), "methods": methods}))
 
 
-def solve(path_in, path_out):
+def solve(path_in, path_out, codec_path):
     import numpy as np
-    import scipy.sparse as sp
     import siconos.numerics as sn
 
+    spec = importlib.util.spec_from_file_location("sparse_npz", codec_path)
+    codec = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(codec)
     z = np.load(path_in)
     m = int(z["q"].shape[0])
-    W = sp.csc_matrix((z["W_data"], z["W_indices"].astype(np.int64), z["W_indptr"].astype(np.int64)), shape=(m, m))
+    W = codec.decode_sparse(z, "W")
     problem = sn.FrictionContactProblem(3, W, np.array(z["q"]), np.array(z["mu"]))
     options = sn.SolverOptions(getattr(sn, PREFIX + str(z["method"])))
     options.dparam[sn.SICONOS_DPARAM_TOL] = float(z["tol"])
@@ -59,4 +63,4 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--probe"]:
         probe()
     else:
-        solve(*sys.argv[1:3])
+        solve(*sys.argv[1:4])

@@ -2,7 +2,8 @@
 
 Each problem is loaded (or generated) once by the driver, so a bad file stops the study before any
 run with the reader's one-line error, and its *data hash* (:func:`problem_digest`) keys the results.
-Workers load problems themselves from :attr:`ProblemRef.source` (a file path or ``scene:NAME``);
+Workers load problems themselves from :attr:`ProblemRef.source` (a file path or ``scene:NAME``,
+through workbench.sources);
 generated problems are therefore saved in the native format under ``RESULTS/problems/`` first,
 which also keeps the exact data a study ran on next to its results.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,14 +80,11 @@ def _ref(problem: TimeStepProblem, name: str, source: str, tags) -> ProblemRef:
 
 
 def _generate(generator: str, name: str, params: dict) -> list[tuple[str, TimeStepProblem]]:
-    from workbench.study.generators import get_generator
+    from workbench.sources import generate
     try:
-        out = get_generator(generator)(**params)
+        problems = generate(generator, **params)
     except Exception as exc:  # whatever a generator raises, the study names it and stops
         raise StudyError(f"generator {generator!r} ({name}) failed: {type(exc).__name__}: {exc}") from None
-    problems = list(out) if isinstance(out, (list, tuple)) else [out]
-    if not problems or not all(isinstance(p, TimeStepProblem) for p in problems):
-        raise StudyError(f"generator {generator!r} ({name}) returned no TimeStepProblem")
     if len(problems) == 1:
         return [(name, problems[0])]
     return [(f"{name}-{i}", p) for i, p in enumerate(problems)]
@@ -96,9 +93,9 @@ def _generate(generator: str, name: str, params: dict) -> list[tuple[str, TimeSt
 def _scenario_ref(scenario: str, name: str, params: dict, tags) -> ProblemRef:
     """A dynamic scene simulated by each run: keyed by its name and parameters (the scene is built
     here once, so bad parameters stop the study before any run)."""
-    from problems.dynamic_scenes import get_scenario
+    from workbench.sources import scenario as build_scenario
     try:
-        built = get_scenario(scenario, **params)
+        built = build_scenario(scenario, **params)
     except Exception as exc:  # whatever a scene's constructor raises, the study names it and stops
         raise StudyError(f"scenario {scenario!r} ({name}) failed: {type(exc).__name__}: {exc}") from None
     bodies = built.world.bodies
@@ -111,16 +108,16 @@ def _scenario_ref(scenario: str, name: str, params: dict, tags) -> ProblemRef:
 
 def _save(problem: TimeStepProblem, path: Path) -> None:
     """Write atomically, so an interrupted study never leaves a half-written problem behind."""
+    from workbench.files import atomic_output
     from workbench.io import save_problem
-    tmp = path.with_name(path.name + ".tmp")
-    save_problem(problem, tmp)
-    os.replace(tmp, path)
+    with atomic_output(path) as tmp:
+        save_problem(problem, tmp)
 
 
 def resolve_problems(study: Study, problem_dir: Path) -> list[ProblemRef]:
     """Every problem of ``study`` in file order; generated ones are saved under ``problem_dir``."""
-    from problems.scenes import SCENES
     from workbench.io import load_problem
+    from workbench.sources import load
 
     refs: list[ProblemRef] = []
     for group in study.groups:
@@ -128,7 +125,7 @@ def resolve_problems(study: Study, problem_dir: Path) -> list[ProblemRef]:
             problem = load_problem(path)
             refs.append(_ref(problem, problem.name or path.stem, str(path), group.tags))
         for scene in group.scenes:
-            refs.append(_ref(SCENES[scene](), scene, f"scene:{scene}", group.tags))
+            refs.append(_ref(load(f"scene:{scene}"), scene, f"scene:{scene}", group.tags))
         if group.scenario is not None:
             refs += [_scenario_ref(group.scenario, label, params, group.tags) for label, params in group.generated]
             continue

@@ -28,7 +28,7 @@ from workbench.study.store import ResultStore
 __all__ = ["Run", "plan", "run_study", "run_key", "RESULT_FIELDS"]
 
 #: what every row holds besides the metrics (None where a run produced nothing)
-RESULT_FIELDS = ("status", "solver_status", "objective", "solver_objective", "iterations", "build_seconds",
+RESULT_FIELDS = ("status", "stop", "solver_status", "objective", "solver_objective", "iterations", "build_seconds",
                  "solve_seconds", "wall_seconds", "message", "info", "host", "steps")
 
 

@@ -13,7 +13,6 @@ its status is the worst step status, and a step without usable impulses stops th
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -27,18 +26,15 @@ _ORDER = ("no_contact", "solved", "inaccurate", "max_iter", "timeout", "unavaila
 
 def simulate(scene: str, params: dict[str, Any], formulation: str, solver: str, options) -> dict[str, Any]:
     """Run the scene for its duration; the worker's answer (status, metrics, history)."""
-    from problems.dynamic_scenes import get_scenario
     from problems.stepper import Simulation, SimulationError
+    from workbench.sources import scenario as build_scenario
 
-    scenario = get_scenario(scene, **params)
+    scenario = build_scenario(scene, **params)
     sim = Simulation(scenario.world, scenario.h, formulation, solver, options, name=scenario.name)
     rows: list[dict[str, Any]] = []
 
     def record(_, rec) -> None:
-        row = {**asdict(rec), **scenario.observe()}
-        if scenario.analytic is not None:
-            row.update({f"{k}_analytic": float(v) for k, v in scenario.analytic(rec.t).items()})
-        rows.append(row)
+        rows.append(scenario.step_row(rec))
 
     t0 = time.perf_counter()
     message = ""

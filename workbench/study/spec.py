@@ -12,23 +12,25 @@ mean 'y'?")::
     tolerance = "default"          # preset name, or a list of presets (each method then runs at each)
     histories = true               # per-iteration histories to keep: true, false, or method names
     plugins = []                   # Python files imported first (here and in every worker): they
-                                   # may register extra solvers, formulations or generators
+                                   # may register extra solvers, formulations, scenes or generators
 
     [tolerances.NAME]              # presets besides the built-in ones (see TOLERANCE_PRESETS)
     tol = 1e-5                     # accuracy asked of the solver (SolveOptions.tol)
     accept = 1e-4                  # error at most this counts as "solved" (default: tol)
 
     [[problems]]                   # a group: exactly one of files, scenes, generator, scenario
-    files = ["shared:fclib/*.hdf5", "../data/*.dat"]   # paths or globs: shared:REL in the reference
-                                   # data (workbench.shared_data); relative ones are resolved against
-                                   # the directory of the study file (never the working directory)
+    files = ["shared:fclib/*.hdf5", "../data/*.dat"]   # paths or globs (workbench.sources): shared:REL
+                                   # in the reference data, dataset:NAME among the committed datasets;
+                                   # relative ones are resolved against the directory of the study
+                                   # file (never the working directory)
     tags = ["settled"]             # free labels carried into every row and the report
 
     [[problems]]
-    scenes = ["rolling-ball-2d"]   # built-in scenes (problems.scenes.SCENES)
+    scenes = ["rolling-ball-2d"]   # built-in scenes (workbench.sources.NAMED; a dynamic one gives its
+                                   # first time step with a contact)
 
     [[problems]]
-    generator = "sphere_packing"   # workbench.study.generators.GENERATORS
+    generator = "sphere_packing"   # a generator of workbench.sources.NAMED
     params = { mu = 0.25, seed = 0 }
     sweep = { n_spheres = [64, 128] }   # cartesian product of the listed values
     name = "spheres-{n_spheres}"   # problem name template (default: generator-key=value...)
@@ -39,7 +41,7 @@ mean 'y'?")::
                                    # with this reason (the study stops only when nothing is left)
 
     [[problems]]
-    scenario = "ball-on-plane"     # a dynamic scene (problems.dynamic_scenes.SCENARIOS): each run
+    scenario = "ball-on-plane"     # a dynamic scene of workbench.sources.NAMED: each run
     params = { h = 0.0025 }        # simulates it with the method; its per-step table is the run's
     sweep = { mu = [0.1, 0.2] }    # history (the report's time series); params, sweep, name as above
 
@@ -165,7 +167,7 @@ class ProblemGroup:
     files: tuple[Path, ...] = ()
     scenes: tuple[str, ...] = ()
     generator: str | None = None
-    #: a dynamic scene, simulated by each run (problems.dynamic_scenes.SCENARIOS)
+    #: a dynamic scene, simulated by each run (a scenario of workbench.sources.NAMED)
     scenario: str | None = None
     #: (name, params) of each generated problem or simulated scene
     generated: tuple[tuple[str, dict[str, Any]], ...] = ()
@@ -295,7 +297,7 @@ def _preset(name, presets: dict[str, Tolerance], where: str) -> Tolerance:
 def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Tolerance],
              histories) -> list[Method]:
     from formulations import get_formulation
-    from workbench.solvers import get_solver
+    from workbench.solvers import get_solver, split_params
 
     tables = _table(doc.get("methods", {}), "[methods]")
     if not tables:
@@ -326,6 +328,10 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
         max_iter = table.get("max_iter")
         max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int)
         params = _table(table.get("params", {}), f"{where} params")
+        try:
+            split_params(form, slv, next(k for k in slv.accepts if k in form.builds), params)
+        except InputError as exc:
+            raise StudyError(f"{where}: {exc}") from None
         keep = histories if isinstance(histories, bool) else name in histories
         own = [_preset(table["tolerance"], presets, f"{where} tolerance")] if "tolerance" in table else None
         for tol in own or study_presets:
@@ -338,19 +344,16 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
 
 
 def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, ...]:
-    """Paths and globs, relative to ``base`` (the study file's directory) unless absolute."""
-    from workbench.shared_data import PREFIX, resolve_shared
+    """Paths and globs (workbench.sources.resolve_path: shared:REL, dataset:NAME, relative to ``base``,
+    the study file's directory, unless absolute)."""
+    from workbench.sources import resolve_path
 
     found: dict[Path, None] = {}  # ordered set: overlapping globs name a file once
     for pattern in patterns:
-        if pattern.startswith(PREFIX):  # shared:REL, the reference data (workbench.shared_data)
-            try:
-                full = resolve_shared(pattern)
-            except InputError as exc:
-                raise StudyError(f"{where}: {exc}") from None
-        else:
-            p = Path(os.path.expanduser(pattern))
-            full = p if p.is_absolute() else base / p
+        try:
+            full = resolve_path(pattern, base)
+        except InputError as exc:
+            raise StudyError(f"{where}: {exc}") from None
         if glob.has_magic(str(full)):
             matches = [Path(m) for m in sorted(glob.glob(str(full), recursive=True)) if os.path.isfile(m)]
             if not matches:
@@ -367,17 +370,11 @@ def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, .
 
 def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
     """The (name, params) of each problem of a generator or scenario group (sweep unrolled)."""
-    from workbench.study.generators import check_params, get_generator
+    from workbench.sources import builder, check_params
 
     name = _string(table[kind], f"{where} {kind}")
     try:
-        if kind == "generator":
-            func = get_generator(name)
-        else:
-            from problems.dynamic_scenes import SCENARIOS
-            if name not in SCENARIOS:
-                raise InputError(f"unknown scenario {name!r}; known: {', '.join(SCENARIOS)}")
-            func = SCENARIOS[name]
+        func = builder(name, kind)
     except InputError as exc:
         raise StudyError(f"{where}: {exc}") from None
     params = _table(table.get("params", {}), f"{where} params")
@@ -408,7 +405,7 @@ def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str
 
 
 def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
-    from problems.scenes import SCENES
+    from workbench.sources import builder
 
     entries = doc.get("problems", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
@@ -444,9 +441,11 @@ def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
             groups.append(ProblemGroup(i, files=files, tags=tags))
         elif kinds[0] == "scenes":
             scenes = _strings(table["scenes"], f"{where} scenes")
-            unknown = [s for s in scenes if s not in SCENES]
-            if unknown:
-                raise StudyError(f"{where}: unknown scene {unknown[0]!r}; known: {', '.join(SCENES)}")
+            for scene in scenes:
+                try:
+                    builder(scene, "scene", "scenario")
+                except InputError as exc:
+                    raise StudyError(f"{where}: {exc}") from None
             groups.append(ProblemGroup(i, scenes=tuple(scenes), tags=tags))
         elif kinds[0] == "generator":
             name, generated = _generated(table, where, "generator")

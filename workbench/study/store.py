@@ -10,9 +10,10 @@ Layout::
     histories/<key>.parquet  that run's per-iteration history, a long table keyed by run
     logs/worker.log          what worker processes printed
 
-Why one file per run. The driver is the only writer; each file is written under a temporary name
-and renamed (``os.replace``, atomic on POSIX), so a study killed at any instant leaves each run
-either completely recorded or absent, never torn or twice, and a restart skips the keys present.
+Why one file per run. The driver is the only writer; each file is written in a temporary folder
+beside it and renamed (workbench.files.atomic_output: ``os.replace``, atomic on POSIX), so a study
+killed at any instant leaves each run either completely recorded or absent, never torn or twice,
+and a restart skips the keys present.
 A parquet file cannot be appended to (its footer closes it), and an append-only log would need its
 own repair of a torn last record. The history is written before the row, so the row is the commit
 marker: a history without its row is simply overwritten when the run is redone.
@@ -30,11 +31,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.errors import InputError
+from workbench.files import atomic_output, remove_partial
 
 __all__ = ["ResultStore"]
-
-_TMP = ".tmp"
-
 
 class ResultStore:
     """The results directory ``root`` (created on first write)."""
@@ -47,9 +46,8 @@ class ResultStore:
     # ------------------------------------------------------------------ writing
     def _replace(self, path: Path, write) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + _TMP)
-        write(tmp)
-        os.replace(tmp, path)
+        with atomic_output(path) as tmp:
+            write(tmp)
 
     def write_json(self, relative: str, obj: Any) -> None:
         self._replace(self.root / relative,
@@ -71,8 +69,7 @@ class ResultStore:
         """Delete temporary files a killed study left behind."""
         for d in (self.root, self.runs_dir, self.histories_dir, self.root / "problems", self.root / "sessions"):
             if d.is_dir():
-                for tmp in d.glob(f"*{_TMP}"):
-                    tmp.unlink(missing_ok=True)
+                remove_partial(d)
 
     # ------------------------------------------------------------------ reading
     def done_keys(self) -> set[str]:

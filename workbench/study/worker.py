@@ -36,7 +36,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-__all__ = ["WorkerProcess", "execute", "crash_result"]
+__all__ = ["WorkerProcess", "execute", "crash_result", "warm_up"]
 
 #: BLAS/OpenMP threads per worker: parallel workers must not oversubscribe the cores, and one thread
 #: per solve keeps timings comparable (the user's environment wins when set)
@@ -58,22 +58,25 @@ def execute(task: dict[str, Any]) -> dict[str, Any]:
     """Run one task in this process: the SolveResult as plain data, or a crash with its message."""
     t0 = time.perf_counter()
     try:
-        from workbench.cli import load
         from workbench.solvers import solve
+        from workbench.sources import is_simulation, load
         _import_plugins(task["preload"]["plugins"])
-        _warm_up(task["formulation"], task["solver"])
-        if task["source"].startswith("scenario:"):
+        warm_up(task["formulation"], task["solver"])
+        if is_simulation(task["source"]):
             from workbench.study.simulation import simulate
             result = simulate(task["source"].partition(":")[2], task["scenario_params"] or {}, task["formulation"],
                               task["solver"], task["options"])
             return {**result, "host": socket.gethostname(), "wall_seconds": time.perf_counter() - t0}
         problem = load(task["source"])
         res = solve(problem, task["formulation"], task["solver"], task["options"])
+        if "traceback" in res.info:  # a solver that raised: its run failed, its traceback goes to the log
+            print(res.info.pop("traceback"), file=sys.stderr, flush=True)
     except Exception as exc:  # anything a solver raises is that run's crash, not the study's
         traceback.print_exc()
         return crash_result(f"{type(exc).__name__}: {exc}", wall_seconds=time.perf_counter() - t0)
     return {
         "status": res.status,
+        "stop": None if res.stop is None else res.stop.value,
         "solver_status": res.solver_status,
         "objective": res.objective,
         "solver_objective": res.solver_objective,
@@ -111,19 +114,23 @@ def _preload(spec: dict[str, Any]) -> None:
 _WARM: set[tuple[str, str]] = set()
 
 
-def _warm_up(formulation: str, solver: str) -> None:
-    """Before a worker's first run of a (formulation, solver), solve a one-contact problem with it,
-    untimed, so that no run's times include compiling (numba kernels compile on their first call:
-    about 0.5 s). Done inside the run, so a solver that hangs or crashes fails its own run only."""
+def warm_up(formulation: str, solver: str) -> float:
+    """Before a process's first run of a (formulation, solver), solve a one-contact problem with it,
+    untimed, so that no run's times include importing and compiling (numba kernels compile or load
+    from their cache on their first call: about 0.5 s). Returns the seconds it took (0 when the
+    method was warm already). The worker does it inside the run, so a solver that hangs or crashes
+    fails its own run only; ``workbench solve`` and ``compare`` do it before their clocks start."""
     from problems.scenes import rolling_ball_2d
     from workbench.solvers import SolveOptions, solve
     if (formulation, solver) in _WARM:
-        return
+        return 0.0
     _WARM.add((formulation, solver))
+    t0 = time.perf_counter()
     try:  # a warm-up only: what goes wrong shows in the run itself
         solve(rolling_ball_2d(), formulation, solver, SolveOptions(max_iter=20, keep_history=False))
     except Exception:
         pass
+    return time.perf_counter() - t0
 
 
 def _watch_parent() -> None:

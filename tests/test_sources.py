@@ -1,0 +1,120 @@
+"""Problem sources (workbench.sources): every spec form, the one registry of named sources, the
+reference-data lookup, and the layering rule that nothing imports the CLI."""
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from factories import random_problem
+from problems.scenes import rolling_ball_2d
+from workbench import shared_data, sources
+from workbench.errors import InputError
+from workbench.io import load_problem, save_problem
+from workbench.study.problems import problem_digest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("workbench", "formulations", "problems", "benchmarks")
+
+
+def test_nothing_imports_the_cli():
+    offenders = []
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+                if isinstance(node, ast.Import):
+                    bad = any(a.name == "workbench.cli" or a.name.startswith("workbench.cli.") for a in node.names)
+                elif isinstance(node, ast.ImportFrom):
+                    bad = node.module == "workbench.cli" or (node.module == "workbench"
+                                                             and any(a.name == "cli" for a in node.names))
+                else:
+                    continue
+                if bad and path != REPO / "workbench" / "cli.py":
+                    offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not offenders, offenders
+
+
+def test_every_named_source_builds_and_scenes_have_contacts():
+    assert set(sources.names()) == set(sources.NAMED)
+    assert {e.kind for e in sources.NAMED.values()} == set(sources.KINDS)
+    for name, entry in sources.NAMED.items():
+        assert entry.summary and callable(sources.builder(name, entry.kind))
+    for name in sources.names("scene", "scenario"):
+        p = sources.load(f"scene:{name}")
+        assert p.n_contacts >= 1 and p.is_global, name
+    # a dynamic scene's problem is its first step with a contact: the ball touches the plane at t = 0
+    ball = sources.load("scene:ball-on-plane", mu=0.3)
+    assert ball.n_contacts == 1 and ball.d == 3 and np.allclose(ball.mu, 0.3)
+    assert sources.load("scenario:ball-on-plane", mu=0.3).name == ball.name
+
+
+def test_static_scene_and_generator_specs_give_the_builders_problems():
+    assert problem_digest(sources.load("scene:rolling-ball-2d", mu=0.3)) == problem_digest(rolling_ball_2d(mu=0.3))
+    from problems.synthetic import sphere_packing
+    p = sources.load("generator:sphere_packing", n_spheres=8, seed=3)
+    assert problem_digest(p) == problem_digest(sphere_packing(8, seed=3))
+    assert sources.is_simulation("scenario:filling") and not sources.is_simulation("scene:filling")
+
+
+@pytest.mark.parametrize("spec, params, fragments", [
+    ("scene:rolling-cube", {}, ["scene:rolling-cube", "unknown scene 'rolling-cube'", "known: rolling-ball-2d"]),
+    ("scene:ball-on-plane", {"muu": 0.1}, ["'ball-on-plane' has no parameter 'muu'", "known: h, mu, v0"]),
+    ("generator:sphere_packing", {}, ["missing a required argument: 'n_spheres'"]),
+    ("generator:filling", {}, ["unknown generator 'filling'", "sphere_packing"]),
+    ("scenario:rolling-ball-2d", {}, ["unknown scenario 'rolling-ball-2d'", "ball-on-plane"]),
+    ("scene:filling", {"n": 0}, ["'filling' with n=0"]),
+])
+def test_bad_named_specs_say_what_is_known(spec, params, fragments):
+    with pytest.raises(InputError) as info:
+        sources.load(spec, **params)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_files_datasets_and_relative_paths(tmp_path):
+    save_problem(random_problem(4, 3, seed=1), tmp_path / "p.npz")
+    assert sources.load(str(tmp_path / "p.npz")).n_contacts == 4
+    assert sources.resolve_path("data/p.npz", tmp_path) == tmp_path / "data" / "p.npz"
+    assert sources.resolve_path("dataset:settled-00320") == REPO / "problems" / "datasets" / "settled-00320.hdf5"
+    committed = sources.load("dataset:scaling-00064")
+    assert problem_digest(committed) == problem_digest(load_problem(REPO / "problems/datasets/scaling-00064.hdf5"))
+    (tmp_path / "notes.md").write_text("# not a problem\n")
+    with pytest.raises(InputError, match=r"notes.md: not a problem file .*a problem is a file \(.hdf5"):
+        sources.load(str(tmp_path / "notes.md"))
+    with pytest.raises(InputError, match="no such file or folder; a problem is"):
+        sources.load("scnee:ball")
+    with pytest.raises(InputError, match="a file takes no parameters"):
+        sources.load(str(tmp_path / "p.npz"), mu=0.1)
+
+
+def test_shared_data_is_the_env_folder_or_beside_the_repository(tmp_path, monkeypatch):
+    assert shared_data.BESIDE_REPOSITORY == REPO.parent / "shared" / "data"
+    (tmp_path / "fclib").mkdir()
+    monkeypatch.setenv(shared_data.ENV, str(tmp_path))
+    assert shared_data.shared_data_dir() == tmp_path
+    assert sources.resolve_path("shared:fclib/x.hdf5") == tmp_path / "fclib" / "x.hdf5"
+    monkeypatch.setenv(shared_data.ENV, str(tmp_path / "absent"))
+    assert shared_data.shared_data_dir() is None
+    with pytest.raises(InputError, match="is not a folder.*Siconos repository"):
+        sources.resolve_path("shared:fclib/x.hdf5")
+
+
+def test_shared_data_absence_skips_with_a_reason_and_fails_under_ci(tmp_path):
+    """The conftest rule, run on the one test of this module that needs the reference data."""
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env[shared_data.ENV] = str(tmp_path / "absent")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+           f"{Path(__file__).name}::test_a_reference_problem_loads"]
+    skipped = subprocess.run(cmd, cwd=REPO / "tests", env=env, capture_output=True, text=True)
+    assert skipped.returncode == 0 and "1 skipped" in skipped.stdout and "is not a folder" in skipped.stdout
+    failed = subprocess.run(cmd, cwd=REPO / "tests", env={**env, "CI": "true"}, capture_output=True, text=True)
+    assert failed.returncode != 0 and "CI=true but" in failed.stdout + failed.stderr
+
+
+def test_a_reference_problem_loads(shared_data):
+    p = sources.load("shared:fclib/Box_Stacks-i0122-82-5.hdf5")
+    assert p.n_contacts == 82 and p.is_global

@@ -1,0 +1,98 @@
+"""Argument helpers every command module shares: the parser class, value types, and the checks that
+turn a formulation or solver name into an error naming the option, the value and what is accepted.
+
+Value types raise ``argparse.ArgumentTypeError``, so argparse prefixes the option's name
+("argument --tol: expected a positive number, got '-1'"); :class:`Parser` turns every parse error
+into an :class:`~workbench.errors.InputError` (one line on stderr, exit code 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from workbench.errors import InputError, unknown
+
+#: exit code of a run that was not solved (inaccurate, max_iter, timeout, failed, unavailable), or a
+#: simulation that stopped; bad input is 2 (workbench.cli)
+EXIT_NOT_SOLVED = 1
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2 through InputError, no usage dump)."""
+
+    def error(self, message):
+        raise InputError(message)
+
+
+def positive(kind):
+    """argparse type: a positive finite number of ``kind``."""
+    noun = "a positive integer" if kind is int else "a positive number"
+
+    def parse(text):
+        try:
+            x = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+        if not (x > 0 and math.isfinite(x)):
+            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}")
+        return x
+    parse.__name__ = noun  # argparse names the type in its own messages
+    return parse
+
+
+def key_value(text: str):
+    """argparse type: KEY=VALUE with a JSON value (a plain string when not JSON)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def formulation_named(name: str, flag: str = "--formulation"):
+    """The formulation ``name``; an InputError naming ``flag`` and the known ones otherwise."""
+    from formulations import FORMULATIONS, get_formulation
+    if name not in FORMULATIONS:
+        raise InputError(f"{flag} {name}: {unknown('formulation', name, FORMULATIONS)}")
+    return get_formulation(name)
+
+
+def solver_named(name: str, flag: str = "--solver"):
+    """The solver ``name``; an InputError naming ``flag`` and the known ones otherwise."""
+    from workbench.solvers import get_solver
+    try:
+        return get_solver(name)
+    except InputError as exc:
+        raise InputError(f"{flag} {name}: {exc}") from None
+
+
+def check_method(formulation: str, solver: str, formulation_flag: str = "--formulation",
+                 solver_flag: str = "--solver") -> None:
+    """InputError naming the option when the formulation or solver is unknown, or when the solver
+    cannot solve what the formulation builds (saying which formulations it can take)."""
+    from formulations import list_formulations
+
+    form, slv = formulation_named(formulation, formulation_flag), solver_named(solver, solver_flag)
+    if not set(slv.accepts) & set(form.builds):
+        fits = [f.name for f in list_formulations() if set(slv.accepts) & set(f.builds)]
+        raise InputError(f"{solver_flag} {solver}: solver {solver} takes {'/'.join(slv.accepts)} models, but "
+                         f"formulation {formulation} builds {'/'.join(form.builds)}; give {formulation_flag} "
+                         f"{' or '.join(fits) if fits else '(no registered formulation fits)'}")
+
+
+def add_method_options(s, many: bool = False) -> None:
+    """--formulation/-f and --solver/-s, their help listing the registered names (``many``: each
+    repeatable and optional, as ``compare`` takes them)."""
+    from formulations import FORMULATIONS
+    from workbench.solvers import SOLVERS
+
+    solvers = ", ".join(n.replace(":*", ":NAME") for n in SOLVERS) + ", or another installed cvxpy solver"
+    extra = {"action": "append", "help_end": " (repeatable; default: all)"} if many else \
+        {"required": True, "help_end": ""}
+    end = extra.pop("help_end")
+    s.add_argument("--formulation", "-f", **extra, help=f"one of {', '.join(FORMULATIONS)}{end}")
+    s.add_argument("--solver", "-s", **extra, help=f"one of {solvers}{end}")

@@ -1,0 +1,113 @@
+"""Declared parameters of solvers and formulations, and the one check of what a user gives them.
+
+Every solver and formulation lists its settings as ``params: ClassVar[tuple[Param, ...]]``; the values
+a user gives (``--param KEY=VALUE``, a study's ``params`` table) are checked against that list by
+:func:`validate` and nothing else: an unknown key, or a value of the wrong type or outside its
+choices, is an :class:`~workbench.errors.InputError` naming the key, the value and the known keys.
+The same declarations feed ``workbench list --params NAME`` and study-file validation.
+
+Values come typed from TOML and from the command line (a JSON value, else a string), so a check
+accepts what is unambiguous: an int where a float is declared, an integral float where an int is,
+"true"/"false" for a bool. A parameter whose default (or one of whose choices) is None may be given as null (None).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from workbench.errors import InputError
+
+__all__ = ["Param", "validate", "check_known", "describe"]
+
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One setting: its name, type (float, int, bool, str, dict or list), default (None: unset, the
+    method decides), a one-line doc and, for strings, the allowed values."""
+    name: str
+    type: type
+    default: Any
+    doc: str
+    choices: tuple | None = None
+
+    def check(self, value: Any, owner: str) -> Any:
+        """``value`` converted to the declared type; InputError when it cannot be."""
+        if value is None and (self.default is None or (self.choices is not None and None in self.choices)):
+            return None
+        out = _convert(value, self.type)
+        if out is _BAD:
+            raise InputError(f"{owner}: parameter {self.name} takes a value of type {self.type.__name__}, got {value!r}")
+        if self.choices is not None and out not in self.choices:
+            raise InputError(f"{owner}: parameter {self.name} must be one of "
+                             f"{', '.join(map(str, self.choices))}, got {value!r}")
+        return out
+
+    def line(self) -> str:
+        """``name (type, default ...): doc`` for listings."""
+        kind = "|".join(map(str, self.choices)) if self.choices else self.type.__name__
+        return f"{self.name} ({kind}, default {self.default!r}): {self.doc}"
+
+
+_BAD = object()
+
+
+def _convert(value: Any, kind: type) -> Any:
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in _TRUE + _FALSE:
+            return value.lower() in _TRUE
+        return _BAD
+    if isinstance(value, bool):          # a bool is an int in Python: never a number here
+        return _BAD
+    if kind is float:
+        if isinstance(value, (int, float)):
+            return float(value)
+        try:
+            return float(value) if isinstance(value, str) else _BAD
+        except ValueError:
+            return _BAD
+    if kind is int:
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        try:
+            return int(value) if isinstance(value, str) else _BAD
+        except ValueError:
+            return _BAD
+    return value if isinstance(value, kind) else _BAD
+
+
+def check_known(given: Iterable[str], declared: Iterable[Param], owner: str, open_prefix: str | None = None) -> None:
+    """InputError naming the keys of ``given`` that ``declared`` does not have, and the known keys (a
+    family ``PREFIX.NAME`` of them shown as ``PREFIX.* (N settings)``); keys starting with
+    ``open_prefix`` are not checked."""
+    declared = tuple(declared)
+    known = {p.name for p in declared}
+    unknown = sorted(k for k in set(given) - known if not (open_prefix and k.startswith(open_prefix)))
+    if not unknown:
+        return
+    shown: dict[str, int] = {}
+    for p in declared:
+        family = p.name.partition(".")[0] + ".*" if "." in p.name else p.name
+        shown[family] = shown.get(family, 0) + 1
+    names = [f"{k} ({n} settings)" if k.endswith(".*") else k for k, n in shown.items()]
+    names += [f"{open_prefix}* (unchecked)"] if open_prefix else []
+    raise InputError(f"{owner} has no parameter {', '.join(unknown)}; known: {', '.join(names) or 'none'}")
+
+
+def validate(declared: Iterable[Param], given: dict[str, Any], owner: str) -> dict[str, Any]:
+    """Every declared parameter's value: the given one, checked, else the default. Unknown keys and
+    bad values raise InputError (module docstring). Validating a validated dict returns it unchanged."""
+    declared = tuple(declared)
+    check_known(given, declared, owner)
+    return {p.name: p.check(given[p.name], owner) if p.name in given else p.default for p in declared}
+
+
+def describe(declared: Iterable[Param]) -> list[str]:
+    """One line per parameter (``workbench list --params``)."""
+    return [p.line() for p in declared]

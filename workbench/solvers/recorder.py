@@ -1,0 +1,99 @@
+"""The one run recorder every solver writes through: caps, best iterate, history and stop cause.
+
+A solver makes a :class:`Recorder` when its timed part starts and ends with :meth:`Recorder.finish`,
+which sets the result's ``stop`` (a :class:`~workbench.solvers.base.StopCause`), ``solve_seconds``
+(wall time since the recorder started, unless the solver measured its backend's own time) and
+``history``. In between:
+
+- caps: :meth:`Recorder.capped` says MAX_ITER once ``options.max_iter`` (or the solver's default)
+  iterations are done and TIMEOUT once ``options.time_limit`` seconds of wall clock have passed;
+- best iterate: :meth:`Recorder.offer` keeps a copy of the point with the smallest measure;
+- history (only when ``options.keep_history``): :meth:`Recorder.record` appends one row of the fixed
+  schema HISTORY_COLUMNS = iteration (int), seconds (float, wall time since the solve started),
+  objective (float, NaN if unknown), error_name (str: the measure in ``error``, one per solver, e.g.
+  "siconos_error", "ccp_residual", "lcp_residual", "max_res"), error (float), then the solver's
+  declared extra columns. A solver without per-iteration information records one row for the point it
+  returns.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+
+__all__ = ["Recorder", "HISTORY_COLUMNS"]
+
+HISTORY_COLUMNS = ("iteration", "seconds", "objective", "error_name", "error")
+
+
+class Recorder:
+    """Bookkeeping of one run (module docstring). ``error_name`` names the history's ``error`` column,
+    ``extras`` the solver's own columns after it; ``default_max_iter`` applies when options.max_iter is
+    None (None: no iteration cap)."""
+
+    def __init__(self, options: SolveOptions, error_name: str, extras: tuple[str, ...] = (),
+                 default_max_iter: int | None = None):
+        self.t0 = time.perf_counter()
+        self.keep = bool(options.keep_history)
+        self.max_iter = default_max_iter if options.max_iter is None else int(options.max_iter)
+        self.time_limit = options.time_limit
+        self.error_name = error_name
+        self.extras = tuple(extras)
+        self.rows: list[tuple] = []
+        self.best_x: np.ndarray | None = None
+        self.best_err = math.inf
+
+    def elapsed(self) -> float:
+        """Seconds of wall clock since the recorder started."""
+        return time.perf_counter() - self.t0
+
+    def record(self, iteration: int, objective: float, error: float, *extras: Any,
+               seconds: float | None = None) -> None:
+        """One history row (when histories are kept); ``seconds`` defaults to the elapsed time."""
+        if self.keep:
+            self.rows.append((int(iteration), self.elapsed() if seconds is None else float(seconds),
+                              math.nan if objective is None else float(objective),
+                              math.nan if error is None else float(error), *extras))
+
+    def capped(self, iteration: int, elapsed: float | None = None) -> StopCause | None:
+        """MAX_ITER when ``iteration`` iterations reach the cap, TIMEOUT when the time limit has
+        passed (``elapsed``: the caller's reading of the clock), else None."""
+        if self.max_iter is not None and iteration >= self.max_iter:
+            return StopCause.MAX_ITER
+        return StopCause.TIMEOUT if self.timed_out(elapsed) else None
+
+    def timed_out(self, elapsed: float | None = None) -> bool:
+        """Whether the time limit has passed (``elapsed``: the caller's reading of the clock)."""
+        return self.time_limit is not None and (self.elapsed() if elapsed is None else elapsed) >= self.time_limit
+
+    def offer(self, x: np.ndarray, err: float, force: bool = False) -> None:
+        """Keep a copy of ``x`` when its measure ``err`` is the smallest so far (or ``force``)."""
+        if err < self.best_err or force:
+            self.best_err = err
+            if self.best_x is None or self.best_x.shape != x.shape:
+                self.best_x = np.array(x, dtype=float)
+            else:
+                np.copyto(self.best_x, x)
+
+    def history(self) -> pd.DataFrame | None:
+        """The rows as a DataFrame of the fixed schema (None when none were kept)."""
+        if not self.rows:
+            return None
+        cols = ["iteration", "seconds", "objective", "error", *self.extras]
+        frame = pd.DataFrame(self.rows, columns=cols)
+        frame.insert(3, "error_name", self.error_name)
+        return frame
+
+    def finish(self, result: SolveResult, stop: StopCause, seconds: float | None = None) -> SolveResult:
+        """Stamp ``result`` with the stop cause, the solve time (``seconds``: the backend's own
+        measurement, where it has one; else the recorder's) and the history."""
+        result.stop = StopCause(stop)
+        result.solve_seconds = self.elapsed() if seconds is None else float(seconds)
+        result.history = self.history()
+        return result

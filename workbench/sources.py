@@ -1,0 +1,256 @@
+"""Where problems come from: one place that turns a problem spec into a TimeStepProblem, and one
+registry of named problem sources.
+
+Specs (the PROBLEM argument of every command, the entries of study files)::
+
+    path/to/file.hdf5 | .h5 | .dat | .npz   FCLib HDF5, Siconos numerics text, the workbench's .npz
+    shared:REL        a reference problem of other simulators (workbench.shared_data), e.g.
+                      shared:fclib/Box_Stacks-i0122-82-5.hdf5
+    dataset:NAME      a committed dataset, problems/datasets/NAME.hdf5 (settled-00320, scaling-00064, ...)
+    scene:NAME        a built-in scene: a static one (rolling-ball-2d), or the first time step with a
+                      contact of a dynamic one (ball-on-plane, filling, ...)
+    scenario:NAME     a dynamic scene; as a problem, the same first time step as scene:NAME; in a study,
+                      each run simulates it (workbench.study.simulation)
+    generator:NAME    a problem generator called with parameters (sphere_packing, cannonball, ...)
+
+The registry :data:`NAMED` maps each name to its kind and builder, so ``info``, ``solve``,
+``compare``, ``simulate``, ``export`` and study files know the same scenes. Adding a scene, dynamic
+scene or generator is one line in ``NAMED`` (a plugin of a study may add lines too). Builders take
+keyword parameters; unknown or missing ones give an InputError naming the parameter and the known ones.
+Generators must be deterministic given their parameters (give them a ``seed``): studies key results
+by the data hash.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from workbench.errors import InputError, unknown
+from workbench.problem import TimeStepProblem
+from workbench.shared_data import PREFIX as SHARED_PREFIX
+from workbench.shared_data import resolve_shared
+
+__all__ = ["Named", "NAMED", "KINDS", "names", "builder", "check_params", "scenario", "scene_problem", "load",
+           "resolve_path", "is_simulation", "dataset_dir", "FILE_SUFFIXES", "ACCEPTED"]
+
+#: kinds of named sources: a static time step, a dynamic scene (problems.dynamic_scenes.Scenario), a
+#: generator of time steps from parameters
+KINDS = ("scene", "scenario", "generator")
+
+
+@dataclass(frozen=True)
+class Named:
+    """A named problem source: its kind (one of KINDS), its builder ("module:function") and one line
+    saying what it is."""
+    kind: str
+    target: str
+    summary: str
+
+
+NAMED: dict[str, Named] = {
+    "rolling-ball-2d": Named("scene", "problems.scenes:rolling_ball_2d",
+                             "first step of the sliding ball in planar motion, analytic impulses "
+                             "(Melanz et al. 2015, sec. 3.1)"),
+    "ball-on-plane": Named("scenario", "problems.dynamic_scenes:ball_on_plane",
+                           "sphere sliding then rolling on a plane (Mazhar et al. 2014, sec. 5.3.1)"),
+    "ball-on-plane-2d": Named("scenario", "problems.dynamic_scenes:ball_on_plane_2d",
+                              "the same ball in planar motion (Melanz et al. 2015, sec. 3.1)"),
+    "box-on-plane": Named("scenario", "problems.dynamic_scenes:box_on_plane",
+                          "cube sliding to rest on a plane (Mazhar et al. 2014, sec. 5.3.2)"),
+    "box-on-incline": Named("scenario", "problems.dynamic_scenes:box_on_incline",
+                            "cube sliding down a 65 degree incline (Mazhar et al. 2014, sec. 5.4)"),
+    "box-incline-to-rest": Named("scenario", "problems.dynamic_scenes:box_incline_to_rest",
+                                 "cube stopping on a 25 degree incline (Mazhar et al. 2014, sec. 5.5)"),
+    "filling": Named("scenario", "problems.dynamic_scenes:filling",
+                     "spheres falling into a container (Melanz et al. 2015, sec. 3.2)"),
+    "filling-2d": Named("scenario", "problems.dynamic_scenes:filling_2d", "disks falling into a planar container"),
+    "compaction": Named("scenario", "problems.dynamic_scenes:compaction",
+                        "spheres compacted by a heavy slab (Melanz et al. 2015, sec. 3.3)"),
+    "sphere_packing": Named("generator", "problems.synthetic:sphere_packing",
+                            "one step of a jittered dense sphere packing in a box (n_spheres, seed, ...)"),
+    "cannonball": Named("generator", "problems.lcp_scenes:cannonball",
+                        "first step of the 2D cannonball arrangement (Anitescu & Hart 2003, Table 1)"),
+    "hexagonal_pyramid": Named("generator", "problems.lcp_scenes:hexagonal_pyramid",
+                               "the hexagonal pyramid on a plane (Anitescu & Hart 2003, sec. 3)"),
+}
+
+#: what a file spec may end with
+FILE_SUFFIXES = (".hdf5", ".h5", ".hdf", ".dat", ".npz")
+#: the accepted spec forms, for error messages
+ACCEPTED = ("a file (.hdf5/.h5 FCLib, .dat Siconos, .npz workbench), shared:REL, dataset:NAME, scene:NAME, "
+            "scenario:NAME or generator:NAME")
+
+_DATASET_PREFIX = "dataset:"
+_PREFIXES = {"scene:": ("scene", "scenario"), "scenario:": ("scenario",), "generator:": ("generator",)}
+
+
+def names(*kinds: str) -> list[str]:
+    """Registered names of the given kinds (all kinds when none is given), in registry order."""
+    return [n for n, entry in NAMED.items() if not kinds or entry.kind in kinds]
+
+
+def _noun(kinds: tuple[str, ...]) -> str:
+    return "scene" if "scene" in kinds else kinds[0]
+
+
+def builder(name: str, *kinds: str) -> Callable[..., Any]:
+    """The builder function of ``name`` (one of ``kinds``, default all); InputError when the name is
+    unknown (listing the known ones) or its module is missing."""
+    kinds = kinds or KINDS
+    entry = NAMED.get(name)
+    if entry is None or entry.kind not in kinds:
+        raise unknown(_noun(kinds), name, names(*kinds))
+    module, func = entry.target.split(":")
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise InputError(f"{entry.kind} {name!r} needs the module {module}, which is not available here "
+                         f"({exc})") from None
+    return getattr(mod, func)
+
+
+def check_params(name: str, func: Callable[..., Any], params: dict[str, Any]) -> None:
+    """InputError naming the parameter when ``params`` do not fit ``func``'s signature (unknown or
+    missing names), with the parameters it takes."""
+    signature = inspect.signature(func)
+    known = [p for p, spec in signature.parameters.items() if spec.kind not in (spec.VAR_POSITIONAL, spec.VAR_KEYWORD)]
+    takes_any = any(spec.kind == spec.VAR_KEYWORD for spec in signature.parameters.values())
+    for key in params:
+        if key not in known and not takes_any:
+            raise InputError(f"{name!r} has no parameter {key!r} (got {key}={params[key]!r}); "
+                             f"known: {', '.join(known) or 'none'}")
+    try:
+        signature.bind(**params)
+    except TypeError as exc:
+        raise InputError(f"{name!r}: {exc}; parameters: {', '.join(known)}") from None
+    for key, value in params.items():
+        spec = signature.parameters.get(key)
+        if spec is None or (value is None and "None" in str(spec.annotation)):  # **kwargs, or Optional
+            continue
+        default = spec.default
+        if not _fits(value, default):
+            raise InputError(f"{name!r} parameter {key}={value!r}: expected {type(default).__name__} "
+                             f"(default {default!r})")
+
+
+def _fits(value, default) -> bool:
+    """Whether ``value`` may stand where a parameter's ``default`` is (numbers for numbers; a parameter
+    whose default is None or absent takes anything)."""
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            (isinstance(value, int) or not isinstance(default, int))
+    if isinstance(default, str):
+        return isinstance(value, str)
+    return True
+
+
+def _call(name: str, func: Callable[..., Any], params: dict[str, Any]):
+    check_params(name, func, params)
+    try:
+        return func(**params)
+    except (TypeError, ValueError) as exc:  # a builder's own check of a parameter's value (InputError too)
+        raise InputError(f"{name!r} with {_show(params)}: {exc}") from None
+
+
+def _show(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in params.items()) or "default parameters"
+
+
+def scenario(name: str, **params):
+    """The dynamic scene ``name`` built with ``params`` (a problems.dynamic_scenes.Scenario)."""
+    return _call(name, builder(name, "scenario"), params)
+
+
+def scene_problem(name: str, **params) -> TimeStepProblem:
+    """The time step of the scene ``name``: a static scene's problem, or a dynamic scene's first time
+    step with a contact (the bodies fly freely until then, which needs no solver)."""
+    if NAMED.get(name) is not None and NAMED[name].kind == "scenario":
+        from problems.stepper import Simulation
+        sc = scenario(name, **params)
+        # the formulation and solver are never used: free flight steps have nothing to solve
+        sim = Simulation(sc.world, sc.h, "dual", "apgd", name=name)
+        for _ in range(sc.steps + 1):
+            problem, _, _ = sim.problem()
+            if problem is not None:
+                return problem
+            sim.step()
+        raise InputError(f"scene {name!r} has no contact within its {sc.duration:g} s")
+    return _call(name, builder(name, "scene"), params)
+
+
+def generate(name: str, **params) -> list[TimeStepProblem]:
+    """The problems of the generator ``name`` called with ``params`` (one or a sequence)."""
+    out = _call(name, builder(name, "generator"), params)
+    problems = list(out) if isinstance(out, (list, tuple)) else [out]
+    if not problems or not all(isinstance(p, TimeStepProblem) for p in problems):
+        raise InputError(f"generator {name!r} returned no TimeStepProblem")
+    return problems
+
+
+def dataset_dir() -> Path:
+    """The folder of the committed datasets (problems/datasets)."""
+    spec = importlib.util.find_spec("problems")
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError("dataset:NAME needs the problems package of the repository, which is not importable here")
+    return Path(list(spec.submodule_search_locations)[0]) / "datasets"
+
+
+def resolve_path(spec: str, base: os.PathLike | str | None = None) -> Path:
+    """The path a file spec names: ``shared:REL`` in the reference data, ``dataset:NAME`` among the
+    committed datasets, ``~`` expanded, a relative path against ``base`` (default: the working
+    directory). The file need not exist (globs are expanded by the caller)."""
+    if spec.startswith(SHARED_PREFIX):
+        return resolve_shared(spec)
+    if spec.startswith(_DATASET_PREFIX):
+        name = spec[len(_DATASET_PREFIX):]
+        return dataset_dir() / (name if Path(name).suffix else f"{name}.hdf5")
+    p = Path(os.path.expanduser(spec))
+    return p if p.is_absolute() or base is None else Path(base) / p
+
+
+def is_simulation(spec: str) -> bool:
+    """Whether a study source is simulated by its runs (``scenario:NAME``) rather than solved once."""
+    return spec.startswith("scenario:")
+
+
+def _named_problem(name: str, kinds: tuple[str, ...], params: dict[str, Any]) -> TimeStepProblem:
+    if kinds == ("generator",):
+        problems = generate(name, **params)
+        if len(problems) > 1:
+            raise InputError(f"the generator gives {len(problems)} problems; use it in a study file")
+        return problems[0]
+    builder(name, *kinds)  # an unknown name raises here, listing the known ones
+    return scene_problem(name, **params)
+
+
+def load(spec: str, **params) -> TimeStepProblem:
+    """The problem ``spec`` names (module docstring); ``params`` go to a scene or generator builder.
+    InputError (one line naming the spec and what is accepted) for anything that is not a problem."""
+    for prefix, kinds in _PREFIXES.items():
+        if spec.startswith(prefix):
+            try:
+                return _named_problem(spec[len(prefix):], kinds, params)
+            except InputError as exc:
+                raise InputError(f"{spec}: {exc}") from None
+    if params:
+        raise InputError(f"{spec}: a file takes no parameters (got {_show(params)})")
+    from workbench.io import load_problem
+    path = resolve_path(spec)
+    if not path.exists():
+        where = "" if str(path) == spec else f" ({path})"
+        raise InputError(f"{spec}: no such file or folder{where}; a problem is {ACCEPTED}")
+    if path.suffix.lower() in FILE_SUFFIXES or not path.is_file():
+        return load_problem(path)
+    try:  # an unknown suffix: the reader sniffs the content, and says the accepted forms if it fails
+        return load_problem(path)
+    except InputError as exc:
+        why = str(exc).removeprefix(f"{path}: ")
+        raise InputError(f"{spec}: not a problem file ({why}); a problem is {ACCEPTED}") from None

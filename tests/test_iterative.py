@@ -113,6 +113,32 @@ def test_apgd_follows_the_seed_and_uses_the_full_gradient_in_backtracking_and_re
         assert np.max(np.abs(wrong - values)) > 1e-3 * scale
 
 
+@pytest.mark.parametrize("formulation", ["dual", "anti-relaxed"])
+def test_apgd_runs_the_same_iterations_with_and_without_a_history(formulation):
+    """Without a history the compiled loop runs many iterations per call, with one it returns after
+    each: the same run either way (iterates, step adaptations, stopping point)."""
+    problem = random_problem(n_contacts=20, n_bodies=8, seed=4, diagonal_mass=False)
+    runs = [solve(problem, formulation, "apgd", SolveOptions(tol=1e-7, keep_history=keep)) for keep in (True, False)]
+    kept, bare = runs
+    assert kept.status == bare.status == "solved" and bare.history is None
+    assert (kept.iterations, kept.info["backtracks"], kept.info["restarts"]) == \
+        (bare.iterations, bare.info["backtracks"], bare.info["restarts"])
+    np.testing.assert_array_equal(kept.nu, bare.nu)
+
+
+def test_newton_dense_and_sparse_systems_agree(monkeypatch):
+    """Up to DENSE_MAX unknowns Newton assembles J = A + B N dense: the same Newton steps as the
+    sparse assembly (to rounding), so the same iterations and solution."""
+    import workbench.solvers.newton as newton
+    problem = random_problem(n_contacts=12, n_bodies=6, seed=3, n_bilateral=2)
+    dense = solve(problem, "ncp", "newton", SolveOptions(tol=1e-10))
+    monkeypatch.setattr(newton, "DENSE_MAX", 0)
+    sparse = solve(problem, "ncp", "newton", SolveOptions(tol=1e-10))
+    assert dense.status == sparse.status == "solved"
+    assert dense.iterations == sparse.iterations
+    np.testing.assert_allclose(dense.nu, sparse.nu, atol=1e-9 * np.abs(sparse.nu).max())
+
+
 def test_apgd_returns_the_best_iterate_when_the_cap_stops_it():
     """Seed 000 lines 19-23: the iterate with the smallest residual, not the last one."""
     problem = random_problem(n_contacts=20, n_bodies=8, seed=0)

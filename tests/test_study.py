@@ -141,6 +141,14 @@ ERRORS = [
     ("seed value of an unknown quantity", BASE + '\n[[report.seed]]\nwhat = "w"\nsource = "s"\nvalue = 1\n'
      'method = "scs-dual"\nquantity = "iteration"\n', ["[[report.seed]] #1 quantity must be one of"]),
     ("no methods", '[[problems]]\nscenes = ["rolling-ball-2d"]\n', ["no [methods.NAME] table"]),
+    ("reference with an unknown solver", BASE + '\n[reference]\nsolver = "clarabell"\n',
+     ["[reference]", "unknown solver 'clarabell'"]),
+    ("reference formulation not compared", BASE + '\n[reference]\nsolver = "clarabel"\nformulations = ["primal"]\n',
+     ["[reference] formulations: 'primal' is not a formulation of the compared methods"]),
+    ("typo in [reference]", BASE + '\n[reference]\nsolver = "clarabel"\ntoll = 1e-10\n',
+     ["unknown key 'toll' in [reference]; did you mean 'tol'?"]),
+    ("series that is not a string", BASE.replace('scenes = ["rolling-ball-2d"]', 'scenes = ["rolling-ball-2d"]\nseries = 3'),
+     ["[[problems]] #1 series must be a non-empty string"]),
 ]
 
 
@@ -269,6 +277,60 @@ def test_small_study_has_one_row_per_run_with_the_workbench_metrics_and_resumes(
     again = store.read_runs()
     assert len(again) == 24 and set(again["key"]) == set(before.index)
     assert len(set(again["session"])) == 1 and set(again["session"]) != set(runs["session"])
+
+
+def test_selection_flags_choose_methods_problems_repetitions_and_time_limit(small_study, tmp_path, capsys):
+    """benchopt's -s/-d: --solver globs a method's name or solver, --problem globs problem names;
+    --repetitions and --time-limit override the study's; the plan (and so the report) is the selection."""
+    out = tmp_path / "results"
+    assert run(small_study, out, "--solver", "scs", "--problem", "ball-mu*", "rolling*", "--repetitions", "1",
+               "--time-limit", "30") == 0
+    runs = ResultStore(out).read_runs()
+    assert set(runs["method"]) == {"scs-dual"} and set(runs["problem"]) == {"ball-mu0.1", "ball-mu0.3", "rolling-ball-2d"}
+    assert set(runs["repetition"]) == {0} and set(runs["time_limit"]) == {30.0}
+    plan = json.loads((out / "plan.json").read_text())
+    assert [m["method"] for m in plan["methods"]] == ["scs-dual"] and len(plan["runs"]) == 3
+    assert run(small_study, out, "-s", "clarabel-*", "-p", "random-2", "--repetitions", "1") == 0
+    plan = json.loads((out / "plan.json").read_text())
+    assert {(r["problem"], r["method"]) for r in plan["runs"]} == {("random-2", "clarabel-dual"),
+                                                                   ("random-2", "clarabel-primal")}
+    capsys.readouterr()
+    assert run(small_study, out, "--solver", "mosek") == 2
+    assert "--solver 'mosek' names no method of the study" in capsys.readouterr().err
+    assert run(small_study, out, "--problem", "nothing*") == 2
+    assert "--problem 'nothing*' matches no problem" in capsys.readouterr().err
+
+
+def test_rerun_failed_executes_again_only_the_runs_not_solved(tmp_path, registries):
+    write(tmp_path / "plugin.py", MISBEHAVING)
+    study = write(tmp_path / "study.toml", '[study]\nname = "f"\nplugins = ["plugin.py"]\n[[problems]]\n'
+                  'scenes = ["rolling-ball-2d"]\n[methods.boom]\nformulation = "dual"\nsolver = "boom"\n'
+                  '[methods.fine]\nformulation = "dual"\nsolver = "clarabel"\n')
+    out = tmp_path / "results"
+    assert run(study, out) == 0
+    first = ResultStore(out).read_runs().set_index("method")
+    assert first.loc["boom", "status"] != "solved" and first.loc["fine", "status"] == "solved"
+    assert ResultStore(out).unsolved_keys() == {first.loc["boom", "key"]}
+    assert run(study, out, "--rerun-failed") == 0
+    again = ResultStore(out).read_runs().set_index("method")
+    assert again.loc["fine", "session"] == first.loc["fine", "session"]  # kept
+    assert again.loc["boom", "session"] != first.loc["boom", "session"]  # redone
+    assert len(again) == 2
+
+
+def test_reference_runs_are_planned_apart_from_the_compared_ones(tmp_path):
+    from workbench.study import load_results
+    study = write(tmp_path / "study.toml", BASE + '\n[reference]\nsolver = "clarabel"\ntol = 1e-10\n')
+    out = tmp_path / "results"
+    assert run(study, out) == 0
+    plan = json.loads((out / "plan.json").read_text())
+    assert [m["method"] for m in plan["references"]] == ["reference/dual"] and len(plan["reference_runs"]) == 1
+    assert not {r["key"] for r in plan["reference_runs"]} & {r["key"] for r in plan["runs"]}
+    compared, every = load_results(out), load_results(out, include_reference=True)
+    assert set(compared["role"]) == {"compared"} and len(compared) == 2
+    ref = every[every["role"] == "reference"]
+    assert list(ref["method"]) == ["reference/dual"] and ref["tol"].iloc[0] == 1e-10
+    assert ref["judged_error"].iloc[0] < 1e-6
 
 
 def test_killed_study_resumes_with_every_run_exactly_once(tmp_path, registries):

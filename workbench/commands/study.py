@@ -1,12 +1,17 @@
 """``workbench run | report``: run a study file's grid of solves, and write its report.
 
-    workbench run STUDY.toml [--out DIR] [--jobs N] [--executor local|dask] [--scheduler ADDR]
-                             [--rerun] [--report-dir DIR] [--no-report] [--no-progress]
+    workbench run STUDY.toml [--solver S ...] [--problem GLOB ...] [--repetitions N] [--time-limit S]
+                             [--out DIR] [--jobs N] [--executor local|dask] [--scheduler ADDR]
+                             [--rerun | --rerun-failed] [--report-dir DIR] [--no-report] [--no-progress]
     workbench report RESULTS_DIR [--out DIR]
+    workbench report A_DIR B_DIR [--out DIR]      compare two result sets method by method
 
 Results go to ``results/<study name>/`` and the report to ``reports/<study name>/`` under the current
 directory unless told otherwise. ``run`` resumes: runs already recorded are skipped (``--rerun``
-executes them again). The study file format is described in :mod:`workbench.study.spec`.
+executes them again, ``--rerun-failed`` only those not solved). ``--solver`` and ``--problem`` choose
+methods (a glob on the method's name or solver, like ``benchopt run -s``) and problems (a glob on
+the name); the plan, and so the report, is then that selection. The study file format is described
+in :mod:`workbench.study.spec`.
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ def _write_report(results: Path, out: Path | None) -> Path:
 def cmd_run(args) -> int:
     from workbench.study import load_study
     from workbench.study.runner import run_study
+    from workbench.study.spec import select
 
     if args.scheduler and args.executor != "dask":
         raise InputError("--scheduler needs --executor dask")
-    study = load_study(args.study)
+    study = select(load_study(args.study), args.solver, args.repetitions, args.time_limit)
     out = Path(args.out) if args.out else Path("results") / study.name
     summary = run_study(study, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
-                        rerun=args.rerun, progress=not args.no_progress)
+                        rerun=args.rerun, rerun_failed=args.rerun_failed, problems=args.problem,
+                        progress=not args.no_progress)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary["statuses"].items())) or "nothing new"
     print(f"{study.name}: ran {summary['executed']} of {summary['planned']} runs ({statuses}); "
           f"results in {summary['results']}", file=sys.stderr)
@@ -44,7 +51,14 @@ def cmd_run(args) -> int:
 
 
 def cmd_report(args) -> int:
-    _write_report(Path(args.results), Path(args.out) if args.out else None)
+    if len(args.results) == 2:
+        from workbench.report.compare import write_comparison
+        index = write_comparison(Path(args.results[0]), Path(args.results[1]), Path(args.out) if args.out else None)
+        print(f"comparison: {index} (and index.md)", file=sys.stderr)
+        return 0
+    if len(args.results) != 1:
+        raise InputError(f"workbench report takes one results directory, or two to compare; got {len(args.results)}")
+    _write_report(Path(args.results[0]), Path(args.out) if args.out else None)
     return 0
 
 
@@ -53,19 +67,30 @@ def register(sub) -> None:
 
     s = sub.add_parser("run", help="run a study file's grid of (problem, method, repetition) solves")
     s.add_argument("study", help="study file (TOML)")
+    s.add_argument("--solver", "-s", action="extend", nargs="+", metavar="S",
+                   help="run only the methods whose name or solver matches a glob S")
+    s.add_argument("--problem", "-p", action="extend", nargs="+", metavar="GLOB",
+                   help="run only the problems whose name matches GLOB")
+    s.add_argument("--repetitions", type=positive(int), help="runs per (problem, method), instead of the study's")
+    s.add_argument("--time-limit", type=positive(float), metavar="S",
+                   help="seconds per run, instead of the study's")
     s.add_argument("--out", help="results directory (default results/<study name>)")
     s.add_argument("--jobs", "-j", type=positive(int), default=1,
                    help="runs at a time (worker processes; default 1, the fairest timings)")
     s.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="local worker processes, or a Dask cluster")
     s.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (default: a LocalCluster)")
-    s.add_argument("--rerun", action="store_true", help="execute runs again even when recorded")
+    again = s.add_mutually_exclusive_group()
+    again.add_argument("--rerun", action="store_true", help="execute runs again even when recorded")
+    again.add_argument("--rerun-failed", action="store_true",
+                       help="execute again the recorded runs that were not solved (timeouts, failures, ...)")
     s.add_argument("--report-dir", help="where the report goes (default reports/<study name>)")
     s.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("report", help="write the markdown/HTML report of a study's results")
-    s.add_argument("results", help="results directory written by workbench run")
-    s.add_argument("--out", help="report directory (default reports/<study name>)")
+    s = sub.add_parser("report", help="write the markdown/HTML report of a study's results, or compare two")
+    s.add_argument("results", nargs="+", metavar="RESULTS_DIR",
+                   help="results directory written by workbench run; two: compare B against A")
+    s.add_argument("--out", help="report directory (default reports/<study name>, reports/compare-A-B)")
     s.set_defaults(func=cmd_report)

@@ -1,24 +1,27 @@
-"""The report of a study's results: ``index.md`` and ``index.html`` with PNG figures and CSV + LaTeX
-tables, written from a results directory alone (``workbench report RESULTS_DIR``).
+"""The report of a study's results: ``index.md`` and ``index.html`` with PNG and SVG figures and CSV +
+LaTeX tables, written from a results directory alone (``workbench report RESULTS_DIR``).
 
+Every number follows one accounting rule (:mod:`workbench.report.accounting`), stated at the top.
 Sections, chosen and ordered by the study's ``[report] sections``:
 
-- ``summary``: per method, runs, success rate, methods' non-applicable problems, and the shifted
-  geometric mean of time (qpbenchmark's convention, :mod:`workbench.report.stats`); success per tag.
+- ``summary``: per acceptance threshold, qpbenchmark's summary: success rate, shifted geometric
+  mean of time (median, with the range over repetitions) and of the judged error, each relative to
+  the best; which methods are within noise of each other; success rate per tag.
+- ``conclusion`` (always; after the summary unless placed): per tag and threshold, the fastest
+  method, its ratio to the next with spread, success rates and caveats
+  (:mod:`workbench.report.conclusion`).
 - ``seed``: the numbers the seeds report (the study's ``[[report.seed]]``) beside the measured ones.
-- ``tables``: problem x method tables of status, objective, iterations, build and solve time and
-  the final residuals (the workbench's metrics), medians over repetitions.
-- ``convergence``: per problem, objective and residual against iteration and time (seed 001 Figs. 1-4).
-- ``scaling``: time and iterations against contacts, log-log, fitted slope per method (seed 001 Fig. 5);
-  for simulations, the largest complementarity error and the mean iterations per step against the
-  largest number of contacts (seed 000 Fig. 11).
-- ``profiles``: Dolan-More performance profiles of the time to the study's tolerance.
-- ``timeseries``: for simulation runs (dynamic scenes), the per-step quantities against time, one
-  figure per scene with every method, analytic curves dashed.
+- ``tables``: problem x method tables, median (min-max) over repetitions: status, objective,
+  iterations, times, residuals, and the time to within ``[report] target`` of the reference objective.
+- ``convergence``: the reference of each problem (:mod:`workbench.report.reference`), and per problem
+  the median curves with min-max bands against iteration and time (seed 001 Figs. 1-4).
+- ``scaling``: time and iterations against contacts with fitted log-log slopes, within each series
+  the study declares (seed 001 Fig. 5); simulations swept over sizes (seed 000 Fig. 11).
+- ``profiles``: Dolan-More performance profiles of time and of iterations.
+- ``timeseries``: simulations' per-step quantities against time, analytic curves dashed.
 
-The header (what was run, statuses), the methods and the provenance are always there. Only rows of
-the current plan are reported: rows left by an earlier version of the study stay on disk but are
-counted as stale, never mixed in.
+Then always: known limitations, machine and versions, methods, the study file. Only rows of the
+current plan are reported (:func:`workbench.study.results.load_results`).
 """
 
 from __future__ import annotations
@@ -31,16 +34,17 @@ import numpy as np
 import pandas as pd
 
 from workbench.report import figures, tables
-from workbench.report.document import Code, Figure, Heading, Table, Text, render_html, render_markdown
-from workbench.report.stats import iterations_to_reference, pair_times, performance_profile
+from workbench.report.accounting import RULE, comparison_groups, pair_table, profile_values, summarise
+from workbench.report.conclusion import conclusion, within_noise
+from workbench.report.document import Code, Figure, Heading, Table, Text, cell, spread, write_pages
+from workbench.report.reference import References
+from workbench.report.stats import first_within, performance_profile
+from workbench.study.results import current_runs, read_histories
 from workbench.study.store import ResultStore
 
-__all__ = ["write_report", "load_results", "Results"]
+__all__ = ["write_report", "read_report_data", "ReportData"]
 
-_NUMERIC = ("objective", "solver_objective", "iterations", "build_seconds", "solve_seconds", "wall_seconds",
-            "judged_error", "siconos_error", "relaxed_error", "ccp_residual", "complementarity", "analytic_error",
-            "max_contacts", "mean_iterations", "n_contacts", "steps")
-#: problem x method tables: (row column, file name, caption)
+#: problem x method tables: (run column, file name, caption)
 _TABLES = (("objective", "objective", "Objective of the formulation at the returned point"),
            ("iterations", "iterations", "Iterations"),
            ("build_seconds", "build_seconds", "Build time [s] (model and compilation)"),
@@ -55,11 +59,13 @@ _TABLES = (("objective", "objective", "Objective of the formulation at the retur
 
 
 @dataclass
-class Results:
-    """A results directory, restricted to the rows of its current plan."""
+class ReportData:
+    """A results directory as the report reads it: the plan, the compared runs, the dedicated
+    reference runs, and the pairs under the accounting rule."""
     root: Path
     plan: dict
     runs: pd.DataFrame
+    reference_runs: pd.DataFrame
     stale: int
     store: ResultStore
 
@@ -69,7 +75,7 @@ class Results:
 
     @property
     def labels(self) -> dict[str, str]:
-        return {m["method"]: m["label"] for m in self.plan["methods"]}
+        return {m["method"]: m["label"] for m in self.plan["methods"] + self.plan.get("references", [])}
 
     @property
     def problems(self) -> list[str]:
@@ -85,7 +91,7 @@ class Results:
 
     @property
     def time_label(self) -> str:
-        return "build + solve time [s]" if self.options["time"] == "total" else "solve time [s]"
+        return "build + solve time" if self.options["time"] == "total" else "solve time"
 
     @property
     def static(self) -> pd.DataFrame:
@@ -96,54 +102,49 @@ class Results:
     def skipped(self) -> set[tuple[str, str]]:
         return {(s["problem"], s["method"]) for s in self.plan["skipped"]}
 
-    def references(self) -> dict[str, dict[str, float]]:
-        """problem -> formulation -> reference objective: the reference method's (median over its
-        solved repetitions) when the study names one of that formulation and it solved the problem,
-        else the lowest median objective among solved methods of that formulation."""
-        solved = self.static[self.static["status"] == "solved"]
-        med = solved.groupby(["problem", "formulation", "method"])["objective"].median()
-        ref_method = self.options.get("reference_method")
-        out: dict[str, dict[str, float]] = {}
-        for (problem, formulation), values in med.groupby(level=["problem", "formulation"]):
-            by_method = values.droplevel(["problem", "formulation"])
-            value = by_method[ref_method] if ref_method in by_method.index else by_method.min()
-            out.setdefault(problem, {})[formulation] = float(value)
-        return out
+    def pairs(self) -> pd.DataFrame:
+        return pair_table(self.runs, self.plan["problems"], self.plan["methods"], self.skipped, self.time_column,
+                          self.plan["time_limit"])
+
+    def references(self) -> References:
+        both = pd.concat([self.static, self.reference_runs], ignore_index=True) if len(self.reference_runs) \
+            else self.static
+        return References(both, self.options.get("reference_method"))
 
 
-def load_results(results_dir) -> Results:
+def read_report_data(results_dir) -> ReportData:
     """Read a results directory (InputError when it is not one)."""
     store = ResultStore(results_dir)
     plan = store.read_json("plan.json")
-    runs = store.read_runs()
-    keys = [r["key"] for r in plan["runs"]]
-    n_all = len(runs)
-    if n_all:
-        order = {k: i for i, k in enumerate(keys)}
-        runs = runs[runs["key"].isin(order)].copy()
-        runs = runs.iloc[np.argsort(runs["key"].map(order).to_numpy())].reset_index(drop=True)
-        for col in _NUMERIC:
-            if col in runs:
-                runs[col] = pd.to_numeric(runs[col], errors="coerce")
-        # a solver that could not run did no iterations in no time: show '-', not 0
-        runs.loc[runs["status"] == "unavailable", ["iterations", "build_seconds", "solve_seconds"]] = np.nan
-        runs["total_seconds"] = runs["build_seconds"] + runs["solve_seconds"]
-    return Results(root=store.root, plan=plan, runs=runs, stale=n_all - len(runs), store=store)
+    every = store.read_runs()
+    runs = current_runs(every, plan, include_reference=False)
+    with_refs = current_runs(every, plan, include_reference=True)
+    refs = with_refs[with_refs["role"] == "reference"] if len(with_refs) else with_refs
+    return ReportData(root=store.root, plan=plan, runs=runs, reference_runs=refs,
+                      stale=len(every) - len(with_refs), store=store)
 
 
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
 
 
+def _figure(path: str, caption: str, files: dict[str, str]) -> Figure:
+    folder = path.rsplit("/", 1)[0]
+    return Figure(path, caption, {k: f"{folder}/{v}" for k, v in files.items()})
+
+
 # --------------------------------------------------------------------------- sections
 
-def _header(res: Results) -> list:
+def _header(res: ReportData) -> list:
     plan, runs = res.plan, res.runs
     blocks = [Text(plan["description"])] if plan.get("description") else []
     planned = len(plan["runs"])
     text = (f"{len(runs)} of {planned} planned runs recorded ({len(plan['problems'])} problems x "
             f"{len(plan['methods'])} methods x {plan['repetitions']} repetition(s); time limit "
             f"{plan['time_limit']:g} s per run).")
+    if plan.get("reference_runs"):
+        text += (f" {len(res.reference_runs)} of {len(plan['reference_runs'])} dedicated reference runs recorded "
+                 "(not compared; see Convergence).")
     if len(runs) < planned:
         text += " The study is incomplete: run it again to finish (recorded runs are kept)."
     if res.stale:
@@ -151,9 +152,9 @@ def _header(res: Results) -> list:
     for missing in plan.get("missing", []):
         text += f" A problem group was skipped: {missing}."
     if plan["skipped"]:
-        text += (f" {len(plan['skipped'])} (problem, method) pairs were not planned because the "
-                 "formulation cannot take the problem (e.g. primal on a local problem).")
-    blocks.append(Text(text))
+        text += (f" {len(plan['skipped'])} (problem, method) pairs are not applicable: the formulation cannot "
+                 "take the problem (e.g. primal on a local problem).")
+    blocks += [Text(text), Text(RULE)]
     if len(runs):
         counts = runs["status"].value_counts()
         blocks.append(Text("Statuses: " + ", ".join(f"{s} {n}" for s, n in counts.items()) + ". A run is "
@@ -162,145 +163,261 @@ def _header(res: Results) -> list:
     return blocks
 
 
-def _summary(res: Results, out: Path) -> list:
+def _summary_table(table: pd.DataFrame, time_label: str) -> pd.DataFrame:
+    shown = pd.DataFrame({
+        "problems": table["problems"], "not applicable": table["not applicable"], "solved %": table["solved %"],
+        "runs solved": table["runs solved"],
+        f"sgm {time_label} [s]": [spread(m, lo, hi) for m, lo, hi in
+                                  zip(table["sgm time [s]"], table["sgm time min"], table["sgm time max"])],
+        "time / best": table["time / best"], "sgm judged error": table["sgm error"],
+        "error / best": table["error / best"], "rank": table["rank"]})
+    shown.index = table["label"]
+    shown.index.name = "method"
+    return shown
+
+
+def _summary(res: ReportData, out: Path) -> list:
     o = res.options
-    table = tables.summary(res.runs, res.problems, res.plan["methods"], res.skipped, res.time_column,
-                           res.plan["time_limit"], o["shift"])
+    pairs = res.pairs()
     blocks = [Heading(1, "Summary"),
-              Text(f"Shifted geometric mean of the {res.time_label} over all {len(res.problems)} problems, "
-                   f"shift {o['shift']:g} s, a problem not solved counting as the time limit "
-                   f"({res.plan['time_limit']:g} s) (qpbenchmark's definition; 'sgm / best' = 1 for the "
-                   "best method). Success rate: % of the method's runs solved."),
-              Table(table, "Per method.", tables.write_table(table, out, "summary", "Summary per method"))]
-    by_tag = tables.tag_success(res.runs, res.methods, res.labels) if len(res.runs) else None
+              Text(f"qpbenchmark's summary per problem class (relaxed, exact, LCP) and acceptance threshold. "
+                   f"Success rate: % of the problems the method can take that it solved. On the common problems "
+                   f"(those every method of the table can take): the "
+                   f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets the same "
+                   f"mean of each problem's fastest and slowest repetition) and of the judged error (shift: the "
+                   f"threshold; a run that returned no point counts as 1), each also divided by the best method's. "
+                   f"Rank: by time.")]
+    for group in comparison_groups(res.plan["methods"]):
+        methods, threshold = list(group.methods), group.threshold
+        table, common = summarise(pairs, methods, o["shift"], threshold)
+        name = f"summary_{group.slug}"
+        shown = _summary_table(table, res.time_label)
+        presets = ", ".join(dict.fromkeys(m["tolerance"] for m in methods))
+        blocks.append(Table(shown, f"{group.label.capitalize()} (tolerance presets: {presets}); {len(common)} "
+                                   "common problem(s).",
+                            tables.write_table(shown, out, name, f"Summary, {group.label}",
+                                               numbers=table.reset_index())))
+        ranked = table[table["rank"].notna()].sort_values("rank")
+        overlaps = [f"{a['label']} and {b['label']}" for i, (_, a) in enumerate(ranked.iterrows())
+                    for _, b in list(ranked.iterrows())[i + 1:] if within_noise(a, b)]
+        if len(ranked) > 1:
+            blocks.append(Text("Within noise (the ranges of the mean time in brackets overlap): "
+                               + ("; ".join(overlaps) if overlaps else "no two methods") + "."))
+    by_tag = _tag_success(pairs, res)
     if by_tag is not None:
-        blocks.append(Table(by_tag, "Success rate (% of runs solved) per tag.",
+        blocks.append(Table(by_tag, "Success rate per tag (% of the problems of the tag the method can take).",
                             tables.write_table(by_tag, out, "success_by_tag", "Success rate per tag")))
     return blocks
 
 
-def _tables(res: Results, out: Path) -> list:
+def _tag_success(pairs: pd.DataFrame, res: ReportData) -> pd.DataFrame | None:
+    tagged = pairs[pairs["applicable"]].explode("tags")
+    tagged = tagged[tagged["tags"].notna()]
+    if tagged.empty:
+        return None
+    table = tagged.groupby(["tags", "method"])["solved"].mean().mul(100).unstack("method")
+    table = table.reindex(columns=[m for m in res.methods if m in table.columns])
+    table.columns = [res.labels[m] for m in table.columns]
+    table.index.name = "tag"
+    return table
+
+
+def _conclusion(res: ReportData, out: Path) -> list:
+    table, caveats = conclusion(res.pairs(), res.plan["methods"], res.options["shift"])
+    blocks = [Heading(1, "Conclusion"),
+              Text("Written from the numbers under the accounting rule: per group of problems (tag), problem class "
+                   "and acceptance threshold, the fastest method by the shifted geometric mean of time on the "
+                   "problems all its methods can take (in brackets: the same mean of each problem's fastest and "
+                   "slowest repetition), the next one and their ratio (its range from those means), whether the two "
+                   "are within noise, and each method's success rate with the number of problems it can take."),
+              Table(table, "Conclusion.", tables.write_table(table, out, "conclusion", "Conclusion"))]
+    if caveats:
+        blocks += [Text("Caveats:")] + [Text(f"- {c}") for c in caveats]
+    return blocks
+
+
+def _tables(res: ReportData, out: Path) -> list:
     blocks = [Heading(1, "Results per problem"),
-              Text("Medians over repetitions; '-' where a method has no such value (not applicable, "
-                   "failed, or not yet run).")]
-    status = tables.status_pivot(res.runs, res.methods, res.labels)
+              Text("Median (min-max) over repetitions of every recorded run; '-' where a method has no such value "
+                   "(not applicable, failed, or not yet run).")]
+    status = tables.status_pivot(res.runs, res.problems, res.methods, res.labels, res.skipped)
     blocks.append(Table(status, "Status.", tables.write_table(status, out, "status", "Status")))
     for column, name, caption in _TABLES:
         if column not in res.runs or res.runs[column].isna().all():
             continue
-        t = tables.pivot(res.runs, column, res.methods, res.labels)
-        blocks.append(Table(t, caption + ".", tables.write_table(t, out, name, caption)))
+        shown, numbers = tables.pivot(res.runs, column, res.problems, res.methods, res.labels)
+        blocks.append(Table(shown, caption + ".", tables.write_table(shown, out, name, caption, numbers)))
+    blocks += _time_to_target(res, out)
     return blocks
 
 
-def _convergence(res: Results, out: Path) -> list:
+def _time_to_target(res: ReportData, out: Path) -> list:
+    """Seconds until each run's objective is within ``target`` of its reference (histories)."""
+    target = res.options.get("target", 1e-6)
+    refs = res.references()
+    hist = read_histories(res.store, res.static["key"])
+    if hist.empty:
+        return []
+    rows = []
+    for run in res.static.itertuples():
+        ref = refs.for_method(run.problem, run.formulation, run.method)
+        h = hist[hist["key"] == run.key]
+        if ref is None or h.empty or not h["objective"].notna().any():
+            continue
+        h = h.drop_duplicates("iteration", keep="last")
+        rows.append({"problem": run.problem, "method": run.method,
+                     "seconds": first_within(h["seconds"], h["objective"], ref.objective, target)})
+    if not rows:
+        return []
+    frame = pd.DataFrame(rows).assign(seconds=lambda d: d["seconds"].astype(float))
+    shown, numbers = tables.pivot(frame, "seconds", res.problems, res.methods, res.labels)
+    caption = (f"Time [s] until the objective is within {target:g} (relative) of the problem's reference objective "
+               "(section Convergence; never the method's own run), from the histories; '-': never.")
+    return [Table(shown, caption, tables.write_table(shown, out, "time_to_target", "Time to the reference", numbers))]
+
+
+def _convergence(res: ReportData, out: Path) -> list:
     o = res.options
     refs = res.references()
-    first = res.static[res.static["repetition"] == 0]
-    histories = res.store.read_histories(first["key"])
+    runs = res.static
+    histories = read_histories(res.store, runs["key"])
+    ref_table = refs.table(res.problems, res.labels)
     blocks = [Heading(1, "Convergence"),
-              Text(f"Per problem, first repetition. Top: {'|objective - reference|' if o['convergence'] == 'error' else '|objective|'} "
-                   "against iteration and time; bottom: the residual each solver logs. Reference: "
-                   + (f"method {o['reference_method']} where it solved the problem, else " if o.get("reference_method") else "")
-                   + "the best (lowest) objective among solved runs of the same formulation. "
-                   "Crosses: the returned point, as the workbench measures it.")]
-    ref_table = pd.DataFrame(refs).T.reindex(res.problems)
-    ref_table.index.name = "problem"
-    blocks.append(Table(ref_table, "Reference objectives per formulation.",
-                        tables.write_table(ref_table, out, "reference_objectives", "Reference objectives")))
-    for problem in dict.fromkeys(first["problem"]):
-        mine = first[first["problem"] == problem]
+              Text(f"Reference objective of each problem, for the runs of formulations that solve the same problem "
+                   f"(relaxed or exact) and report the same objective: the most accurate point (smallest judged "
+                   f"error) among the dedicated reference runs and the solved runs of the compared methods"
+                   + (f" ({res.labels.get(o['reference_method'], o['reference_method'])} preferred where it solved)"
+                      if o.get("reference_method") else "")
+                   + "; a method's own runs are measured against the best point of the others instead.")]
+    if len(ref_table):
+        blocks.append(Table(ref_table, "References.", tables.write_table(ref_table, out, "references", "References")))
+    else:
+        blocks.append(Text("No reference: no run returned an accurate point."))
+    top = "|objective - reference|" if o["convergence"] == "error" else "|objective|"
+    blocks.append(Text(f"Per problem: top, {top}"
+                       "; below, one row per error measure the solvers log (one definition per panel); left against "
+                       "iteration, right against time. Lines: medians over repetitions; bands: min-max."))
+    for problem in dict.fromkeys(runs["problem"]):
+        mine = runs[runs["problem"] == problem]
+        per_method = {m: refs.for_method(problem, f, m) for m, f in zip(mine["method"], mine["formulation"])}
         path = f"figures/convergence-{_slug(problem)}.png"
-        figures.convergence_figure(problem, mine, histories, refs.get(problem, {}), o["convergence"], res.labels,
-                                   res.methods, out / path)
-        blocks.append(Figure(path, f"Convergence on {problem}"))
+        info = figures.convergence_figure(problem, mine, histories, per_method, o["convergence"], res.labels,
+                                          res.methods, out / path)
+        without = [res.labels[m] for m, d in info["drawn"].items() if not d["objective"] and not d["errors"]]
+        caption = f"Convergence on {problem}" + (f"; no history: {', '.join(without)}" if without else "")
+        blocks.append(_figure(path, caption, info["files"]))
     return blocks
 
 
-def _scaling(res: Results, out: Path) -> list:
+def _scaling(res: ReportData, out: Path) -> list:
     blocks = [Heading(1, "Scaling")]
     solved = res.static[res.static["status"] == "solved"]
-    if solved["n_contacts"].nunique() >= 2:
-        pairs = (solved.groupby(["problem", "method"])
+    series = [s for s in dict.fromkeys(res.static["series"].dropna())] if len(res.static) else []
+    undeclared = res.static["series"].isna().any() if len(res.static) else False
+    for name in series:
+        mine = solved[solved["series"] == name]
+        pairs = (mine.groupby(["problem", "method"])
                  .agg(n_contacts=("n_contacts", "first"), time=(res.time_column, "median"),
                       iterations=("iterations", "median")).reset_index())
-        path = "figures/scaling.png"
-        slopes = figures.scaling_figure(pairs, res.labels, res.methods,
-                                        [("time", res.time_label), ("iterations", "iterations")], out / path)
-        blocks += [Text(f"{res.time_label.capitalize()} and iterations of solved runs (medians over "
-                        "repetitions) against the number of contacts; slope of the least-squares line "
-                        "in log-log, i.e. the exponent k of time ~ contacts^k."),
-                   Figure(path, "Scaling with the number of contacts"),
-                   Table(slopes, "Fitted log-log slopes.",
-                         tables.write_table(slopes, out, "scaling_slopes", "Fitted log-log slopes"))]
+        path = f"figures/scaling-{_slug(name)}.png"
+        slopes, files = figures.scaling_figure(pairs, res.labels, res.methods,
+                                               [("time", f"{res.time_label} [s]"), ("iterations", "iterations")],
+                                               out / path, title=f"series {name}")
+        blocks += [Text(f"Series {name}: {res.time_label} and iterations of solved runs (medians over repetitions) "
+                        "against the number of contacts; slope of the least-squares line in log-log, the exponent "
+                        "k of time ~ contacts^k, fitted within this series only."),
+                   _figure(path, f"Scaling within the series {name}", files)]
+        if len(slopes):
+            blocks.append(Table(slopes, f"Fitted log-log slopes, series {name}.",
+                                tables.write_table(slopes, out, f"scaling_slopes_{_slug(name)}",
+                                                   f"Fitted log-log slopes, series {name}")))
+    if not series and len(res.static):
+        blocks.append(Text("No scaling series declared: slopes are fitted only within a series (series = NAME in "
+                           "a [[problems]] group of the study file), never across unrelated problems."))
+    elif undeclared:
+        blocks.append(Text("Problems outside a declared series are not fitted."))
     sims = res.runs[(res.runs["kind"] == "simulation") & (res.runs["status"] == "solved")]
     for source, mine in sims.groupby("source", sort=False):  # one figure per scene swept over sizes
-        if mine["max_contacts"].nunique() < 2:
+        if "max_contacts" not in mine or mine["max_contacts"].nunique() < 2:
             continue
         scene = source.partition(":")[2]
         pairs = (mine.groupby(["problem", "method"])
                  .agg(n_contacts=("max_contacts", "first"), complementarity=("complementarity", "median"),
                       mean_iterations=("mean_iterations", "median")).reset_index())
         path = f"figures/scaling-{_slug(scene)}.png"
-        slopes = figures.scaling_figure(pairs, res.labels, res.methods,
-                                        [("complementarity", "largest complementarity max |g_n u_n|"),
-                                         ("mean_iterations", "mean iterations per step")], out / path)
+        slopes, files = figures.scaling_figure(pairs, res.labels, res.methods,
+                                               [("complementarity", "largest complementarity max |g_n u_n|"),
+                                                ("mean_iterations", "mean iterations per step")], out / path,
+                                               title=scene)
         blocks += [Text(f"Simulations of {scene} (the form of seed 000 Fig. 11): the largest complementarity "
                         "error over all steps and the mean iterations per step against the largest number of "
                         "contacts, for simulations whose every step was solved."),
-                   Figure(path, f"{scene}: complementarity and iterations against contacts"),
+                   _figure(path, f"{scene}: complementarity and iterations against contacts", files),
                    Table(slopes, f"Fitted log-log slopes ({scene}).",
                          tables.write_table(slopes, out, f"scaling_slopes_{_slug(scene)}", "Fitted log-log slopes"))]
     if len(blocks) == 1:
-        blocks.append(Text("Needs solved runs on problems of at least two sizes."))
+        blocks.append(Text("Nothing to show: no single-step problem and no simulation swept over sizes."))
     return blocks
 
 
-def _profiles(res: Results, out: Path) -> list:
-    times = pair_times(res.runs, res.time_column).unstack("method") if len(res.runs) else pd.DataFrame()
-    times = times.reindex(index=res.problems, columns=res.methods).fillna(np.inf)
-    times.columns = [res.labels[m] for m in times.columns]
-    rho = performance_profile(times)
-    path = "figures/performance_profile.png"
-    figures.profile_figure(rho, out / path, res.time_label)
-    marks = performance_profile(times, taus=[1.0, 2.0, 10.0, np.inf]).T
-    marks.columns = ["rho(1)", "rho(2)", "rho(10)", "rho(inf)"]
-    marks.index.name = "method"
-    rho_file = tables.write_table(rho, out, "performance_profile", "Performance profile")
-    return [Heading(1, "Performance profiles"),
-            Text(f"Dolan-More profiles of the {res.time_label} to the study's tolerance over "
-                 f"{len(res.problems)} problems: rho(tau) is the fraction of problems a method solves within "
-                 "tau times the best method's time; a run not solved (or not applicable) never counts. "
-                 "rho(1): fastest; rho(inf): success rate over problems."),
-            Figure(path, "Performance profiles"),
-            Table(marks, "Profile values.", {"CSV (whole profile)": rho_file["CSV"]})]
+def _profiles(res: ReportData, out: Path) -> list:
+    pairs = res.pairs()
+    blocks = [Heading(1, "Performance profiles"),
+              Text(f"Dolan-More profiles per problem class and acceptance threshold: rho(tau) is the fraction of "
+                   f"the problems a method can take that it solves within tau times the best method's "
+                   f"{res.time_label} (first figure) or "
+                   "iterations (second); not-applicable problems are left out of that method's fraction, a problem "
+                   "not solved never counts. rho(1): fastest; rho(inf): the success rate of the summary.")]
+    for group in comparison_groups(res.plan["methods"]):
+        names = [m["method"] for m in group.methods]
+        marks = []
+        for value, axis in (("time", f"ratio to the best {res.time_label} (tau)"),
+                            ("iterations", "ratio to the fewest iterations (tau)")):
+            v = profile_values(pairs, names, value)
+            v.columns = [res.labels[m] for m in v.columns]
+            rho = performance_profile(v)
+            path = f"figures/profile-{value}-{group.slug}.png"
+            files = figures.profile_figure(rho, out / path, axis, f"{value}, {group.label}")
+            blocks.append(_figure(path, f"Performance profile of {value}, {group.label}", files))
+            m = performance_profile(v, taus=[1.0, 2.0, 10.0, np.inf]).T
+            m.columns = [f"{value} rho({cell(t)})" for t in (1.0, 2.0, 10.0, np.inf)]
+            marks.append(m)
+        table = pd.concat(marks, axis=1)
+        table.index.name = "method"
+        blocks.append(Table(table, f"Profile values, {group.label}.",
+                            tables.write_table(table, out, f"profile_{group.slug}", "Performance profile values")))
+    return blocks
 
 
-def _timeseries(res: Results, out: Path) -> list:
+def _timeseries(res: ReportData, out: Path) -> list:
     blocks = [Heading(1, "Time series")]
     runs = res.runs[(res.runs["kind"] == "simulation") & (res.runs["repetition"] == 0)]
     if runs.empty:
         return blocks + [Text("No simulation in this study (a [[problems]] group with scenario = ...).")]
     histories = res.store.read_histories(runs["key"])
-    blocks.append(Text("Per scene, the per-step quantities of every method's simulation (first repetition) "
-                       "against time; dashed black: the analytic solution where the scene has one."))
+    blocks.append(Text("Per scene, the per-step quantities of every method's simulation (first repetition: a "
+                       "simulation's trajectory does not depend on timing) against time; dashed black: the analytic "
+                       "solution where the scene has one."))
     for problem in dict.fromkeys(runs["problem"]):
         keys = runs.loc[runs["problem"] == problem, "key"]
         table = histories[histories["key"].isin(keys)] if len(histories) else histories
         if table.empty:
+            blocks.append(Text(f"{problem}: no per-step table recorded."))
             continue
         table = table.assign(method=table["method"].map(res.labels))
         path = f"figures/timeseries-{_slug(problem)}.png"
-        if figures.timeseries_figure(table, problem, out / path):
-            blocks.append(Figure(path, f"{problem} per step"))
+        files = figures.timeseries_figure(table, problem, out / path)
+        if files is not None:
+            blocks.append(_figure(path, f"{problem} per step", files))
     return blocks
 
 
-def _seed(res: Results, out: Path) -> list:
+def _seed(res: ReportData, out: Path) -> list:
     entries = res.options.get("seed") or []
     if not entries:
         return []
     refs = res.references()
+    hist = read_histories(res.store, res.static["key"])
     rows = []
     for e in entries:
         runs = res.runs[res.runs["method"] == e["method"]]
@@ -309,75 +426,118 @@ def _seed(res: Results, out: Path) -> list:
         elif e.get("tag"):
             runs = runs[runs["tags"].fillna("").str.split(",").apply(lambda tags: e["tag"] in tags)]
         if e["quantity"] == "iterations_to_reference":
-            values = [_iterations_to_reference(res, run, refs, e["rel_tol"]) for run in runs.itertuples()]
+            values = [_iterations_to_reference(run, refs, hist, e["rel_tol"]) for run in runs.itertuples()]
         else:
             values = pd.to_numeric(runs[e["quantity"]], errors="coerce") if e["quantity"] in runs else []
         values = pd.Series(values, dtype=float).dropna()
         where = e.get("problem") or (f"tag {e['tag']}" if e.get("tag") else "all problems")
         rows.append({"what": e["what"], "source": e["source"], "method": res.labels[e["method"]],
                      "problems": where, "seed": e["value"],
-                     "measured": float(values.median()) if len(values) else np.nan, "runs": len(values)})
-    table = pd.DataFrame(rows).set_index("what")
+                     "measured": spread(float(values.median()), float(values.min()), float(values.max()))
+                     if len(values) else "-", "runs": len(values),
+                     "median": float(values.median()) if len(values) else np.nan})
+    numbers = pd.DataFrame(rows)
+    table = numbers.drop(columns="median").set_index("what")
     return [Heading(1, "Seed results beside this study's"),
-            Text("Each number the seeds report, beside the median of what this study measured for it (runs: how "
-                 "many runs gave a value; '-' where none did, e.g. data not generated or the method unavailable). "
+            Text("Each number the seeds report, beside the median (min-max) of what this study measured for it (runs: "
+                 "how many runs gave a value; '-' where none did, e.g. data not generated or the method unavailable). "
                  "Iterations to reference: the first iteration whose objective is within rel_tol of the reference "
-                 "objective (section Convergence)."),
-            Table(table, "Seed and measured values.", tables.write_table(table, out, "seed", "Seed and measured values"))]
+                 "objective (section Convergence; never the method's own)."),
+            Table(table, "Seed and measured values.",
+                  tables.write_table(table, out, "seed", "Seed and measured values", numbers))]
 
 
-def _iterations_to_reference(res: Results, run, refs: dict, rel_tol: float) -> float:
-    ref = refs.get(run.problem, {}).get(run.formulation)
-    history = res.store.read_histories([run.key])
-    if ref is None or "objective" not in history:
+def _iterations_to_reference(run, refs: References, hist: pd.DataFrame, rel_tol: float) -> float:
+    ref = refs.for_method(run.problem, run.formulation, run.method)
+    h = hist[hist["key"] == run.key] if len(hist) else hist
+    if ref is None or h.empty:
         return float("nan")
-    return iterations_to_reference(history["iteration"], history["objective"], ref, rel_tol)
+    h = h.drop_duplicates("iteration", keep="last")
+    return first_within(h["iteration"], h["objective"], ref.objective, rel_tol)
 
 
-def _methods_and_provenance(res: Results, out: Path) -> list:
-    methods = pd.DataFrame(res.plan["methods"]).set_index("method")
-    blocks = [Heading(1, "Methods"), Table(methods, "", tables.write_table(methods, out, "methods", "Methods"))]
+def _limitations(res: ReportData) -> list:
+    items = ["Times are wall-clock seconds on one machine (see Machine and versions) that may have been shared; "
+             "differences within the min-max spread over repetitions are noise, and a single repetition shows none.",
+             "Iterations are not comparable between solver families: an interior-point iteration factorises a "
+             "matrix, a first-order iteration does a few products; compare them within a family.",
+             "Runs are judged by the workbench's error measure at the method's acceptance threshold; methods with "
+             "the same threshold are compared even when they ask their solver for different accuracies (tol), and a "
+             "method can be fast because it stops at a point another measure would not accept; the table of the "
+             "time to the reference objective compares them at one accuracy.",
+             "Convergence curves show what each solver logs; the logged measure can differ from the judged one "
+             "(each panel names its measure), and crosses give the workbench's measure of the returned point."]
+    unavailable = sorted({res.labels[m] for m in res.runs.loc[res.runs["status"] == "unavailable", "method"]}) \
+        if len(res.runs) else []
+    if unavailable:
+        msg = res.runs.loc[res.runs["status"] == "unavailable", "message"].iloc[0]
+        items.append(f"Not available on this machine, so not compared: {', '.join(unavailable)} ({msg}).")
+    if res.plan["repetitions"] < 3:
+        items.append(f"{res.plan['repetitions']} repetition(s): spreads over repetitions are not meaningful.")
+    shift = res.options["shift"]
+    if shift >= 1.0 and len(res.runs) and np.nanmedian(res.runs[res.time_column]) < 0.1 * shift:
+        items.append(f"Most runs take far less than the shift of the geometric mean ({res.options['shift']:g} s), "
+                     "which pulls every method's mean towards the same value.")
+    return [Heading(1, "Known limitations")] + [Text(f"- {i}") for i in items]
+
+
+def _machine(res: ReportData, out: Path) -> list:
     sessions = res.store.sessions()
-    if sessions:
-        rows = [{"session": s["session"], "date": s["date"], "host": s["host"], "cpu": s["cpu"],
-                 "cores": s["cores"], "executor": f"{s['executor']} x{s['jobs']}", "workbench": s["workbench"],
-                 "python": s["python"], **s["packages"]} for s in sessions]
-        table = pd.DataFrame(rows).set_index("session")
-        solvers = pd.DataFrame({"version": sessions[-1]["solvers"]})
-        solvers.index.name = "solver"
-        blocks += [Heading(1, "Provenance"),
-                   Table(table, "Sessions that produced these results.",
-                         tables.write_table(table, out, "sessions", "Sessions")),
-                   Table(solvers, "Solver packages (latest session).")]
-    blocks += [Heading(2, "Study file"), Code(_study_text(res))]
-    return blocks
+    if not sessions:
+        return []
+    shown = sessions[-4:]
+    fields = {"date": lambda s: s["date"], "host": lambda s: s["host"], "CPU": lambda s: s["cpu"],
+              "cores": lambda s: s["cores"], "platform": lambda s: s["platform"],
+              "executor": lambda s: f"{s['executor']} x{s['jobs']}", "python": lambda s: s["python"],
+              "workbench": lambda s: s["workbench"]}
+    rows = {k: [f(s) for s in shown] for k, f in fields.items()}
+    for pkg in dict.fromkeys(p for s in shown for p in s["packages"]):
+        rows[pkg] = [s["packages"].get(pkg, "-") for s in shown]
+    for solver in dict.fromkeys(p for s in shown for p in s["solvers"]):
+        rows[f"solver {solver}"] = [s["solvers"].get(solver, "-") for s in shown]
+    table = pd.DataFrame(rows, index=[s["session"] for s in shown]).T
+    table.index.name = "field"
+    caption = "Machine and versions of each session that produced these results" + \
+        (f" (the last 4 of {len(sessions)})." if len(sessions) > 4 else ".")
+    return [Heading(1, "Machine and versions"),
+            Table(table, caption, tables.write_table(table, out, "machine", "Machine and versions"))]
 
 
-def _study_text(res: Results) -> str:
+def _methods_and_study(res: ReportData, out: Path) -> list:
+    methods = pd.DataFrame(res.plan["methods"] + res.plan.get("references", [])).set_index("method")
+    methods["params"] = methods["params"].map(lambda p: ", ".join(f"{k}={v}" for k, v in p.items()) or "-")
+    return [Heading(1, "Methods"),
+            Table(methods, "Compared methods, and the dedicated reference runs (reference/...).",
+                  tables.write_table(methods, out, "methods", "Methods")),
+            Heading(1, "Study file"), Code(_study_text(res))]
+
+
+def _study_text(res: ReportData) -> str:
     path = res.root / "study.toml"
     return path.read_text(encoding="utf-8") if path.is_file() else "(not saved)"
 
 
-SECTIONS = {"summary": _summary, "seed": _seed, "tables": _tables, "convergence": _convergence, "scaling": _scaling,
-            "profiles": _profiles, "timeseries": _timeseries}
+SECTIONS = {"summary": _summary, "conclusion": _conclusion, "seed": _seed, "tables": _tables,
+            "convergence": _convergence, "scaling": _scaling, "profiles": _profiles, "timeseries": _timeseries}
+
+
+def _sections(names) -> list[str]:
+    """The study's sections, with the conclusion always there (after the summary, else first)."""
+    names = list(names)
+    if "conclusion" not in names:
+        names.insert(names.index("summary") + 1 if "summary" in names else 0, "conclusion")
+    return names
 
 
 def write_report(results_dir, out_dir=None) -> Path:
     """Write the report of ``results_dir`` to ``out_dir`` (default reports/<study name>/); the path of
     index.html."""
-    res = load_results(results_dir)
+    res = read_report_data(results_dir)
     out = Path(out_dir) if out_dir else Path("reports") / res.plan["study"]
     out.mkdir(parents=True, exist_ok=True)
     blocks = _header(res)
     if len(res.runs):
-        for name in res.options["sections"]:
+        for name in _sections(res.options["sections"]):
             blocks += SECTIONS[name](res, out)
-    blocks += _methods_and_provenance(res, out)
-    title = f"Study {res.plan['study']}"
-    from workbench.files import atomic_output
-    with atomic_output(out / "index.md") as tmp:
-        tmp.write_text(render_markdown(title, blocks), encoding="utf-8")
-    index = out / "index.html"
-    with atomic_output(index) as tmp:
-        tmp.write_text(render_html(title, blocks), encoding="utf-8")
-    return index
+    blocks += _limitations(res) + _machine(res, out) + _methods_and_study(res, out)
+    return write_pages(out, f"Study {res.plan['study']}", blocks)

@@ -1,15 +1,20 @@
-"""A report as a list of blocks, rendered twice from the same content: markdown and a standalone HTML
-page (relative links to the figures and tables next to it, no scripts, no network)."""
+"""A report as a list of blocks, rendered twice from the same content: markdown (tables through
+pandas, text columns left-aligned, numbers right-aligned) and a standalone HTML page (a table of
+contents, relative links to the figures and tables next to it, no scripts, no network; laid out to
+fit a 1,400 px window without horizontal scrolling)."""
 
 from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["Heading", "Text", "Table", "Figure", "Code", "render_markdown", "render_html", "cell"]
+__all__ = ["Heading", "Text", "Table", "Figure", "Code", "render_markdown", "render_html", "write_pages", "cell",
+           "spread", "numeric_column"]
 
 
 @dataclass
@@ -25,7 +30,7 @@ class Text:
 
 @dataclass
 class Table:
-    """A table with its downloadable files (label -> relative path)."""
+    """A table (cells already formatted, see :func:`cell`) with its files (label -> relative path)."""
     frame: pd.DataFrame
     caption: str = ""
     files: dict[str, str] = field(default_factory=dict)
@@ -33,8 +38,10 @@ class Table:
 
 @dataclass
 class Figure:
+    """A figure: its PNG (shown) and other formats (linked)."""
     path: str
     caption: str
+    others: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -43,78 +50,136 @@ class Code:
 
 
 def cell(x) -> str:
-    """A value as a table shows it: 4 significant digits, '-' for missing."""
+    """A value as a table shows it: 4 significant digits (whole numbers below a million in full),
+    '-' for missing."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     if isinstance(x, float):
-        return "inf" if math.isinf(x) else f"{x:.4g}"
+        if math.isinf(x):
+            return "inf"
+        return str(int(x)) if x.is_integer() and abs(x) < 1e6 else f"{x:.4g}"
     return str(x)
 
 
+def spread(median, low, high) -> str:
+    """'median (low-high)', or the median alone when the spread is nil or unknown."""
+    if median is None or (isinstance(median, float) and math.isnan(median)):
+        return "-"
+    if low is None or high is None or (isinstance(low, float) and math.isnan(low)) or cell(low) == cell(high):
+        return cell(median)
+    return f"{cell(median)} ({cell(low)}–{cell(high)})"
+
+
+_NUMBER = re.compile(r"^(-|[-+]?(\d[\d.]*(e[-+]?\d+)?|inf)( \(.*\))?)$")
+
+
+def numeric_column(values) -> bool:
+    """Whether a column shows numbers (right-aligned) rather than text (left-aligned)."""
+    shown = [cell(v) for v in values]
+    return bool(shown) and all(_NUMBER.match(s) for s in shown) and any(s != "-" for s in shown)
+
+
+def _display(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.map(cell) if len(df.columns) else df.copy()
+    out.index = [cell(i) for i in df.index]
+    out.index.name = df.index.name
+    return out
+
+
+def _slug(text: str) -> str:
+    """A heading's anchor as GitHub makes it (so the markdown's table of contents links work there too)."""
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
 def _md_table(df: pd.DataFrame) -> str:
-    header = [str(df.index.name or "")] + [str(c) for c in df.columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * len(df.columns)) + "|"]
-    for idx, row in df.iterrows():
-        cells = [cell(idx)] + [cell(v).replace("|", "\\|") for v in row]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    align = ["left"] + ["right" if numeric_column(df[c]) else "left" for c in df.columns]
+    shown = _display(df).map(lambda s: s.replace("|", "\\|"))
+    return shown.to_markdown(colalign=align, index=True)
 
 
 def _files_md(files: dict[str, str]) -> str:
     return " ".join(f"[{label}]({path})" for label, path in files.items())
 
 
+def _toc(blocks: list) -> list[Heading]:
+    return [b for b in blocks if isinstance(b, Heading) and b.level == 1]
+
+
 def render_markdown(title: str, blocks: list) -> str:
-    out = [f"# {title}", ""]
+    out = [f"# {title}", "", "Contents: " + " · ".join(f"[{h.text}](#{_slug(h.text)})" for h in _toc(blocks)), ""]
     for b in blocks:
         if isinstance(b, Heading):
             out += ["#" * (b.level + 1) + " " + b.text, ""]
         elif isinstance(b, Text):
             out += [b.text, ""]
         elif isinstance(b, Table):
-            if b.caption:
-                out += [b.caption + (" " + _files_md(b.files) if b.files else ""), ""]
+            if b.caption or b.files:
+                out += [(b.caption + " " + _files_md(b.files)).strip(), ""]
             out += [_md_table(b.frame), ""]
         elif isinstance(b, Figure):
-            out += [f"![{b.caption}]({b.path})", "", f"*{b.caption}*", ""]
+            out += [f"![{b.caption}]({b.path})", "", f"*{b.caption}* {_files_md(b.others)}".rstrip(), ""]
         elif isinstance(b, Code):
             out += ["```", b.text.rstrip(), "```", ""]
     return "\n".join(out)
 
 
-_CSS = """body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;color:#222}
-table{border-collapse:collapse;margin:0.5rem 0 1.5rem;font-size:0.9rem}
-th,td{border:1px solid #ccc;padding:0.2rem 0.5rem;text-align:right}th:first-child,td:first-child{text-align:left}
-th{background:#f3f3f3}figure{margin:1rem 0}img{max-width:100%;border:1px solid #eee}
-figcaption{font-style:italic;font-size:0.9rem}pre{background:#f6f6f6;padding:0.8rem;overflow-x:auto}"""
+_CSS = """body{font-family:system-ui,sans-serif;max-width:80rem;margin:1.5rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;margin:0.5rem 0 1.5rem;font-size:0.85rem;max-width:100%}
+th,td{border:1px solid #ccc;padding:0.2rem 0.45rem;vertical-align:top;overflow-wrap:anywhere}
+td.n,th.n{text-align:right}td.t,th.t{text-align:left}td small{color:#555;white-space:nowrap}
+th{background:#f3f3f3;overflow-wrap:normal}figure{margin:1rem 0}img{max-width:100%;height:auto;border:1px solid #eee}
+figcaption{font-style:italic;font-size:0.9rem}pre{background:#f6f6f6;padding:0.8rem;white-space:pre-wrap;
+overflow-wrap:anywhere}nav{background:#f8f8f8;padding:0.5rem 1rem;border:1px solid #e3e3e3}
+p.rule{border-left:4px solid #888;padding-left:0.8rem}"""
+
+
+def _html_cell(text: str, tag: str, cls: str) -> str:
+    e = html.escape
+    m = re.match(r"^(.*) (\(.*\))$", text) if cls == "n" else None
+    inner = f"{e(m.group(1))}<br><small>{e(m.group(2))}</small>" if m else e(text)
+    return f'<{tag} class="{cls}">{inner}</{tag}>'
 
 
 def _html_table(df: pd.DataFrame) -> str:
-    e = html.escape
-    head = "".join(f"<th>{e(str(c))}</th>" for c in [df.index.name or ""] + list(df.columns))
-    body = "".join("<tr>" + f"<td>{e(cell(idx))}</td>" + "".join(f"<td>{e(cell(v))}</td>" for v in row) + "</tr>"
-                   for idx, row in df.iterrows())
+    classes = ["t"] + ["n" if numeric_column(df[c]) else "t" for c in df.columns]
+    shown = _display(df)
+    head = "".join(_html_cell(str(c), "th", k) for c, k in zip([df.index.name or ""] + list(df.columns), classes))
+    body = "".join("<tr>" + "".join(_html_cell(v, "td", k) for v, k in zip([idx, *row], classes)) + "</tr>"
+                   for idx, row in zip(shown.index, shown.itertuples(index=False)))
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def render_html(title: str, blocks: list) -> str:
     e = html.escape
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', f"<title>{e(title)}</title>",
-           f"<style>{_CSS}</style></head><body>", f"<h1>{e(title)}</h1>"]
+    toc = "".join(f'<a href="#{_slug(h.text)}">{e(h.text)}</a> · ' for h in _toc(blocks)).rstrip(" · ")
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">', f"<title>{e(title)}</title>",
+           f"<style>{_CSS}</style></head><body>", f"<h1>{e(title)}</h1>", f"<nav>Contents: {toc}</nav>"]
     for b in blocks:
         if isinstance(b, Heading):
-            out.append(f"<h{b.level + 1}>{e(b.text)}</h{b.level + 1}>")
+            out.append(f'<h{b.level + 1} id="{_slug(b.text)}">{e(b.text)}</h{b.level + 1}>')
         elif isinstance(b, Text):
-            out.append(f"<p>{e(b.text)}</p>")
+            cls = ' class="rule"' if b.text.startswith("Accounting rule") else ""
+            out.append(f"<p{cls}>{e(b.text)}</p>")
         elif isinstance(b, Table):
             links = " ".join(f'<a href="{e(p)}">{e(label)}</a>' for label, p in b.files.items())
             if b.caption or links:
                 out.append(f"<p>{e(b.caption)} {links}</p>")
             out.append(_html_table(b.frame))
         elif isinstance(b, Figure):
+            links = " ".join(f'<a href="{e(p)}">{e(label)}</a>' for label, p in b.others.items())
             out.append(f'<figure><img src="{e(b.path)}" alt="{e(b.caption)}">'
-                       f"<figcaption>{e(b.caption)}</figcaption></figure>")
+                       f"<figcaption>{e(b.caption)} {links}</figcaption></figure>")
         elif isinstance(b, Code):
             out.append(f"<pre>{e(b.text)}</pre>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+def write_pages(out: Path, title: str, blocks: list) -> Path:
+    """Write ``out/index.md`` and ``out/index.html`` (atomically); the path of index.html."""
+    from workbench.files import atomic_output
+    for name, render in (("index.md", render_markdown), ("index.html", render_html)):
+        with atomic_output(out / name) as tmp:
+            tmp.write_text(render(title, blocks), encoding="utf-8")
+    return out / "index.html"

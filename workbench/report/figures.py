@@ -1,13 +1,18 @@
-"""Figures of a report (PNG, matplotlib's Agg canvas through the object API: no pyplot, no display).
+"""Figures of a report, each written as PNG (shown) and SVG (for print), through matplotlib's object
+API on the Agg canvas (no pyplot, no display).
 
-Convergence (the form of seed 001 Figs. 1-4): per problem, every method's per-iteration history,
-objective and residual against iteration and against time, log-log. The objective panel shows
-|objective - reference| ("error" mode; the reference is per formulation, since the primal and dual
-objectives are different numbers) or |objective| with the reference drawn as a dashed line
-("absolute" mode, as the seed plots it). Every solver's history has one schema
-(workbench.solvers.recorder.HISTORY_COLUMNS): iteration, seconds, objective, error_name, error; the
-objective panel draws ``objective`` and the residual panel ``error``, named in the legend by the run's
-``error_name``. Crosses mark the workbench's judged error and objective of the point each run returned.
+Convergence (the form of seed 001 Figs. 1-4): per problem, one column against iteration and one
+against time, log-log. The top row is |objective - reference| ("error" mode; the reference of each
+method's runs comes from the other methods or a dedicated reference run,
+:mod:`workbench.report.reference`) or |objective| with the reference dashed ("absolute" mode, as the
+seed plots it); below, one row per error measure the histories log (one definition per panel: the
+schema's ``error_name``). Each method is its median curve over repetitions with a band from the
+minimum to the maximum (per iteration, over the repetitions that reached it; against time, at the
+median time of that iteration, as benchopt plots it, and shaded from the fastest to the slowest
+repetition's time); a cross marks the point it returned (median
+over repetitions of the workbench's measure, at the curve's last iteration or time), on the
+objective row and on the row of the measure the run is judged by. A panel with nothing to draw says
+why.
 """
 
 from __future__ import annotations
@@ -17,10 +22,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from workbench.report.stats import loglog_slope
 
-__all__ = ["convergence_figure", "scaling_figure", "profile_figure", "timeseries_figure", "first_column"]
+__all__ = ["convergence_figure", "scaling_figure", "profile_figure", "timeseries_figure", "judged_measure",
+           "save", "MAX_ERROR_ROWS"]
+
+#: error measures drawn per problem (rows below the objective), the most common first
+MAX_ERROR_ROWS = 3
+#: the measures a run can be judged by (workbench.solvers.finalize)
+_JUDGED = ("relaxed_error", "siconos_error", "lcp_residual")
 
 
 def _colors(methods: list[str]) -> dict[str, str]:
@@ -28,92 +41,172 @@ def _colors(methods: list[str]) -> dict[str, str]:
     return {m: palette[i % 10] for i, m in enumerate(methods)}
 
 
-def first_column(columns, options) -> str | None:
-    return next((c for c in options if c in columns), None)
-
-
-def _positive_plot(ax, x, y, fmt: str, **kwargs) -> None:
-    """Plot the points where both x and y are positive and finite (log-log axes show nothing else:
-    e.g. |objective - reference| is 0 for the reference run itself)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-    if keep.any():
-        ax.plot(x[keep], y[keep], fmt, **kwargs)
-
-
-def _save(fig: Figure, path: Path) -> None:
+def save(fig: Figure, path: Path) -> dict[str, str]:
+    """Write ``path`` (PNG) and the same figure as SVG beside it; {"SVG": svg file name}."""
     from workbench.files import atomic_output
     path.parent.mkdir(parents=True, exist_ok=True)
+    svg = path.with_suffix(".svg")
     with atomic_output(path) as tmp:
         fig.savefig(tmp, dpi=110)
+    with atomic_output(svg) as tmp:
+        fig.savefig(tmp)
+    return {"SVG": svg.name}
 
 
-def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame, references: dict[str, float],
-                       mode: str, labels: dict[str, str], methods: list[str], path: Path) -> dict[str, tuple]:
-    """One figure for ``problem`` (runs and histories of its first repetition); per method, the
-    history columns drawn as (objective, residual) (None where the history has none)."""
+def judged_measure(run) -> str | None:
+    """Which workbench measure the run's judged error is (its value equals that metric's)."""
+    judged = getattr(run, "judged_error", np.nan)
+    for name in _JUDGED:
+        v = getattr(run, name, np.nan)
+        if v is not None and np.isfinite(judged) and np.isfinite(v) and np.isclose(v, judged, rtol=1e-12, atol=0):
+            return name
+    return None
+
+
+def _band(curves: list[pd.DataFrame]) -> pd.DataFrame | None:
+    """Per iteration, over the repetitions that reached it (benchopt's convention): the median of
+    the seconds and the median, min and max of y. ``curves``: one frame (iteration, seconds, y) per
+    repetition."""
+    curves = [c for c in curves if len(c)]
+    if not curves:
+        return None
+    wide = pd.concat([c.set_index("iteration")[["seconds", "y"]].add_suffix(f"_{i}") for i, c in enumerate(curves)],
+                     axis=1).sort_index()
+    y, sec = wide.filter(like="y_"), wide.filter(like="seconds_")
+    return pd.DataFrame({"iteration": wide.index.to_numpy(dtype=float), "seconds": sec.median(axis=1).to_numpy(),
+                         "seconds_lo": sec.min(axis=1).to_numpy(), "seconds_hi": sec.max(axis=1).to_numpy(),
+                         "median": y.median(axis=1).to_numpy(), "lo": y.min(axis=1).to_numpy(),
+                         "hi": y.max(axis=1).to_numpy()})
+
+
+def _draw(ax, curves: list[pd.DataFrame], xname: str, color: str) -> bool:
+    band = _band([c[np.isfinite(c["y"]) & (c["y"] > 0)] for c in curves])
+    if band is None:
+        return False
+    band = band[band[xname] > 0]
+    if band.empty:
+        return False
+    ax.plot(band[xname], band["median"], "-", color=color, lw=1.4)
+    if len(curves) > 1:
+        ax.fill_between(band[xname], band["lo"], band["hi"], color=color, alpha=0.2, lw=0)
+        if xname == "seconds":  # the spread of the clock: from the fastest to the slowest repetition
+            keep = band["seconds_lo"] > 0
+            ax.fill(np.concatenate([band["seconds_lo"][keep], band["seconds_hi"][keep][::-1]]),
+                    np.concatenate([band["median"][keep], band["median"][keep][::-1]]), color=color, alpha=0.2, lw=0)
+    return True
+
+
+def _mantissa_2_5(value, _pos) -> str:
+    """Label a minor log tick only at 2 and 5 times a power of ten (the rest crowd each other)."""
+    mantissa = value / 10 ** np.floor(np.log10(value)) if value > 0 else 0
+    return f"{value:.2g}" if np.isclose(mantissa, 2) or np.isclose(mantissa, 5) else ""
+
+
+def _short_decades(ax) -> None:
+    """On a log axis spanning less than two decades matplotlib labels every minor tick; keep 2 and 5."""
+    from matplotlib.ticker import FuncFormatter
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if lo > 0 and hi > 0 and np.log10(hi / lo) < 2:
+            axis.set_minor_formatter(FuncFormatter(_mantissa_2_5))
+
+
+def convergence_figure(problem: str, runs: pd.DataFrame, histories: pd.DataFrame, references: dict,
+                       mode: str, labels: dict[str, str], methods: list[str], path: Path) -> dict:
+    """One figure for ``problem``: ``runs`` (every repetition), ``histories`` in the schema of
+    :mod:`workbench.study.results`, ``references`` method -> Reference or None. Returns the files
+    written and, per method, what was drawn: {"files": ..., "drawn": {method: {"objective": bool,
+    "errors": [names]}}, "rows": [error names]}."""
     colors = _colors(methods)
-    drawn = {}
-    fig = Figure(figsize=(11, 7.5), layout="constrained")
-    axes = fig.subplots(2, 2)
-    for run in runs.itertuples():
-        method, color = run.method, colors[run.method]
-        ref = references.get(run.formulation)
-        # the long table has every solver's columns: keep the ones this run logged
-        hist = histories[histories["key"] == run.key].dropna(axis=1, how="all") if len(histories) else histories
-        has = len(hist) > 0
-        obj_col = "objective" if has and "objective" in hist else None
-        xs = {"iteration": hist["iteration"] if has else None, "time": hist["seconds"] if has else None}
-        finals = {"iteration": run.iterations, "time": run.solve_seconds}
+    hist = histories[histories["key"].isin(runs["key"])] if len(histories) else histories
+    names = list(hist["error_name"].dropna().value_counts(sort=True).index[:MAX_ERROR_ROWS]) if len(hist) else []
+    rows = ["objective"] + names
+    fig = Figure(figsize=(11, 2.9 * len(rows) + 1.3), layout="constrained")
+    axes = np.atleast_2d(fig.subplots(len(rows), 2, squeeze=False))
+    drawn: dict[str, dict] = {}
+    present = []
+    for method in [m for m in methods if m in set(runs["method"])]:
+        mine, color = runs[runs["method"] == method], colors[method]
+        ref = references.get(method)
+        offset = ref.objective if (mode == "error" and ref is not None) else 0.0
         have_ref = mode == "absolute" or ref is not None
-        offset = ref if mode == "error" and ref is not None else 0.0
-        y = (hist[obj_col] - offset).abs() if obj_col is not None and have_ref else None
-        res = hist["error"] if has and "error" in hist else None
-        res_name = str(hist["error_name"].iloc[0]) if res is not None else ""
-        drawn[method] = (obj_col if y is not None else None, res_name or None)
-        final_obj = abs(run.objective - offset) if have_ref and np.isfinite(run.objective) else np.nan
-        for col, xname in enumerate(("iteration", "time")):
-            x, fx = xs[xname], finals[xname]
-            if x is not None and y is not None:
-                _positive_plot(axes[0, col], x, y, "-", color=color, label=f"{labels[method]} [{obj_col}]")
-            if x is not None and res is not None:
-                _positive_plot(axes[1, col], x, res, "-", color=color, label=f"{labels[method]} [{res_name}]")
-            if fx is not None:
-                _positive_plot(axes[0, col], [fx], [final_obj], "x", color=color, ms=8)
-                _positive_plot(axes[1, col], [fx], [run.judged_error], "x", color=color, ms=8)
+        info = drawn.setdefault(method, {"objective": False, "errors": []})
+        present.append(method)
+        obj_curves, ends = [], []
+        by_error: dict[str, list[pd.DataFrame]] = {}
+        for run in mine.itertuples():
+            h = hist[hist["key"] == run.key]
+            if h.empty:
+                continue
+            ends.append(h[["iteration", "seconds"]].max())
+            one = h.drop_duplicates(subset=["iteration"], keep="last")
+            if have_ref and one["objective"].notna().any():
+                obj_curves.append(one[["iteration", "seconds"]].assign(y=(one["objective"] - offset).abs()))
+            for name, g in h.groupby("error_name"):
+                g = g.drop_duplicates(subset=["iteration"], keep="last")
+                by_error.setdefault(name, []).append(g[["iteration", "seconds"]].assign(y=g["error"]))
+        for col, xname in enumerate(("iteration", "seconds")):
+            if _draw(axes[0, col], obj_curves, xname, color):
+                info["objective"] = True
+            for r, name in enumerate(names, start=1):
+                if _draw(axes[r, col], by_error.get(name, []), xname, color) and name not in info["errors"]:
+                    info["errors"].append(name)
+            if not ends:
+                continue
+            x_end = float(np.median([e[xname] for e in ends]))
+            if have_ref:
+                y = float(np.nanmedian((mine["objective"] - offset).abs())) if mine["objective"].notna().any() \
+                    else np.nan
+                if np.isfinite(y) and y > 0 and x_end > 0:
+                    axes[0, col].plot([x_end], [y], "x", color=color, ms=8, mew=2)
+            judged = {judged_measure(run) for run in mine.itertuples()}
+            for r, name in enumerate(names, start=1):
+                y = float(np.nanmedian(mine["judged_error"])) if name in judged else np.nan
+                if np.isfinite(y) and y > 0 and x_end > 0:
+                    axes[r, col].plot([x_end], [y], "x", color=color, ms=8, mew=2)
     if mode == "absolute":
-        for i, (formulation, ref) in enumerate(references.items()):
+        shown = {}
+        for ref in references.values():
+            if ref is not None:
+                shown[ref.method] = ref
+        for i, ref in enumerate(shown.values()):
             for ax in axes[0]:
-                ax.axhline(abs(ref), color="k", ls=("--", ":", "-.")[i % 3], lw=1,
-                           label=f"reference |objective| ({formulation}) = {abs(ref):.4g}")
-    ylabel = "|objective - reference|" if mode == "error" else "|objective|"
-    for col, xlabel in enumerate(("iteration", "time [s]")):
-        axes[0, col].set(xlabel=xlabel, ylabel=ylabel)
-        axes[1, col].set(xlabel=xlabel, ylabel="residual (legend: column)")
-    for ax in axes.flat:
-        if ax.has_data():
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.grid(True, which="both", alpha=0.3)
-        else:
-            ax.text(0.5, 0.5, "nothing positive to show on log axes", ha="center", va="center",
-                    transform=ax.transAxes)
-    handles, names = axes[0, 0].get_legend_handles_labels()
-    h2, n2 = axes[1, 0].get_legend_handles_labels()
-    if handles or h2:
-        fig.legend(handles + h2, names + n2, loc="outside lower center", ncols=2, fontsize=8)
-    refs = ", ".join(f"{f}: {v:.6g}" for f, v in references.items()) or "none (no solved run)"
-    fig.suptitle(f"{problem} — reference objective {refs}; x: the returned point (workbench measures)",
-                 fontsize=10)
-    _save(fig, path)
-    return drawn
+                ax.axhline(abs(ref.objective), color="k", ls=("--", ":", "-.")[i % 3], lw=1)
+    top = "|objective - reference|" if mode == "error" else "|objective|"
+    for r, name in enumerate(rows):
+        for col, xlabel in enumerate(("iteration", "time [s]")):
+            ax = axes[r, col]
+            ax.set(xlabel=xlabel, ylabel=top if r == 0 else name)
+            if ax.has_data():
+                ax.set(xscale="log", yscale="log")
+                _short_decades(ax)
+                ax.grid(True, which="both", alpha=0.3)
+            else:
+                no_ref = mode == "error" and all(v is None for v in references.values())
+                if r:
+                    why = f"no run logged\n{name}"
+                elif no_ref:
+                    why = "no reference: no other\nmethod solved this problem\nin this formulation"
+                else:
+                    why = "no run logged\nits objective"
+                ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=9, transform=ax.transAxes)
+                ax.set(xticks=[], yticks=[])
+    handles = [Line2D([], [], color=colors[m], lw=2, label=labels[m]) for m in present
+               if drawn[m]["objective"] or drawn[m]["errors"]]
+    handles += [Patch(color="0.6", alpha=0.4, label="min-max over repetitions"),
+                Line2D([], [], color="k", marker="x", ls="", label="returned point (workbench measure)")]
+    if mode == "absolute":
+        handles.append(Line2D([], [], color="k", ls="--", lw=1, label="|reference objective|"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(4, len(handles)), fontsize=8)
+    fig.suptitle(f"{problem}: median over repetitions", fontsize=10)
+    files = save(fig, path)
+    return {"files": files, "drawn": drawn, "rows": names}
 
 
 def scaling_figure(pairs: pd.DataFrame, labels: dict[str, str], methods: list[str], panels: list[tuple[str, str]],
-                   path: Path) -> pd.DataFrame:
+                   path: Path, title: str = "") -> tuple[pd.DataFrame, dict[str, str]]:
     """Columns of ``pairs`` against its n_contacts, log-log, one panel per (column, axis label) of
     ``panels`` and one line per method with its fitted slope; ``pairs`` has method, n_contacts and
-    the columns (one row per problem and method). Returns the slopes."""
+    the columns (one row per problem and method). Returns the slopes and the files written."""
     colors = _colors(methods)
     fig = Figure(figsize=(5.5 * len(panels), 4.5), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
@@ -126,34 +219,46 @@ def scaling_figure(pairs: pd.DataFrame, labels: dict[str, str], methods: list[st
         for ax, (col, ylabel) in zip(axes, panels):
             k = loglog_slope(mine["n_contacts"], mine[col])
             row[f"{col} slope"] = k
-            _positive_plot(ax, mine["n_contacts"], mine[col], "o-", color=colors[method],
-                           label=f"{labels[method]} (slope {k:.2f})" if k == k else labels[method])
+            x, y = mine["n_contacts"].to_numpy(dtype=float), mine[col].to_numpy(dtype=float)
+            keep = np.isfinite(y) & (y > 0)
+            if keep.any():
+                ax.plot(x[keep], y[keep], "o-", color=colors[method],
+                        label=f"{labels[method]} (slope {k:.2f})" if k == k else labels[method])
         slopes.append(row)
     for ax, (col, ylabel) in zip(axes, panels):
-        ax.set(xscale="log", yscale="log", xlabel="contacts", ylabel=ylabel)
-        ax.grid(True, which="both", alpha=0.3)
+        ax.set(xlabel="contacts", ylabel=ylabel)
         if ax.has_data():
+            ax.set(xscale="log", yscale="log")
+            ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
-    _save(fig, path)
-    return pd.DataFrame(slopes).set_index("method") if slopes else pd.DataFrame()
+        else:
+            ax.text(0.5, 0.5, "no solved run to show", ha="center", va="center", transform=ax.transAxes)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    files = save(fig, path)
+    return (pd.DataFrame(slopes).set_index("method") if slopes else pd.DataFrame()), files
 
 
-def profile_figure(rho: pd.DataFrame, path: Path, time_label: str) -> None:
-    """Dolan-More performance profiles rho_s(tau), tau on a log2 axis."""
+def profile_figure(rho: pd.DataFrame, path: Path, xlabel: str, title: str) -> dict[str, str]:
+    """Dolan-More performance profiles rho_s(tau), tau (a ratio) on a log2 axis."""
     fig = Figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     taus = rho.index.to_numpy()
     right = max(2.0, float(taus.max()) * 1.5) if len(taus) else 2.0
     for i, method in enumerate(rho.columns):
-        x = np.append(taus, right)
-        y = np.append(rho[method].to_numpy(), rho[method].to_numpy()[-1] if len(rho) else 0.0)
-        ax.step(x, y, where="post", color=f"C{i % 10}", label=method)
-    ax.set(xscale="log", xlim=(1.0, right), ylim=(0.0, 1.02), xlabel=f"tau (ratio to the best {time_label})",
-           ylabel="rho(tau): fraction of problems")
+        y = rho[method].to_numpy()
+        if not np.isfinite(y).any():
+            continue
+        ax.step(np.append(taus, right), np.append(y, y[-1]), where="post", color=f"C{i % 10}", label=method)
+    ax.set(xlim=(1.0, right), ylim=(0.0, 1.02), xlabel=xlabel, ylabel="fraction of its problems (rho)")
     ax.set_xscale("log", base=2)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    _save(fig, path)
+    if ax.has_data():
+        ax.legend(fontsize=8, loc="lower right")
+    else:
+        ax.text(0.5, 0.5, "no method solved any problem", ha="center", va="center", transform=ax.transAxes)
+    ax.set_title(title, fontsize=10)
+    return save(fig, path)
 
 
 #: per-step columns drawn first (a simulation's tracked velocities, then its solver effort)
@@ -163,16 +268,16 @@ _SERIES_FIRST = ("v_slope", "rolling", "v_normal", "complementarity", "iteration
 _SERIES_LOG = ("complementarity",)
 
 
-def timeseries_figure(table: pd.DataFrame, title: str, path: Path, max_panels: int = 6) -> bool:
+def timeseries_figure(table: pd.DataFrame, title: str, path: Path, max_panels: int = 6) -> dict[str, str] | None:
     """Per-step quantities against ``t`` (or ``time``, ``step``), one line per ``method`` when the
-    table has that column; a column ``X_analytic`` is drawn dashed black on X's panel. False when
-    there is nothing to plot."""
-    x = first_column(table.columns, ("t", "time", "step"))
+    table has that column; a column ``X_analytic`` is drawn dashed black on X's panel. The other
+    files written, or None when there is nothing to plot."""
+    x = next((c for c in ("t", "time", "step") if c in table.columns), None)
     numeric = [c for c in table.columns if c not in (x, "step", "repetition") and not c.endswith("_analytic")
                and pd.api.types.is_numeric_dtype(table[c]) and table[c].notna().any()]
     ys = ([c for c in _SERIES_FIRST if c in numeric] + [c for c in numeric if c not in _SERIES_FIRST])[:max_panels]
     if x is None or not ys:
-        return False
+        return None
     groups = list(table.groupby("method", sort=False)) if "method" in table else [("", table)]
     fig = Figure(figsize=(9, 2.2 * len(ys) + 0.8), layout="constrained")
     axes = np.atleast_1d(fig.subplots(len(ys), 1, sharex=True))
@@ -193,5 +298,4 @@ def timeseries_figure(table: pd.DataFrame, title: str, path: Path, max_panels: i
     if handles:
         axes[0].legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
-    _save(fig, path)
-    return True
+    return save(fig, path)

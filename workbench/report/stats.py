@@ -1,5 +1,5 @@
 """The numbers a report summarises runs with: shifted geometric means, performance profiles,
-log-log slopes, reference objectives. Pure functions of tables of runs.
+log-log slopes, the first point within a tolerance of a reference. Pure functions of tables of runs.
 
 Shifted geometric mean (qpbenchmark's definition, after Mittelmann's benchmarks):
 
@@ -19,6 +19,8 @@ r_{p,s} = t_{p,s} / min_s t_{p,s} and
 
 the fraction of problems that s solves within a factor tau of the best method. rho_s(1) is the
 fraction on which s is fastest, rho_s(inf) its success rate. Problems no method solves stay in n_p.
+A problem the method cannot take (NaN in the table: not applicable, see
+:mod:`workbench.report.accounting`) is left out of that method's n_p and of the best time.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["shifted_geometric_mean", "performance_ratios", "performance_profile", "loglog_slope",
-           "pair_times", "iterations_to_reference", "MIN_TIME"]
+           "first_within", "MIN_TIME"]
 
 #: floor on times entering a ratio (a clock can read 0 s for a trivial solve)
 MIN_TIME = 1e-9
@@ -46,11 +48,13 @@ def shifted_geometric_mean(values, shift: float = 10.0) -> float:
 
 
 def performance_ratios(times: pd.DataFrame) -> pd.DataFrame:
-    """r_{p,s} for a problems x methods table of times (inf = not solved)."""
+    """r_{p,s} for a problems x methods table of times (inf = not solved, NaN = not applicable,
+    which stays NaN)."""
     t = np.clip(times.to_numpy(dtype=float), MIN_TIME, None)
-    best = t.min(axis=1, keepdims=True) if t.size else np.ones((len(t), 1))
-    with np.errstate(invalid="ignore"):  # inf / inf where no method solved: stays inf below
-        r = np.where(np.isfinite(best), t / best, np.inf)
+    with np.errstate(invalid="ignore"):
+        best = np.nanmin(np.where(np.isnan(t), np.inf, t), axis=1, keepdims=True) if t.size \
+            else np.ones((len(t), 1))
+        r = np.where(np.isfinite(best), t / best, np.where(np.isnan(t), np.nan, np.inf))
     return pd.DataFrame(r, index=times.index, columns=times.columns)
 
 
@@ -62,10 +66,12 @@ def performance_profile(times: pd.DataFrame, taus=None) -> pd.DataFrame:
         finite = r.to_numpy()[np.isfinite(r.to_numpy())]
         taus = np.unique(np.concatenate([[1.0], finite]))
     taus = np.asarray(taus, dtype=float)
-    n_p = len(r)
-    # a ratio of inf (not solved) never counts, not even at tau = inf
-    rho = {s: [(np.isfinite(r[s].to_numpy()) & (r[s].to_numpy() <= tau)).sum() / n_p if n_p else np.nan
-               for tau in taus] for s in r.columns}
+    rho = {}
+    for s in r.columns:
+        v = r[s].to_numpy()
+        n_p = int((~np.isnan(v)).sum())  # the problems s can take
+        # a ratio of inf (not solved) never counts, not even at tau = inf
+        rho[s] = [(np.isfinite(v) & (v <= tau)).sum() / n_p if n_p else np.nan for tau in taus]
     return pd.DataFrame(rho, index=pd.Index(taus, name="tau"))
 
 
@@ -79,16 +85,9 @@ def loglog_slope(x, y) -> float:
     return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
 
 
-def pair_times(runs: pd.DataFrame, time_column: str) -> pd.Series:
-    """Time of each (problem, method): the median over repetitions, a repetition not solved counting
-    as infinity (so the pair counts as solved when more than half of its repetitions are)."""
-    t = runs[time_column].astype(float).where(runs["status"] == "solved", np.inf)
-    return t.groupby([runs["problem"], runs["method"]]).median()
-
-
-def iterations_to_reference(iterations, objective, reference: float, rel_tol: float) -> float:
-    """The first iteration whose objective is within rel_tol |reference| of the reference (seed 001
-    section 5.1: APGD iterations to reach the interior-point objective); NaN when none is."""
-    it, obj = np.asarray(iterations, dtype=float), np.asarray(objective, dtype=float)
+def first_within(x, objective, reference: float, rel_tol: float) -> float:
+    """The first x (iteration or seconds) at which |objective - reference| <= rel_tol |reference|
+    (seed 001 section 5.1: APGD iterations to reach the interior-point objective); NaN when never."""
+    x, obj = np.asarray(x, dtype=float), np.asarray(objective, dtype=float)
     hit = np.flatnonzero(np.abs(obj - reference) <= rel_tol * abs(reference))
-    return float(it[hit[0]]) if hit.size else float("nan")
+    return float(x[hit[0]]) if hit.size else float("nan")

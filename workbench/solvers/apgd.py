@@ -57,8 +57,8 @@ import numpy as np
 from numba import njit
 
 from workbench.cones import project_contact_at
-from workbench.metrics import lipschitz_estimate
-from workbench.solvers.iterative import IterativeSolver, Run
+from workbench.metrics import _stopping_sums, lipschitz_estimate
+from workbench.solvers.iterative import CCP_RESOLUTION, IterativeSolver, Run, apply_operator
 
 __all__ = ["APGDSolver"]
 
@@ -108,43 +108,118 @@ def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
         u[k] = N_new[k] + r0[k]
 
 
+#: what _iterations returns: the run met its target, reached max_iter, or did the iterations asked
+CONVERGED, MAX_ITER, CHUNK_DONE = 0, 1, 2
+
+
+@njit(cache=True)
+def _iterations(op, mu, d, r0, r, a, inner, step, norm_r0, target, max_iter, k_stop,
+                bufs, N_bufs, y, N_y, u, scratch, best_x, fs, ks):
+    """Lines 9-37 (one loop, compiled) until the stopping test holds, ``max_iter`` iterations are done
+    (-1: no cap) or the iteration count reaches ``k_stop`` (a history sampling point or a time check).
+
+    bufs = (gamma, new), N_bufs = (N gamma, N new), swapped every iteration, as the Python loop did
+    (ks[3] counts the swaps: the caller swaps its references when odd). fs = [L, theta, best measure,
+    measure, scale] and ks = [k, backtracks, restarts, swaps, offered] are read and updated. The
+    stopping measure is that of :meth:`Run.tick`: inner runs the Siconos error with a = a(u) written
+    into ``a`` and r = r_0 + a; relaxed runs (a fixed) eq. 39 / s <= max(target, CCP_RESOLUTION) and
+    then the natural map with step 1 <= target. The best iterate is copied into ``best_x``."""
+    gamma, new = bufs
+    N_gamma, N_new = N_bufs
+    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain, tmp = op
+    L, theta = fs[0], fs[1]
+    while True:
+        _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                                  # (9-10)
+        apply_operator(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain, tmp, new, N_new)
+        curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
+        while curvature > L * length:                                                    # (11)
+            L *= 2.0                                                                     # (12-13)
+            _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                              # (14)
+            apply_operator(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain, tmp, new, N_new)
+            curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
+            ks[1] += 1
+        theta_new = 0.5 * (-theta * theta + theta * math.sqrt(theta * theta + 4.0))      # (16)
+        beta = theta * (1.0 - theta) / (theta * theta + theta_new)                       # (17)
+        _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u)                       # (18)
+        ks[0] += 1                                                                       # (19-26)
+        x_sq, u_sq, map_sq = _stopping_sums(new, u, a, step, mu, d, inner, scratch)
+        scale = max(norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
+        if not scale > 0:
+            scale = 1.0
+        err = math.sqrt(map_sq) / step / scale
+        if inner:
+            converged = err <= target
+        else:
+            converged = (err <= max(target, CCP_RESOLUTION)
+                         and math.sqrt(_stopping_sums(new, u, a, 1.0, mu, d, False, scratch)[2]) / scale <= target)
+        if err < fs[2] or converged:
+            fs[2] = err
+            best_x[:] = new
+            ks[4] = 1
+        fs[3], fs[4] = err, scale
+        code = CHUNK_DONE
+        if converged:
+            code = CONVERGED
+        elif max_iter >= 0 and ks[0] >= max_iter:
+            code = MAX_ITER
+        else:
+            if g_step > 0:                                                               # (27-30)
+                y[:] = new
+                N_y[:] = N_new
+                theta_new = 1.0
+                ks[2] += 1
+            L *= 0.9                                                                     # (31-32)
+            if inner:                                                                    # (33-37)
+                for k in range(r.shape[0]):
+                    r[k] = r0[k] + a[k]
+            theta = theta_new
+        gamma, new = new, gamma
+        N_gamma, N_new = N_new, N_gamma
+        ks[3] += 1
+        if code != CHUNK_DONE or ks[0] >= k_stop:
+            fs[0], fs[1] = L, theta
+            return code
+
+
 class APGDSolver(IterativeSolver):
     name = "apgd"
     summary = "accelerated projected gradient with adaptive step, restart and anti-relaxation (seed 000 section 2.3)"
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
-        N, mu, d = run.apply_N, np.ascontiguousarray(run.mu, dtype=float), run.d
-        r, r0 = run.linear_term, run.r0
+        """Lines 1-7 here; lines 9-37 in :func:`_iterations`, called once (no history: in chunks of
+        about a few milliseconds of work between checks of the time limit) or once per iteration
+        (history: a row per iteration)."""
+        mu, d = np.ascontiguousarray(run.mu, dtype=float), run.d
+        rec, op = run.rec, run.compiled_N
         gamma = np.array(x0, dtype=float)           # own buffers: gamma and new are swapped every iteration
-        N_gamma = N(gamma)
-        L = lipschitz_estimate(run.problem, gamma, N)                      # (6-7)
-        y, N_y, theta = gamma.copy(), N_gamma.copy(), 1.0
-        new, u = np.empty_like(gamma), np.empty_like(gamma)
-        backtracks = restarts = 0
+        N_gamma = run.apply_compiled_N(gamma)
+        L = lipschitz_estimate(run.problem, gamma, run.apply_compiled_N)                 # (6-7)
+        y, N_y = gamma.copy(), N_gamma.copy()
+        bufs, N_bufs = (gamma, np.empty_like(gamma)), (N_gamma, np.empty_like(gamma))
+        u, best_x, r = np.empty_like(gamma), np.empty_like(gamma), run.linear_term
+        inner = run.mode == "inner"
+        fs = np.array([L, 1.0, rec.best_err, np.inf, 1.0])
+        ks = np.zeros(5, dtype=np.int64)
+        ks[0] = run.k
+        cap = -1 if rec.max_iter is None else rec.max_iter
+        chunk = 1 if rec.keep else max(1, 4_000_000 // (op[2].size + op[5].size + 10 * gamma.size))
         while True:
-            _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                 # (9-10)
-            N_new = N(new)
-            curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
-            while curvature > L * length:                                   # (11)
-                L *= 2.0                                                    # (12-13)
-                _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)             # (14)
-                N_new = N(new)
-                curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
-                backtracks += 1
-            theta_new = 0.5 * (-theta * theta + theta * math.sqrt(theta * theta + 4.0))  # (16)
-            beta = theta * (1.0 - theta) / (theta * theta + theta_new)                  # (17)
-            _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u)               # (18)
-            if run.tick(new, u):                                            # (19-26)
+            ks[3] = 0
+            code = _iterations(op, mu, d, run.r0, r, run.a, inner, run.measure_step, run.norm_r0, run.target,
+                               cap, ks[0] + chunk, bufs, N_bufs, y, N_y, u, run._scratch, best_x, fs, ks)
+            if ks[3] % 2:
+                bufs, N_bufs = bufs[::-1], N_bufs[::-1]
+            run.k = int(ks[0])
+            run.converged = code == CONVERGED
+            if rec.keep:
+                run._record(bufs[0], u, fs[3], fs[4], rec.elapsed())
+            if run.converged:
                 break
-            if g_step > 0:                                                  # (27-30)
-                np.copyto(y, new)
-                np.copyto(N_y, N_new)
-                theta_new = 1.0
-                restarts += 1
-            L *= 0.9                                                        # (31-32)
-            if run.mode == "inner":                                         # (33-37)
-                r = run.linear_term
-            gamma, new, N_gamma, theta = new, gamma, N_new, theta_new
-        run.info["backtracks"] = run.info.get("backtracks", 0) + backtracks
-        run.info["restarts"] = run.info.get("restarts", 0) + restarts
-        run.info["lipschitz"] = L
+            run.stopped = rec.capped(run.k)
+            if run.stopped is not None:
+                break
+        if ks[4]:
+            rec.best_x, rec.best_err = best_x, float(fs[2])
+        run.info["backtracks"] = run.info.get("backtracks", 0) + int(ks[1])
+        run.info["restarts"] = run.info.get("restarts", 0) + int(ks[2])
+        run.info["lipschitz"] = float(fs[0])

@@ -12,10 +12,13 @@ means). Layers, no cycles:
 - :mod:`~workbench.study.simulation`: a run that simulates a dynamic scene (its history: per-step table).
 - :mod:`~workbench.study.executors`: local worker pool or Dask cluster.
 - :mod:`~workbench.study.runner`: plan the grid, skip what is done, execute, record.
+- :mod:`~workbench.study.results`: the results API, ``load_results`` (one tidy row per run) and
+  ``load_histories`` (per-iteration histories in one fixed schema).
 
 The report (:mod:`workbench.report`) reads only the results directory.
 """
 
+from workbench.study.results import load_histories, load_results
 from workbench.study.spec import Study, StudyError, load_study
 
-__all__ = ["Study", "StudyError", "load_study"]
+__all__ = ["Study", "StudyError", "load_study", "load_results", "load_histories"]

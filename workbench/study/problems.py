@@ -10,6 +10,7 @@ which also keeps the exact data a study ran on next to its results.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -37,11 +38,13 @@ class ProblemRef:
     d: int
     #: a simulation's scene parameters (kind "simulation": source is "scenario:NAME")
     params: dict | None = None
+    #: the scaling series of its group (``series = ...`` in the study file)
+    series: str | None = None
 
     def describe(self) -> dict:
         return {"problem": self.name, "source": self.source, "problem_hash": self.digest,
                 "tags": list(self.tags), "kind": self.kind, "n_contacts": self.n_contacts,
-                "n_dof": self.n_dof, "d": self.d, "params": self.params}
+                "n_dof": self.n_dof, "d": self.d, "params": self.params, "series": self.series}
 
 
 def problem_digest(problem: TimeStepProblem) -> str:
@@ -121,6 +124,7 @@ def resolve_problems(study: Study, problem_dir: Path) -> list[ProblemRef]:
 
     refs: list[ProblemRef] = []
     for group in study.groups:
+        first = len(refs)
         for path in group.files:
             problem = load_problem(path)
             refs.append(_ref(problem, problem.name or path.stem, str(path), group.tags))
@@ -128,13 +132,14 @@ def resolve_problems(study: Study, problem_dir: Path) -> list[ProblemRef]:
             refs.append(_ref(load(f"scene:{scene}"), scene, f"scene:{scene}", group.tags))
         if group.scenario is not None:
             refs += [_scenario_ref(group.scenario, label, params, group.tags) for label, params in group.generated]
-            continue
-        for label, params in group.generated:
+        for label, params in group.generated if group.scenario is None else ():
             for name, problem in _generate(group.generator, label, params):
                 problem_dir.mkdir(parents=True, exist_ok=True)
                 path = problem_dir / f"{name}.npz"
                 _save(problem, path)
                 refs.append(_ref(problem, name, str(path), group.tags))
+        if group.series is not None:
+            refs[first:] = [dataclasses.replace(r, series=group.series) for r in refs[first:]]
     seen: dict[str, str] = {}
     for ref in refs:
         if ref.name in seen:

@@ -6,7 +6,12 @@ limit, the repetition and the workbench version: a re-run of the same study skip
 in the results directory (``rerun=True`` executes them again, replacing their rows), an interrupted
 study resumes where it stopped, and a changed method or problem gets new keys instead of mixing
 with old numbers. Runs that cannot exist (a formulation that needs M and D on a local problem) are
-not planned; they are listed in the plan as skipped with the reason.
+not planned; they are listed in the plan as skipped with the reason ("not applicable" in the
+report). ``rerun_failed=True`` executes again only the recorded runs that were not solved.
+
+The study's [reference] adds one dedicated high-accuracy run per (problem, formulation) that is
+not among the compared methods (role "reference" in its row); the report takes the reference
+objective of each problem from it or from the other methods' runs, never from a method's own.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from workbench.study.problems import ProblemRef, resolve_problems
 from workbench.study.spec import Method, Study
 from workbench.study.store import ResultStore
 
-__all__ = ["Run", "plan", "run_study", "run_key", "RESULT_FIELDS"]
+__all__ = ["Run", "plan", "plan_references", "select_problems", "run_study", "run_key", "RESULT_FIELDS"]
 
 #: what every row holds besides the metrics (None where a run produced nothing)
 RESULT_FIELDS = ("status", "stop", "solver_status", "objective", "solver_objective", "iterations", "build_seconds",
@@ -64,6 +69,30 @@ def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict
     return runs, skipped
 
 
+def plan_references(study: Study, problems: list[ProblemRef]) -> list[Run]:
+    """One dedicated reference run per single-step problem and [reference] formulation it can take."""
+    from formulations import get_formulation
+
+    return [Run(p, m, 0, run_key(p, m, 0, study.time_limit)) for p in problems if p.kind != "simulation"
+            for m in study.references if not (get_formulation(m.formulation).needs_global and p.kind == "local")]
+
+
+def select_problems(problems: list[ProblemRef], patterns: list[str] | None) -> list[ProblemRef]:
+    """The problems whose name matches a glob of ``patterns`` (all when None); StudyError when a
+    pattern matches none."""
+    import fnmatch
+
+    from workbench.study.spec import StudyError
+
+    if not patterns:
+        return problems
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(p.name, pattern) for p in problems):
+            raise StudyError(f"--problem {pattern!r} matches no problem of the study; problems: "
+                             + ", ".join(p.name for p in problems))
+    return [p for p in problems if any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns)]
+
+
 def _task(run: Run, study: Study) -> dict[str, Any]:
     """What a worker needs for a run; ``preload`` is what a fresh worker imports before its first."""
     preload = {"plugins": [str(p) for p in study.plugins],
@@ -74,11 +103,12 @@ def _task(run: Run, study: Study) -> dict[str, Any]:
             "preload": preload, "hard_limit": study.hard_limit()}
 
 
-def _row(run: Run, study: Study, result: dict[str, Any], session: str) -> dict[str, Any]:
+def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str) -> dict[str, Any]:
     import workbench
     p, m = run.problem, run.method
-    row = {"key": run.key, "study": study.name, "problem": p.name, "problem_hash": p.digest, "source": p.source,
-           "tags": ",".join(p.tags), "kind": p.kind, "n_contacts": p.n_contacts, "n_dof": p.n_dof, "d": p.d,
+    row = {"key": run.key, "study": study.name, "role": role, "problem": p.name, "problem_hash": p.digest,
+           "source": p.source, "tags": ",".join(p.tags), "series": p.series, "kind": p.kind,
+           "n_contacts": p.n_contacts, "n_dof": p.n_dof, "d": p.d,
            "method": m.name, "label": m.label, "formulation": m.formulation, "solver": m.solver,
            "tolerance": m.tolerance.name, "tol": m.tolerance.tol, "accept": m.tolerance.accept,
            "max_iter": m.max_iter, "params": json.dumps(m.params, sort_keys=True), "time_limit": study.time_limit,
@@ -90,40 +120,50 @@ def _row(run: Run, study: Study, result: dict[str, Any], session: str) -> dict[s
     return row
 
 
-def _plan_record(study: Study, problems: list[ProblemRef], runs: list[Run], skipped) -> dict[str, Any]:
+def _plan_record(study: Study, problems: list[ProblemRef], runs: list[Run], skipped,
+                 references: list[Run]) -> dict[str, Any]:
     """plan.json: everything the report needs besides the rows."""
+    def listed(rs):
+        return [{"key": r.key, "problem": r.problem.name, "method": r.method.name, "repetition": r.repetition}
+                for r in rs]
     return {"study": study.name, "description": study.description, "time_limit": study.time_limit,
             "repetitions": study.repetitions, "report": asdict(study.report),
             "methods": [m.describe() for m in study.methods], "problems": [p.describe() for p in problems],
-            "runs": [{"key": r.key, "problem": r.problem.name, "method": r.method.name,
-                      "repetition": r.repetition} for r in runs],
-            "skipped": skipped, "missing": [g.missing for g in study.groups if g.missing]}
+            "runs": listed(runs), "skipped": skipped, "missing": [g.missing for g in study.groups if g.missing],
+            "references": [m.describe() for m in study.references], "reference_runs": listed(references)}
 
 
 def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: str = "local",
-              scheduler: str | None = None, rerun: bool = False, progress: bool = True) -> dict[str, Any]:
-    """Execute the runs of ``study`` not yet recorded under ``out``; a summary of what happened."""
+              scheduler: str | None = None, rerun: bool = False, rerun_failed: bool = False,
+              problems: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
+    """Execute the runs of ``study`` not yet recorded under ``out`` (on the problems whose names
+    match the globs ``problems``, all when None); a summary of what happened."""
     from workbench.study.executors import run_dask, run_local
     from workbench.study.provenance import provenance
 
     store = ResultStore(Path(out).resolve())
     store.remove_partial()
-    problems = resolve_problems(study, store.root / "problems")
-    runs, skipped = plan(study, problems)
+    problem_refs = select_problems(resolve_problems(study, store.root / "problems"), problems)
+    runs, skipped = plan(study, problem_refs)
+    references = plan_references(study, problem_refs)
     now = datetime.datetime.now(datetime.timezone.utc)
     session = f"{now:%Y%m%dT%H%M%SZ}-{os.getpid()}"
     store.write_text("study.toml", study.text)
-    store.write_json("plan.json", _plan_record(study, problems, runs, skipped))
+    store.write_json("plan.json", _plan_record(study, problem_refs, runs, skipped, references))
     store.write_json(f"sessions/{session}.json",
                      provenance(session, study.text, sorted({m.solver for m in study.methods}), sys.argv,
                                 executor, jobs))
     done = set() if rerun else store.done_keys()
-    todo = [r for r in runs if r.key not in done]
+    if rerun_failed:  # a reference run short of its tolerance is not a failure of the comparison
+        done -= store.unsolved_keys() - {r.key for r in references}
+    todo = [r for r in runs + references if r.key not in done]
+    roles = {r.key: "reference" for r in references}
     by_key = {r.key: r for r in todo}
     (store.root / "logs").mkdir(parents=True, exist_ok=True)
     log = store.root / "logs" / "worker.log"
     tasks = [_task(r, study) for r in todo]
-    print(f"{study.name}: {len(runs)} runs planned, {len(runs) - len(todo)} already recorded, {len(todo)} to run"
+    print(f"{study.name}: {len(runs)} runs planned (and {len(references)} reference runs), "
+          f"{len(runs) + len(references) - len(todo)} already recorded, {len(todo)} to run"
           + (f"; {len(skipped)} (problem, method) pairs skipped" if skipped else ""), file=sys.stderr)
     for group in study.groups:
         if group.missing:
@@ -141,7 +181,7 @@ def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: 
             if history is not None:
                 history = history.assign(problem=run.problem.name, method=run.method.name,
                                          repetition=run.repetition)
-            store.write_run(_row(run, study, result, session), history)
+            store.write_run(_row(run, study, result, session, roles.get(run.key, "compared")), history)
             statuses[result["status"]] += 1
             if bar is not None:
                 bar.set_postfix({k: v for k, v in statuses.items() if k != "solved"}, refresh=False)
@@ -150,5 +190,5 @@ def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: 
         if bar is not None:
             bar.close()
         results.close()
-    return {"results": str(store.root), "planned": len(runs), "executed": len(todo), "statuses": dict(statuses),
-            "skipped": len(skipped)}
+    return {"results": str(store.root), "planned": len(runs) + len(references), "executed": len(todo),
+            "statuses": dict(statuses), "skipped": len(skipped)}

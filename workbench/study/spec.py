@@ -23,7 +23,10 @@ mean 'y'?")::
                                    # in the reference data, dataset:NAME among the committed datasets;
                                    # relative ones are resolved against the directory of the study
                                    # file (never the working directory)
-    tags = ["settled"]             # free labels carried into every row and the report
+    tags = ["settled"]             # free labels carried into every row and the report (the
+                                   # conclusion names the fastest method per tag)
+    series = "settled packings"    # a scaling series: the report fits log-log slopes of time
+                                   # against contacts only within a declared series
 
     [[problems]]
     scenes = ["rolling-ball-2d"]   # built-in scenes (workbench.sources.NAMED; a dynamic one gives its
@@ -53,9 +56,19 @@ mean 'y'?")::
     max_iter = 500
     params = { max_step_fraction = 0.99 }   # solver-specific settings, passed through
 
+    [reference]                    # a dedicated high-accuracy run per problem, not among the
+    solver = "clarabel"            # compared methods: a candidate for the reference objective
+    formulations = ["dual"]        # default: every formulation of the methods the solver can take
+    tol = 1e-10                    # default 1e-10
+    max_iter = 1000
+    params = {}
+
     [report]
-    sections = ["summary", "seed", "tables", "convergence", "scaling", "profiles", "timeseries"]
-    reference_method = "clarabel-dual"   # reference objective (default: best solved objective)
+    sections = ["summary", "conclusion", "seed", "tables", "convergence", "scaling", "profiles",
+                "timeseries"]
+    reference_method = "clarabel-dual"   # preferred reference where it solved the problem (never
+                                   # for its own runs); otherwise the most accurate point found
+    target = 1e-6                  # "time to within target of the reference objective" (relative)
     convergence = "error"          # "error": |objective - reference|; "absolute": |objective|
     shift = 10.0                   # shift [s] of the shifted geometric mean (qpbenchmark: 10)
     time = "solve"                 # time measure of means and profiles: "solve" or "total" (+ build)
@@ -75,6 +88,7 @@ the file and the place in it.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import glob
 import hashlib
@@ -90,18 +104,20 @@ from typing import Any
 from workbench.errors import InputError
 
 __all__ = ["Study", "StudyError", "Method", "ProblemGroup", "ReportOptions", "SeedValue", "Tolerance", "load_study",
-           "import_plugin", "TOLERANCE_PRESETS", "SECTIONS", "SEED_QUANTITIES"]
+           "import_plugin", "select", "TOLERANCE_PRESETS", "SECTIONS", "SEED_QUANTITIES"]
 
-SECTIONS = ("summary", "seed", "tables", "convergence", "scaling", "profiles", "timeseries")
+SECTIONS = ("summary", "conclusion", "seed", "tables", "convergence", "scaling", "profiles", "timeseries")
 DEFAULT_TIME_LIMIT = 300.0
 
-_TOP_KEYS = ("study", "tolerances", "problems", "methods", "report")
+_TOP_KEYS = ("study", "tolerances", "problems", "methods", "reference", "report")
 _STUDY_KEYS = ("name", "description", "repetitions", "time_limit", "tolerance", "histories", "plugins")
 _TOLERANCE_KEYS = ("tol", "accept")
-_PROBLEM_KEYS = ("files", "scenes", "generator", "scenario", "params", "sweep", "name", "tags", "optional")
+_PROBLEM_KEYS = ("files", "scenes", "generator", "scenario", "params", "sweep", "name", "tags", "series",
+                 "optional")
 _KINDS = ("files", "scenes", "generator", "scenario")
 _METHOD_KEYS = ("formulation", "solver", "label", "tolerance", "max_iter", "params")
-_REPORT_KEYS = ("sections", "reference_method", "convergence", "shift", "time", "seed")
+_REFERENCE_KEYS = ("solver", "formulations", "tol", "max_iter", "params")
+_REPORT_KEYS = ("sections", "reference_method", "convergence", "shift", "time", "target", "seed")
 _SEED_KEYS = ("what", "source", "value", "method", "tag", "problem", "quantity", "rel_tol")
 #: what a [[report.seed]] entry may measure: columns of the runs, and one derived from histories
 SEED_QUANTITIES = ("iterations_to_reference", "iterations", "objective", "solve_seconds", "build_seconds",
@@ -174,6 +190,8 @@ class ProblemGroup:
     tags: tuple[str, ...] = ()
     #: why an optional group has no problem (its files are absent)
     missing: str | None = None
+    #: the scaling series the group's problems belong to (slopes are fitted within a series only)
+    series: str | None = None
 
 
 @dataclass(frozen=True)
@@ -196,6 +214,7 @@ class ReportOptions:
     convergence: str = "error"
     shift: float = 10.0
     time: str = "solve"
+    target: float = 1e-6
     seed: tuple[SeedValue, ...] = ()
 
 
@@ -212,6 +231,8 @@ class Study:
     groups: list[ProblemGroup]
     plugins: list[Path]
     report: ReportOptions
+    #: the dedicated reference runs ([reference]), one method per formulation; not compared
+    references: list[Method] = field(default_factory=list)
 
     def hard_limit(self) -> float:
         """Seconds after which the runner kills a run's worker (the solver's own cap plus a grace
@@ -426,6 +447,7 @@ def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
         if "optional" in table and kinds[0] != "files":
             raise StudyError(f"{where}: optional belongs to a files group")
         tags = tuple(_strings(table.get("tags", []), f"{where} tags"))
+        series = _string(table["series"], f"{where} series") if "series" in table else None
         if kinds[0] == "files":
             optional = table.get("optional")
             if optional is not None and not isinstance(optional, (bool, str)):
@@ -436,9 +458,9 @@ def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
                 if not optional:
                     raise
                 hint = f" ({optional})" if isinstance(optional, str) else ""
-                groups.append(ProblemGroup(i, tags=tags, missing=f"{exc}{hint}"))
+                groups.append(ProblemGroup(i, tags=tags, series=series, missing=f"{exc}{hint}"))
                 continue
-            groups.append(ProblemGroup(i, files=files, tags=tags))
+            groups.append(ProblemGroup(i, files=files, tags=tags, series=series))
         elif kinds[0] == "scenes":
             scenes = _strings(table["scenes"], f"{where} scenes")
             for scene in scenes:
@@ -446,13 +468,13 @@ def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
                     builder(scene, "scene", "scenario")
                 except InputError as exc:
                     raise StudyError(f"{where}: {exc}") from None
-            groups.append(ProblemGroup(i, scenes=tuple(scenes), tags=tags))
+            groups.append(ProblemGroup(i, scenes=tuple(scenes), tags=tags, series=series))
         elif kinds[0] == "generator":
             name, generated = _generated(table, where, "generator")
-            groups.append(ProblemGroup(i, generator=name, generated=generated, tags=tags))
+            groups.append(ProblemGroup(i, generator=name, generated=generated, tags=tags, series=series))
         else:
             name, generated = _generated(table, where, "scenario")
-            groups.append(ProblemGroup(i, scenario=name, generated=generated, tags=tags))
+            groups.append(ProblemGroup(i, scenario=name, generated=generated, tags=tags, series=series))
     if all(g.missing for g in groups):
         raise StudyError("no problem to run: " + "; ".join(g.missing for g in groups))
     return groups
@@ -478,7 +500,49 @@ def _report(doc: dict, methods: list[Method]) -> ReportOptions:
                          convergence=_choice(table.get("convergence", "error"), ("error", "absolute"),
                                              "[report] convergence"),
                          shift=_positive(table.get("shift", 10.0), "[report] shift"),
+                         target=_positive(table.get("target", 1e-6), "[report] target"),
                          time=_choice(table.get("time", "solve"), ("solve", "total"), "[report] time"))
+
+
+def _reference(doc: dict, methods: list[Method]) -> list[Method]:
+    """The dedicated reference runs of [reference]: one Method per formulation, named
+    ``reference/FORMULATION``."""
+    from formulations import get_formulation
+    from workbench.solvers import get_solver
+
+    if "reference" not in doc:
+        return []
+    where = "[reference]"
+    table = _table(doc["reference"], where)
+    _check_keys(table, _REFERENCE_KEYS, where)
+    if "solver" not in table:
+        raise StudyError(f"{where} needs solver")
+    solver = _string(table["solver"], f"{where} solver")
+    try:
+        slv = get_solver(solver)
+    except InputError as exc:
+        raise StudyError(f"{where}: {exc}") from None
+    compared = list(dict.fromkeys(m.formulation for m in methods))
+    if "formulations" in table:
+        names = _strings(table["formulations"], f"{where} formulations")
+        unknown = [f for f in names if f not in compared]
+        if unknown:
+            raise StudyError(f"{where} formulations: {', '.join(map(repr, unknown))} is not a formulation of "
+                             f"the compared methods ({', '.join(compared)})")
+    else:
+        names = [f for f in compared if set(slv.accepts) & set(get_formulation(f).builds)]
+    for f in names:
+        if not set(slv.accepts) & set(get_formulation(f).builds):
+            raise StudyError(f"{where}: solver {solver} cannot take formulation {f}")
+    if not names:
+        raise StudyError(f"{where}: solver {solver} takes none of the compared formulations ({', '.join(compared)})")
+    tol = Tolerance("reference", _positive(table.get("tol", 1e-10), f"{where} tol"))
+    max_iter = table.get("max_iter")
+    max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int)
+    params = _table(table.get("params", {}), f"{where} params")
+    return [Method(name=f"reference/{f}", label=f"reference ({solver}, {f}, tol {tol.tol:g})", formulation=f,
+                   solver=solver, tolerance=tol, max_iter=max_iter, params=dict(params), keep_history=False)
+            for f in names]
 
 
 def _seed_value(table: dict, where: str, methods: list[str]) -> SeedValue:
@@ -545,7 +609,28 @@ def _parse(path: Path, text: str) -> Study:
                  description=str(head.get("description", "")),
                  repetitions=_positive(head.get("repetitions", 1), "[study] repetitions", int),
                  time_limit=_positive(head.get("time_limit", DEFAULT_TIME_LIMIT), "[study] time_limit"),
-                 methods=methods, groups=_groups(doc, base), plugins=plugins, report=_report(doc, methods))
+                 methods=methods, groups=_groups(doc, base), plugins=plugins, report=_report(doc, methods),
+                 references=_reference(doc, methods))
+
+
+def select(study: Study, methods: list[str] | None = None, repetitions: int | None = None,
+           time_limit: float | None = None) -> Study:
+    """``study`` restricted to the methods any pattern of ``methods`` names (a glob on the method's
+    name or its solver, as ``benchopt run -s``), with repetitions and time limit overridden."""
+    import fnmatch
+
+    chosen = study.methods
+    if methods:
+        for pattern in methods:
+            if not any(fnmatch.fnmatchcase(m.name, pattern) or fnmatch.fnmatchcase(m.solver, pattern)
+                       for m in study.methods):
+                raise StudyError(f"--solver {pattern!r} names no method of the study; methods (solver): "
+                                 + ", ".join(f"{m.name} ({m.solver})" for m in study.methods))
+        chosen = [m for m in study.methods if any(fnmatch.fnmatchcase(m.name, p) or fnmatch.fnmatchcase(m.solver, p)
+                                                  for p in methods)]
+    return dataclasses.replace(study, methods=chosen,
+                               repetitions=study.repetitions if repetitions is None else repetitions,
+                               time_limit=study.time_limit if time_limit is None else float(time_limit))
 
 
 def load_study(path: os.PathLike | str) -> Study:

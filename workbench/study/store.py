@@ -78,6 +78,13 @@ class ResultStore:
             return set()
         return {p.stem for p in self.runs_dir.glob("*.parquet")}
 
+    def unsolved_keys(self) -> set[str]:
+        """Keys of the recorded runs whose status is not "solved" (what ``--rerun-failed`` redoes)."""
+        if not self.runs_dir.is_dir():
+            return set()
+        return {p.stem for p in self.runs_dir.glob("*.parquet")
+                if pq.read_table(p, columns=["status"]).column("status")[0].as_py() != "solved"}
+
     def read_json(self, relative: str) -> Any:
         path = self.root / relative
         try:

@@ -1,0 +1,179 @@
+"""The one accounting rule every table, summary, profile and the conclusion of a report follow.
+
+RULE (stated at the top of every report):
+
+- A (problem, method) pair is *not applicable* when the method cannot take the problem (its
+  formulation needs M and D and the problem is local) or its solver is not available on the machine
+  (status "unavailable"). It is left out of that method's denominators everywhere and counted as a
+  failure nowhere.
+- Every other run counts. A run not solved within the time limit counts as the time limit
+  (qpbenchmark's rule): its accounted time is the limit; a solved run's is its time (at most the limit).
+- Over repetitions, a pair is *solved* when more than half of its repetitions are; its time is then
+  the median of the accounted times, else the time limit; its spread is their minimum and maximum.
+- Methods are compared only with methods that solve the same problem (relaxed, exact Coulomb, or
+  LCP) at the same acceptance threshold (the judged error at most accept, or tol), and ranked on
+  the problems every one of them can take ("common problems"), so a method is never ranked ahead
+  for being inapplicable to a hard problem.
+
+Functions here are pure: tables of runs in, tables out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from workbench.report.stats import shifted_geometric_mean
+
+__all__ = ["RULE", "pair_table", "problem_class", "Group", "comparison_groups", "summarise", "profile_values"]
+
+RULE = ("Accounting rule, used by every table, summary, profile and the conclusion: a (problem, method) pair "
+        "is not applicable when the method cannot take the problem (a formulation that needs M and D on a local "
+        "problem) or its solver is not available here; it is left out of that method's denominators and counted "
+        "as a failure nowhere. Every other run counts, and a run not solved within the time limit counts as the "
+        "time limit (qpbenchmark's rule). Over repetitions a pair is solved when more than half of its "
+        "repetitions are; its time is then their median, else the time limit; spreads are min-max over "
+        "repetitions. Methods are ranked only against methods solving the same problem (relaxed, exact or LCP) "
+        "at the same acceptance threshold, on the problems all of them can take.")
+
+#: a judged error that is missing (the run returned no point) counts as this: the relative error of
+#: the zero impulse is at most 1
+MISSING_ERROR = 1.0
+
+
+def _threshold(runs: pd.DataFrame) -> pd.Series:
+    accept = pd.to_numeric(runs["accept"], errors="coerce") if "accept" in runs else np.nan
+    return pd.Series(np.where(pd.notna(accept), accept, runs["tol"]), index=runs.index, dtype=float)
+
+
+def pair_table(runs: pd.DataFrame, problems: list[dict], methods: list[dict], skipped: set[tuple[str, str]],
+               time_column: str, time_limit: float) -> pd.DataFrame:
+    """One row per (problem, method) of the plan: applicable, repetitions, solved ones, solved (the
+    majority rule), time / iterations / judged error (median with min and max over repetitions, as
+    the rule accounts them), the acceptance threshold, tags, series and contacts."""
+    runs = runs.assign(threshold=_threshold(runs)) if len(runs) else runs
+    by_pair = {k: g for k, g in runs.groupby(["problem", "method"], sort=False)} if len(runs) else {}
+    rows = []
+    for p in problems:
+        for m in methods:
+            mine = by_pair.get((p["problem"], m["method"]))
+            threshold = m["accept"] if m.get("accept") is not None else m["tol"]
+            row = {"problem": p["problem"], "method": m["method"], "label": m["label"], "threshold": threshold,
+                   "tags": tuple(p.get("tags") or ()), "series": p.get("series"), "kind": p["kind"],
+                   "n_contacts": p["n_contacts"]}
+            if (p["problem"], m["method"]) in skipped:
+                rows.append({**row, "applicable": False, "why": "not applicable", "reps": 0})
+                continue
+            if mine is None or (mine["status"] == "unavailable").all():
+                why = "not run" if mine is None else "unavailable"
+                rows.append({**row, "applicable": False, "why": why, "reps": 0 if mine is None else len(mine)})
+                continue
+            mine = mine[mine["status"] != "unavailable"]
+            solved = (mine["status"] == "solved").to_numpy()
+            t = pd.to_numeric(mine[time_column], errors="coerce").to_numpy(dtype=float)
+            accounted = np.where(solved & np.isfinite(t), np.minimum(t, time_limit), time_limit)
+            it = pd.to_numeric(mine["iterations"], errors="coerce").to_numpy(dtype=float)
+            err = pd.to_numeric(mine["judged_error"], errors="coerce").to_numpy(dtype=float) \
+                if "judged_error" in mine else np.full(len(mine), np.nan)
+            err = np.where(np.isfinite(err), err, MISSING_ERROR)
+            ok = 2 * solved.sum() > len(solved)
+            rows.append({**row, "applicable": True, "why": "", "reps": len(mine), "solved_reps": int(solved.sum()),
+                         "solved": bool(ok),
+                         "time": float(np.median(accounted)) if ok else float(time_limit),
+                         "time_min": float(accounted.min()), "time_max": float(accounted.max()),
+                         "iterations": float(np.nanmedian(it[solved])) if ok and np.isfinite(it[solved]).any()
+                         else np.inf,
+                         "iterations_min": float(np.nanmin(it)) if np.isfinite(it).any() else np.nan,
+                         "iterations_max": float(np.nanmax(it)) if np.isfinite(it).any() else np.nan,
+                         "error": float(np.median(err)), "error_min": float(err.min()), "error_max": float(err.max())})
+    out = pd.DataFrame(rows)
+    out["solved"] = out.get("solved", pd.Series(False, index=out.index)).fillna(False).astype(bool)
+    return out
+
+
+def problem_class(formulation: str) -> str:
+    """The problem a formulation solves: "relaxed" (the convex relaxation of Coulomb friction),
+    "exact" (exact Coulomb friction) or "LCP" (friction cones replaced by pyramids)."""
+    from formulations import get_formulation
+
+    cls = get_formulation(formulation)
+    return "LCP" if "lcp" in cls.builds else "exact" if cls.exact else "relaxed"
+
+
+@dataclass(frozen=True)
+class Group:
+    """Methods compared with each other: the same problem class and acceptance threshold."""
+    problem: str
+    threshold: float
+    methods: tuple
+
+    @property
+    def label(self) -> str:
+        return f"{self.problem} problem, judged error <= {self.threshold:g}"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.problem.lower()}_{self.threshold:g}"
+
+
+def comparison_groups(methods: list[dict]) -> list[Group]:
+    """The methods grouped by problem class and acceptance threshold (methods that solve different
+    problems, or are judged at different thresholds, are never ranked against each other);
+    relaxed, exact, LCP, and loosest threshold first."""
+    groups: dict[tuple[str, float], list[dict]] = {}
+    for m in methods:
+        key = (problem_class(m["formulation"]), float(m["accept"] if m.get("accept") is not None else m["tol"]))
+        groups.setdefault(key, []).append(m)
+    order = {"relaxed": 0, "exact": 1, "LCP": 2}
+    ranked = sorted(groups.items(), key=lambda kv: (order[kv[0][0]], -kv[0][1]))
+    return [Group(p, t, tuple(ms)) for (p, t), ms in ranked]
+
+
+def summarise(pairs: pd.DataFrame, methods: list[dict], shift: float,
+              error_shift: float) -> tuple[pd.DataFrame, list[str]]:
+    """Per method of one threshold group: applicable problems, success rate over them, runs solved,
+    and on the common problems the shifted geometric mean of time (spread: the same mean of each
+    pair's fastest and of its slowest repetition) and of the judged error, each also relative to the
+    best, and the rank. Returns the table (index: method name) and the common problems."""
+    names = [m["method"] for m in methods]
+    mine = pairs[pairs["method"].isin(names)]
+    ranked = [n for n in names if mine.loc[mine["method"] == n, "applicable"].any()]
+    app = mine[mine["applicable"]]
+    common = [p for p, g in app.groupby("problem", sort=False) if set(ranked) <= set(g["method"])]
+    rows = []
+    for m in methods:
+        own = app[app["method"] == m["method"]]
+        row = {"method": m["method"], "label": m["label"], "problems": len(own),
+               "not applicable": int((~mine.loc[mine["method"] == m["method"], "applicable"]).sum()),
+               "solved %": 100.0 * own["solved"].mean() if len(own) else np.nan,
+               "runs solved": f"{int(own['solved_reps'].sum())}/{int(own['reps'].sum())}" if len(own) else "0/0"}
+        on_common = own[own["problem"].isin(common)]
+        if m["method"] in ranked and common:
+            row.update({"sgm time [s]": shifted_geometric_mean(on_common["time"], shift),
+                        "sgm time min": shifted_geometric_mean(np.minimum(on_common["time_min"], on_common["time"]),
+                                                               shift),
+                        "sgm time max": shifted_geometric_mean(np.maximum(on_common["time_max"], on_common["time"]),
+                                                               shift),
+                        "sgm error": shifted_geometric_mean(on_common["error"], error_shift)})
+        rows.append(row)
+    table = pd.DataFrame(rows).set_index("method")
+    for col in ("sgm time [s]", "sgm time min", "sgm time max", "sgm error"):
+        if col not in table:
+            table[col] = np.nan
+    best_t, best_e = table["sgm time [s]"].min(), table["sgm error"].min()
+    table["time / best"] = table["sgm time [s]"] / best_t if best_t > 0 else np.nan
+    table["error / best"] = table["sgm error"] / best_e if best_e > 0 else np.nan
+    table["rank"] = table["sgm time [s]"].rank(method="min")
+    return table, common
+
+
+def profile_values(pairs: pd.DataFrame, methods: list[str], value: str) -> pd.DataFrame:
+    """Problems x methods of ``value`` ("time" or "iterations") for the performance profile: the
+    pair's value when solved, inf when not, NaN when not applicable (left out of the denominator)."""
+    mine = pairs[pairs["method"].isin(methods)]
+    v = mine[value].where(mine["solved"], np.inf).where(mine["applicable"], np.nan)
+    table = pd.Series(v.to_numpy(dtype=float), index=pd.MultiIndex.from_frame(mine[["problem", "method"]]))
+    table = table.unstack("method").reindex(columns=methods)
+    return table.reindex(list(dict.fromkeys(mine["problem"])))

@@ -6,6 +6,18 @@ normal entries of its linear term shifted by the slip speeds s^k of the previous
     min_nu 1/2 nu^T N nu + (r + a^k)^T nu   s.t. gamma_i in K_i,     a^k_i = [mu_i s^k_i, 0, 0],
     s^{k+1}_i = ||u_t,i(nu^k)||,  u = N nu + r,  s^0 = 0 (the first solve is the relaxed one).
 
+A local problem's W may be slightly non-symmetric (Siconos dumps: relative asymmetry up to 7e-4 in the
+shared data). The relaxed dual then holds the symmetric part W_s = (W + W^T)/2 only, since
+nu^T W nu = nu^T W_s nu, and the exact problem for W is a variational inequality, not a QP. It is
+solved as it is by splitting W = W_s + W_a: the skew part W_a = (W - W^T)/2 acts on the previous
+iterate and joins the linear term,
+
+    min_nu 1/2 nu^T W_s nu + (q + W_a nu^k + a^k)^T nu   s.t. gamma_i in K_i,
+
+so that a fixed point (nu^{k+1} = nu^k, s^{k+1} = s^k) satisfies K ∋ gamma ⊥ W gamma + q + a ∈ K^*
+with the true W. The skew term moves with nu^k as the shift moves with s^k; it is small, so it
+adds little to the outer map's contraction factor.
+
 The shift enters with a plus sign: seed 001 eq. 27 prints "- mu sqrt(...)", but the De Saxce form
 (seed 000 eq. 15 with alpha_i = mu_i lambda_i, eqs. 27-28) needs r_n + mu ||u_t||; on the 2D ball the
 plus sign gives the analytic impulse [0.0981, -0.01962] and the minus sign does not. A fixed point
@@ -25,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 
 from formulations.base import CvxpyModel, Formulation
 from formulations.relaxed_dual import RelaxedDual
@@ -39,11 +52,13 @@ FIXED_POINT_KIND = "cvxpy-fixed-point"
 class FixedPointModel:
     """A relaxed cvxpy model plus where the anti-relaxation shift enters its compiled data.
 
-    ``shifted`` names the vector of the compiled conic data (cvxpy's get_problem_data) that holds the
-    normal entries of r: "c" (the dual's objective) or "b" (the primal's cone constraint).
-    ``locate(data)`` returns the indices into data[shifted] of those entries, one per contact, after
-    checking they hold r_n / velocity scale (so a change of cvxpy's layout fails loudly).
-    ``linear_term(data, rows, s)`` is that vector with the shift [mu_i s_i, 0, 0] added (s in m/s).
+    ``shifted`` names the vector of the compiled conic data (cvxpy's get_problem_data) that holds
+    r: "c" (the dual's objective) or "b" (the primal's cone constraint). ``locate(data)`` returns the
+    indices into data[shifted] of the entries of r it updates, after checking they hold r / velocity
+    scale (so a change of cvxpy's layout fails loudly); ``normal`` picks the normal entries among
+    them. ``skew`` is W_a = (W - W^T)/2 of a non-symmetric local W (else None), acting on all the
+    located entries. ``linear_term(base, rows, s, nu)`` is the compiled vector ``base`` with the shift
+    [mu_i s_i, 0, 0] (s in m/s) and W_a nu added.
     """
     kind: ClassVar[str] = FIXED_POINT_KIND
     problem: TimeStepProblem
@@ -51,6 +66,8 @@ class FixedPointModel:
     inner: CvxpyModel
     shifted: str
     locate: Callable[[dict], np.ndarray]
+    normal: slice
+    skew: sp.csr_matrix | None = None
     relaxed: bool = False
     build_seconds: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
@@ -67,9 +84,11 @@ class FixedPointModel:
         solution, so the relaxed objective is the comparable number)."""
         return self.inner.objective(nu, v)
 
-    def linear_term(self, data: dict, rows: np.ndarray, s: np.ndarray) -> np.ndarray:
-        out = np.array(data[self.shifted], dtype=float, copy=True)
-        out[rows] += self.problem.mu * s / self.inner.scale.velocity
+    def linear_term(self, base: np.ndarray, rows: np.ndarray, s: np.ndarray, nu: np.ndarray) -> np.ndarray:
+        out = base.copy()
+        out[rows[self.normal]] += self.problem.mu * s / self.inner.scale.velocity
+        if self.skew is not None:
+            out[rows] += (self.skew @ nu) / self.inner.scale.velocity
         return out
 
 
@@ -91,12 +110,21 @@ class FixedPointFormulation(Formulation):
 
     def _build(self, problem: TimeStepProblem, kind: str, options) -> FixedPointModel:
         inner = self.relaxed_formulation().build(problem, "cvxpy")
+        skew = self.skew(problem)
         return FixedPointModel(problem=problem, formulation=self.name, inner=inner, shifted=self.shifted,
-                               locate=self.locator(problem, inner),
-                               info={"inner_build_seconds": inner.build_seconds})
+                               locate=self.locator(problem, inner), normal=self.normal(problem), skew=skew,
+                               info={"inner_build_seconds": inner.build_seconds,
+                                     "skew_norm": 0.0 if skew is None else float(abs(skew).max())})
 
     @abstractmethod
     def locator(self, problem: TimeStepProblem, inner: CvxpyModel) -> Callable[[dict], np.ndarray]: ...
+
+    @abstractmethod
+    def normal(self, problem: TimeStepProblem) -> slice:
+        """Which of the located entries are the normal ones (where the shift mu s enters)."""
+
+    def skew(self, problem: TimeStepProblem) -> sp.csr_matrix | None:
+        return None
 
 
 class DualFixedPoint(FixedPointFormulation):
@@ -108,12 +136,24 @@ class DualFixedPoint(FixedPointFormulation):
 
     def locator(self, problem: TimeStepProblem, inner: CvxpyModel) -> Callable[[dict], np.ndarray]:
         x = next(v for v in inner.cvx.variables() if v.name() == "nu_scaled")
-        d, n = problem.d, problem.n_unknowns
+        n = problem.n_unknowns
         r_s = problem.r / inner.scale.velocity
 
         def locate(data: dict) -> np.ndarray:
             col = data["param_prob"].var_id_to_col[x.id]
             check_located(data["c"][col:col + n], r_s, "dual objective")
-            return col + d * np.arange(problem.n_contacts)
+            return col + np.arange(n)
 
         return locate
+
+    def normal(self, problem: TimeStepProblem) -> slice:
+        return slice(0, problem.n_contact_unknowns, problem.d)
+
+    def skew(self, problem: TimeStepProblem) -> sp.csr_matrix | None:
+        """W_a = (W - W^T)/2 of a local problem, None when W is symmetric (global N always is)."""
+        if problem.is_global:
+            return None
+        W = problem.N
+        skew = ((W - W.T) * 0.5).tocsr()
+        skew.eliminate_zeros()
+        return skew if skew.nnz else None

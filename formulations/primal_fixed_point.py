@@ -65,3 +65,6 @@ class PrimalFixedPoint(FixedPointFormulation):
             return rows
 
         return locate
+
+    def normal(self, problem: TimeStepProblem) -> slice:
+        return slice(None)

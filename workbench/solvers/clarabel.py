@@ -9,12 +9,12 @@ tol_feas = max(tol^2, 1e-12) on the O(1)-scaled model (see SolveOptions); one th
 threads slowed it down on 2 cores).
 
 Also takes the fixed-point models (workbench.solvers.fixed_point): one DefaultSolver on the data
-compiled once, updated between outer iterations by DefaultSolver.update(q=...) (dual) or
-update(b=...) (primal; refused when Clarabel's presolve changed the data layout). An interior-point
-method has no warm start: each inner solve starts afresh, so an outer iteration saves the solver's
-set-up only.
+compiled once (workbench.solvers.compiled, presolve off), updated between outer iterations by
+DefaultSolver.update(q=...) (dual) or update(b=...) (primal). An interior-point method has no warm
+start: each inner solve starts afresh, so an outer iteration saves the solver's set-up only.
 
-A run that Clarabel ends with InsufficientProgress (it stalls near the optimum when the optimal
+A run that Clarabel ends with InsufficientProgress or NumericalError is retried once looser
+(workbench.solvers.compiled). A run that ends with InsufficientProgress (it stalls near the optimum when the optimal
 objective is close to zero on the scaled data, e.g. a time step whose contacts barely touch) still
 returns its last iterate (cvxpy's ``accept_unknown``): the workbench measures it like any other
 point and decides solved / inaccurate; Clarabel's own word is kept in info["solver_raw_status"].
@@ -26,7 +26,8 @@ import functools
 
 from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.solvers.cvxpy_base import CvxpySolver, interior_point_tolerance
-from workbench.solvers.fixed_point import FixedPointCapable, FixedPointSession
+from workbench.solvers.compiled import LOOSENED, LOOSER, ClarabelRetried, clarabel_solver, needs_looser_retry
+from workbench.solvers.fixed_point import FixedPointCapable
 
 
 class ClarabelSolver(FixedPointCapable, CvxpySolver):
@@ -43,7 +44,7 @@ class ClarabelSolver(FixedPointCapable, CvxpySolver):
         return _clarabel_settings()
 
     def raw_status(self, raw) -> str | None:
-        if isinstance(raw, _Retried):
+        if isinstance(raw, ClarabelRetried):
             return f"{raw.first.status}, then {raw.status} with 100x looser tolerances"
         return str(raw.status)
 
@@ -56,41 +57,19 @@ class ClarabelSolver(FixedPointCapable, CvxpySolver):
             s["time_limit"] = float(options.time_limit)
         return s
 
-    @staticmethod
-    def new_solver(data, chain, options, opts):
-        """A clarabel.DefaultSolver on cvxpy's compiled data, as cvxpy builds it."""
-        import clarabel
-        import scipy.sparse as sp
-        from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import dims_to_solver_cones
-        from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver
-
-        P = data["P"] if "P" in data else sp.csc_array((data["c"].size, data["c"].size))
-        settings = chain.solver.parse_solver_opts(options.verbose, opts)
-        return clarabel.DefaultSolver(sp.triu(P).tocsc(), data["c"], data["A"], data["b"],
-                                      dims_to_solver_cones(data[ConicSolver.DIMS]), settings)
-
-    def open_session(self, model, data, chain, options, opts):
-        solver = self.new_solver(data, chain, options, opts)
-        if not solver.is_data_update_allowed():  # presolve removed rows: the data layout changed
-            raise RuntimeError("Clarabel does not allow data updates on this problem")
-        return FixedPointSession(solve=solver.solve,
-                                 update=lambda key, vector: solver.update(**{"q" if key == "c" else "b": vector}),
-                                 iterations=lambda raw: int(raw.iterations))
-
     def run(self, model, data, chain, options, opts, rec):
         raw = self._run_once(model, data, chain, options, opts, rec, 0)
-        # A stall at the tight end of the tolerances is retried once with gap and feasibility
-        # tolerances 100x looser (the workbench then judges whichever point comes back); the retry's
-        # iterations and time count in the run, and its rows follow the first attempt's.
-        if str(raw.status) == "InsufficientProgress" and opts.get("tol_gap_abs", 0) < 1e-6:
-            looser = {**opts, **{k: 100 * opts[k] for k in ("tol_gap_abs", "tol_gap_rel", "tol_feas")}}
+        # a stall or breakdown at the tight end of the tolerances is retried looser
+        # (workbench.solvers.compiled); the retry's rows follow the first attempt's
+        if needs_looser_retry(raw, opts.get("tol_gap_abs", 0)):
+            looser = {**opts, **{k: LOOSER * opts[k] for k in LOOSENED}}
             retry = self._run_once(model, data, chain, options, looser, rec, int(raw.iterations))
             if str(retry.status) in ("Solved", "AlmostSolved"):
-                return _Retried(retry, raw)
+                return ClarabelRetried(retry, raw)
         return raw
 
     def _run_once(self, model, data, chain, options, opts, rec, offset: int):
-        solver = self.new_solver(data, chain, options, opts)
+        solver = clarabel_solver(data, chain, opts, options.verbose)
         unscale = model.unscale_objective
 
         def record(info):
@@ -110,16 +89,3 @@ def _clarabel_settings() -> dict:
     defaults = clarabel.DefaultSettings()
     return {name: getattr(defaults, name) for name in dir(defaults)
             if not name.startswith("_") and not callable(getattr(defaults, name))}
-
-
-class _Retried:
-    """A retry's solution seen as the whole run: its point and status, both attempts' iterations
-    and time."""
-
-    def __init__(self, retry, first):
-        self._retry, self.first = retry, first
-        self.iterations = int(retry.iterations) + int(first.iterations)
-        self.solve_time = float(retry.solve_time) + float(first.solve_time)
-
-    def __getattr__(self, name):
-        return getattr(self._retry, name)

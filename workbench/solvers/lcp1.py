@@ -27,7 +27,7 @@ solve.
 Compiled once. The cvxpy problem (on O(1) data: y = impulse scale * x, Q and the linear term divided
 by the velocity scale) is compiled with get_problem_data once; between outer iterations only its
 linear term changes, so the QP solver object is set up once and updated in place through its own
-API: Clarabel ``DefaultSolver.update(q=...)`` (presolve off, which data updates require) or OSQP
+API (workbench.solvers.compiled, the session the fixed points use too): Clarabel ``DefaultSolver.update(q=...)`` (presolve off, which data updates require) or OSQP
 ``update(q=...)`` (which also warm-starts from the previous solution); cvxpy's unpack_results maps
 every solution back (build_seconds include the compile and the solver's set-up; solve_seconds the
 outer loop). params["qp_solver"]: "clarabel" (default; tolerances max(tol^2, 1e-13), one
@@ -41,15 +41,14 @@ MAX_ITER, TIMEOUT or FAILED (a QP solve failed).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import scipy.sparse as sp
 
 from workbench.errors import InputError
 from workbench.params import Param
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
-from workbench.solvers.cvxpy_base import _solver_output_to_stderr, interior_point_tolerance
+from workbench.solvers.compiled import CompiledSession
+from workbench.solvers.cvxpy_base import interior_point_tolerance
 from workbench.solvers.recorder import Recorder
 
 __all__ = ["LCP1Solver", "CompiledQP", "QP_SOLVERS"]
@@ -58,71 +57,44 @@ QP_SOLVERS = ("clarabel", "osqp")
 
 
 class CompiledQP:
-    """min 1/2 x^T Q x + c^T x s.t. x >= 0, compiled by cvxpy once; ``solve(c)`` re-solves with a new c
-    through the QP solver's update API. Returns (x, inner iterations, cvxpy status)."""
+    """min 1/2 x^T Q x + c^T x s.t. x >= 0, compiled by cvxpy once (workbench.solvers.compiled);
+    ``solve(c)`` re-solves with a new c through the QP solver's update API. Returns (x, inner
+    iterations, cvxpy status)."""
 
     def __init__(self, Q: sp.spmatrix, c: np.ndarray, qp_solver: str, options: SolveOptions):
         import cvxpy as cp
 
         if qp_solver not in QP_SOLVERS:
             raise InputError(f"qp_solver must be one of {', '.join(QP_SOLVERS)}, got {qp_solver!r}")
-        n = c.shape[0]
-        self.x = cp.Variable(n, name="y_scaled")
-        self.cvx = cp.Problem(cp.Minimize(0.5 * cp.quad_form(self.x, cp.psd_wrap(Q)) + c @ self.x), [self.x >= 0])
-        self.which, self.verbose = qp_solver, options.verbose
-        t0 = time.perf_counter()
-        self.data, self.chain, self.inverse = self.cvx.get_problem_data(qp_solver.upper(), solver_opts={})
-        self.compile_seconds = time.perf_counter() - t0
+        self.x = cp.Variable(c.shape[0], name="y_scaled")
+        cvx = cp.Problem(cp.Minimize(0.5 * cp.quad_form(self.x, cp.psd_wrap(Q)) + c @ self.x), [self.x >= 0])
+        if qp_solver == "clarabel":
+            t = interior_point_tolerance(options.tol)
+            opts = {"tol_gap_abs": t, "tol_gap_rel": t, "tol_feas": t, "tol_ktratio": min(1e-6, t), "max_threads": 1}
+        else:
+            opts = {"eps_abs": options.tol, "eps_rel": options.tol, "max_iter": 100000, "polishing": True}
+        self.which = qp_solver
+        self.session = CompiledSession(cvx, qp_solver, opts, verbose=options.verbose, warm_start=True)
         self.key = "c" if qp_solver == "clarabel" else "q"
-        self.cols = slice(self.data["param_prob"].var_id_to_col[self.x.id],
-                          self.data["param_prob"].var_id_to_col[self.x.id] + n)
-        if not np.allclose(self.data[self.key][self.cols], c, rtol=1e-12, atol=1e-14):
+        self.base = self.session.vector(self.key)
+        self.cols = self.session.columns(self.x)
+        if not np.allclose(self.base[self.cols], c, rtol=1e-12, atol=1e-14):
             # the layout of cvxpy's compiled data changed: fail loudly rather than solve a wrong QP
             raise RuntimeError("cvxpy's compiled linear term does not hold c at the variable's columns")
         self.current = c.copy()
-        t0 = time.perf_counter()
-        self.solver = self._setup(options)
-        self.setup_seconds = time.perf_counter() - t0
-
-    def _setup(self, options: SolveOptions):
-        d = self.data
-        if self.which == "clarabel":
-            import clarabel
-            from cvxpy.reductions.solvers.conic_solvers.clarabel_conif import dims_to_solver_cones
-            from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver
-            t = interior_point_tolerance(options.tol)
-            opts = {"tol_gap_abs": t, "tol_gap_rel": t, "tol_feas": t, "tol_ktratio": min(1e-6, t),
-                    "max_threads": 1, "presolve_enable": False}
-            settings = self.chain.solver.parse_solver_opts(self.verbose, opts)
-            return clarabel.DefaultSolver(sp.triu(d["P"]).tocsc(), d["c"], d["A"], d["b"],
-                                          dims_to_solver_cones(d[ConicSolver.DIMS]), settings)
-        import osqp
-        # as cvxpy's own OSQP interface: equalities and inequalities stacked, csc_matrix (int32 indices)
-        A = sp.vstack([d["A"], d["F"]]).tocsc()
-        A = sp.csc_matrix((A.data, A.indices, A.indptr), shape=A.shape)
-        P = sp.csc_matrix((d["P"].data, d["P"].indices, d["P"].indptr), shape=d["P"].shape)
-        lower = np.concatenate([d["b"], np.full(d["G"].shape, -np.inf)])
-        upper = np.concatenate([d["b"], d["G"]])
-        solver = osqp.OSQP()
-        solver.setup(P, d["q"], A, lower, upper, verbose=self.verbose,
-                     eps_abs=options.tol, eps_rel=options.tol, max_iter=100000, polishing=True)
-        return solver
+        self.compile_seconds, self.setup_seconds = self.session.compile_seconds, self.session.setup_seconds
 
     def solve(self, c: np.ndarray) -> tuple[np.ndarray | None, int, str]:
         import cvxpy as cp
 
         if not np.array_equal(c, self.current):
-            vec = np.array(self.data[self.key], dtype=float)
-            vec[self.cols] = c
-            self.solver.update(q=vec)
+            self.base[self.cols] = c
+            self.session.update(self.key, self.base)
             self.current = c.copy()
-        with _solver_output_to_stderr(self.verbose):
-            raw = self.solver.solve() if self.which == "clarabel" else self.solver.solve(raise_error=False)
-        self.cvx.unpack_results(raw, self.chain, self.inverse)
-        stats = self.cvx.solver_stats
-        iters = int(stats.num_iters) if stats is not None and stats.num_iters is not None else 0
-        ok = self.cvx.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and self.x.value is not None
-        return (np.asarray(self.x.value, dtype=float) if ok else None), iters, str(self.cvx.status)
+        iters = self.session.solve()
+        cvx = self.session.cvx
+        ok = cvx.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and self.x.value is not None
+        return (np.asarray(self.x.value, dtype=float) if ok else None), iters, str(cvx.status)
 
 
 class LCP1Solver(Solver):

@@ -6,7 +6,7 @@ max(res_primal, res_dual), extras res_primal, res_dual, gap and the dual objecti
 clock. SCS's settings (SCS_SETTINGS, from its documentation) are the parameters ``backend.NAME``.
 
 Also takes the fixed-point models (workbench.solvers.fixed_point): one scs.SCS object on the data
-compiled once, updated between outer iterations by SCS.update(c=...) (dual) or update(b=...)
+compiled once (workbench.solvers.compiled), updated between outer iterations by SCS.update(c=...) (dual) or update(b=...)
 (primal); the factorisation of the KKT matrix is kept. ``inner_warm_start`` (a parameter of fixed-point runs, default on) starts each
 inner solve from the previous one's solution: measured with benchmarks/bench_exact.py (2026-11-21), it
 cut the inner iterations where they are many (Capsules-i125-1213: 292,600 -> 44,650 over the outer
@@ -24,7 +24,7 @@ import pandas as pd
 from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.params import Param
 from workbench.solvers.cvxpy_base import CvxpySolver
-from workbench.solvers.fixed_point import FixedPointCapable, FixedPointSession
+from workbench.solvers.fixed_point import FixedPointCapable
 
 #: SCS 3's settings and their defaults (SCS documentation, "Settings"); cvxpy adds use_indirect
 SCS_SETTINGS = {"normalize": True, "scale": 0.1, "adaptive_scale": True, "rho_x": 1e-6, "max_iters": 100_000,
@@ -52,19 +52,6 @@ class ScsSolver(FixedPointCapable, CvxpySolver):
         if options.time_limit is not None:
             s["time_limit_secs"] = float(options.time_limit)
         return s
-
-    def open_session(self, model, data, chain, options, opts):
-        import scs
-        from cvxpy.reductions.solvers.conic_solvers.conic_solver import ConicSolver
-        from cvxpy.reductions.solvers.conic_solvers.scs_conif import dims_to_solver_dict
-
-        args = {key: data[key] for key in ("P", "A", "b", "c") if key in data}
-        settings = chain.solver.parse_solver_options(dict(opts))
-        solver = scs.SCS(args, dims_to_solver_dict(data[ConicSolver.DIMS]), verbose=options.verbose, **settings)
-        warm = bool(options.params["inner_warm_start"])
-        return FixedPointSession(solve=lambda: solver.solve(warm_start=warm),
-                                 update=lambda key, vector: solver.update(**{key: vector}),
-                                 iterations=lambda raw: int(raw["info"]["iter"]))
 
     def run(self, model, data, chain, options, opts, rec):
         if not rec.keep:

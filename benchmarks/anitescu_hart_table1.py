@@ -1,4 +1,4 @@
-"""Seed 003 Table 1 reproduced: LCP0 (Lemke) against LCP2 (one QP (15)) on the first step of the
+"""Anitescu and Hart 2003 Table 1 reproduced: LCP0 (Lemke) against LCP2 (one QP (15)) on the first step of the
 210-disk cannonball (python3 -m benchmarks.anitescu_hart_table1, from the repository root).
 
 The scene is problems.lcp_scenes.cannonball(20, mu): 20 disks of diameter 3 on a fixed plank, 19 on
@@ -6,17 +6,17 @@ top, ... (210 disks, 590 contacts, zero gaps), h = 0.05, zero initial velocity, 
 lcp-pyramid formulation with m_C = 2 (2D) gives a standard LCP of 2,360 unknowns. For each mu:
 
 - LCP0: Lemke's method (workbench.solvers.lemke) capped at 10,000 pivots, the MAX ITER of the
-  seed's PATH runs; the time, or the status it stopped with ("MAX ITER" for the pivot cap), and the
+  paper's PATH runs; the time, or the status it stopped with ("MAX ITER" for the pivot cap), and the
   pivots taken;
 - LCP2: one QP (15) with Gamma = 0 (workbench.solvers.lcp2, Clarabel; ``--qp-solver osqp``): its time
-  and the seed's residual error, the normal velocity |u_n| (= mu lambda) at the contacts with
+  and the paper's residual error, the normal velocity |u_n| (= mu lambda) at the contacts with
   c_n > 0, as maximum and mean [m/s], all computed by the workbench from the returned impulses;
-- with ``--lcp1`` also LCP1 (QP (15) repeated until Lambda changes by at most 1e-5 m/s, the seed's
+- with ``--lcp1`` also LCP1 (QP (15) repeated until Lambda changes by at most 1e-5 m/s, the paper's
   criterion; at most 100 outer iterations): status, LCP residual, outer and inner iterations, time.
 
 Times are solve seconds (Lemke: the pivoting; LCP2: the QP solve, its one-off cvxpy compile and
-solver set-up given apart as "build"); the seed's are Matlab + PATH on a 2000-era machine, so only
-the pattern compares. Printed as a markdown table with the seed's numbers alongside. ``--n-bottom``
+solver set-up given apart as "build"); the paper's are Matlab + PATH on a 2000-era machine, so only
+the pattern compares. Printed as a markdown table with the paper's numbers alongside. ``--n-bottom``
 and ``--mu`` make smaller runs (``--n-bottom 6 --mu 0.1 0.8`` takes seconds).
 """
 
@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from problems.lcp_scenes import cannonball
 from workbench.solvers import SolveOptions, StopCause, solve
 
-#: seed 003 Table 1: mu -> (LCP0 CPU [s] or None for MAX ITER, LCP2 CPU [s], LCP2 residual error)
+#: Anitescu and Hart 2003 Table 1: mu -> (LCP0 CPU [s] or None for MAX ITER, LCP2 CPU [s], LCP2 residual error)
 PAPER = {0.1: (29.76, 34.42, 0.06), 0.2: (None, 36.28, 0.12), 0.4: (None, 24.03, 0.07),
          0.6: (None, 20.40, 1e-8), 0.8: (None, 14.52, 8e-11)}
 MAX_PIVOTS = 10_000
@@ -75,7 +75,7 @@ def paper_cells(mu: float, n_bottom: int) -> list[str]:
 
 def table(rows: list[dict], n_bottom: int, lcp1: bool) -> str:
     head = ["mu", "LCP0 s (ours)", "LCP2 s (ours; build)", "LCP2 error max / mean (ours)",
-            "LCP0 CPU (seed)", "LCP2 CPU (seed)", "LCP2 error (seed)"]
+            "LCP0 CPU (paper)", "LCP2 CPU (paper)", "LCP2 error (paper)"]
     if lcp1:
         head.append("LCP1 (ours): status, outer / inner, s")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     rows = run(args.n_bottom, args.mu, args.max_pivots, args.qp_solver, args.lcp1)
     n_disks = args.n_bottom * (args.n_bottom + 1) // 2
-    print(f"Seed 003 Table 1: cannonball of {n_disks} disks ({args.n_bottom} on the bottom), first step, "
+    print(f"Anitescu and Hart 2003 Table 1: cannonball of {n_disks} disks ({args.n_bottom} on the bottom), first step, "
           f"h = 0.05, LCP of {rows[0]['n']} unknowns; Lemke capped at {args.max_pivots} pivots; "
           f"QP solver {args.qp_solver}.")
     print(f"{datetime.now(timezone.utc):%Y-%m-%d}, {platform.node()} ({platform.processor() or platform.machine()}), "

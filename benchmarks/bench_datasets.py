@@ -1,4 +1,4 @@
-"""Time to generate the settled and unsettled 320-sphere datasets (seed 001 section 5.1).
+"""Time to generate the settled and unsettled 320-sphere datasets (Mazhar et al. 2014 section 5.1).
 
     python -m benchmarks.bench_datasets [--out DIR] [--set KEY=VALUE ...] [--datasets settled,unsettled]
 

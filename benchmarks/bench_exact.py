@@ -47,7 +47,7 @@ TOL = 1e-8
 FIXED_POINTS = [("dual-fixed-point", "clarabel"), ("dual-fixed-point", "scs"), ("primal-fixed-point", "clarabel"),
                 ("primal-fixed-point", "scs")]
 SICONOS_METHODS = ("NSN_AC", "NSGS", "ADMM", "FPP", "EG", "ACLMFP")
-#: the in-house first-order solvers on the anti-relaxed CCQO (seed 000), where registered
+#: the in-house first-order solvers on the anti-relaxed CCQO (Melanz et al. 2015), where registered
 ANTI_RELAXED = [("anti-relaxed", s) for s in ("apgd", "pgs", "jacobi", "bb", "admm") if s in SOLVERS]
 
 

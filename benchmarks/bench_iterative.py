@@ -10,7 +10,7 @@ Prints three markdown tables:
    of N x = D^T (M^-1 D x)) and one cone projection, timed alone. Wall time (the solver records its
    set-up in wall time: a CPU clock costs microseconds per reading on a VM, which small solves
    would pay), smallest of 3 interleaved rounds, which keeps the other processes' time slices out. Target for APGD: <= 1.5x. APGD's iteration also
-   pays its backtracking steps (one more product and projection each) and the residual of seed 000
+   pays its backtracking steps (one more product and projection each) and the residual of Melanz et al. 2015
    eq. 39 (one more projection); the column "per product with N" divides by iterations + backtracking
    steps. ADMM's iterations include the refactorisations that residual balancing asks for.
    Each kernel timed alone runs with warm caches; in an iteration, every kernel finds the others'
@@ -24,7 +24,7 @@ Prints three markdown tables:
    1e-6 of it (from the per-iteration history), capped at twice Clarabel's time (at least 5 s).
    Target: APGD <= 0.5x Clarabel.
 3. Time to a Siconos error of 1e-8 on the exact (anti-relaxed) problem, for every shared problem
-   (../shared/data) and each in-house solver (inner anti-relaxation, seed 000 lines 33-37; APGD also in
+   (../shared/data) and each in-house solver (inner anti-relaxation, Melanz et al. 2015 lines 33-37; APGD also in
    the outer fixed-point mode), with the best of them; a run that does not get there within the cap
    shows its status and the error it reached.
 

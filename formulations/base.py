@@ -72,7 +72,7 @@ class CvxpyModel:
 @dataclass
 class CCQOModel:
     """The (relaxed or anti-relaxed) cone-constrained QP min 1/2 nu^T N nu + (r + a)^T nu, nu in K,
-    for matrix-free first-order solvers (seed 000 eqs. 14-15). ``anti_relaxed`` asks the solver to
+    for matrix-free first-order solvers (Melanz et al. 2015 eqs. 14-15). ``anti_relaxed`` asks the solver to
     update a_i = mu_i ||u_t,i|| as it iterates."""
     kind: ClassVar[str] = "ccqo"
     problem: TimeStepProblem
@@ -89,7 +89,7 @@ class Formulation(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str]
-    #: equations of the seeds implemented, for ``workbench list`` and the docs
+    #: equations of the papers implemented, for ``workbench list`` and the docs
     reference: ClassVar[str]
     #: True when the formulation needs M, D, k (a global problem)
     needs_global: ClassVar[bool] = False

@@ -1,6 +1,6 @@
-"""Exact Coulomb by a fixed point on the relaxed dual CCQO, compiled once (seed 001 eq. 27, section 4.3).
+"""Exact Coulomb by a fixed point on the relaxed dual CCQO, compiled once (Mazhar et al. 2014 eq. 27, section 4.3).
 
-Outer iteration k solves the relaxed dual (formulations.relaxed_dual, seed 001 eq. 24) with the
+Outer iteration k solves the relaxed dual (formulations.relaxed_dual, Mazhar et al. 2014 eq. 24) with the
 normal entries of its linear term shifted by the slip speeds s^k of the previous iterate:
 
     min_nu 1/2 nu^T N nu + (r + a^k)^T nu   s.t. gamma_i in K_i,     a^k_i = [mu_i s^k_i, 0, 0],
@@ -18,8 +18,8 @@ so that a fixed point (nu^{k+1} = nu^k, s^{k+1} = s^k) satisfies K ∋ gamma ⊥
 with the true W. The skew term moves with nu^k as the shift moves with s^k; it is small, so it
 adds little to the outer map's contraction factor.
 
-The shift enters with a plus sign: seed 001 eq. 27 prints "- mu sqrt(...)", but the De Saxce form
-(seed 000 eq. 15 with alpha_i = mu_i lambda_i, eqs. 27-28) needs r_n + mu ||u_t||; on the 2D ball the
+The shift enters with a plus sign: Mazhar et al. 2014 eq. 27 prints "- mu sqrt(...)", but the De Saxce form
+(Melanz et al. 2015 eq. 15 with alpha_i = mu_i lambda_i, eqs. 27-28) needs r_n + mu ||u_t||; on the 2D ball the
 plus sign gives the analytic impulse [0.0981, -0.01962] and the minus sign does not. A fixed point
 (s^{k+1} = s^k) satisfies K ∋ gamma ⊥ u + [mu ||u_t||, 0, 0] ∈ K^*, the exact problem.
 
@@ -130,7 +130,7 @@ class FixedPointFormulation(Formulation):
 class DualFixedPoint(FixedPointFormulation):
     name = "dual-fixed-point"
     summary = "exact Coulomb: relaxed dual CCQO compiled once, re-solved with r_n + mu ||u_t|| until s is fixed"
-    reference = "seed 001 eq. 27 (plus sign), section 4.3; seed 000 eqs. 15, 27-28"
+    reference = "Mazhar et al. 2014 eq. 27 (plus sign), section 4.3; Melanz et al. 2015 eqs. 15, 27-28"
     relaxed_formulation = RelaxedDual
     shifted = "c"
 

@@ -1,6 +1,6 @@
-"""Pyramidal friction cones: the time step as a linear complementarity problem (seed 003 eqs. 4-7).
+"""Pyramidal friction cones: the time step as a linear complementarity problem (Anitescu and Hart 2003 eqs. 4-7).
 
-Friction model (seed 003 eq. 4). Each contact gets m_C unit tangent directions t_1..t_m_C in its
+Friction model (Anitescu and Hart 2003 eq. 4). Each contact gets m_C unit tangent directions t_1..t_m_C in its
 frame [n, t1, t2], a symmetric set (t_i = -t_j for some j): in 2D the two directions +t, -t
 (m_C = 2); in 3D the angles 2 pi i / m_C, i = 0..m_C-1, measured from t1 towards t2 (m_C even, >= 4,
 default 8). The tangential impulse is gamma_t = sum_i beta_i t_i with beta >= 0 and
@@ -12,7 +12,7 @@ dissipation over that pyramid reads
     u_n                     >= 0  ⊥  c_n >= 0,
 
 with lambda ~ the slip speed. Together with the momentum balance M v = k + D gamma + G lambda_G and
-the joint rows G^T v + b_G = 0 this is the mixed LCP (6)-(7) of seed 003 (its q^(l) = -k, its
+the joint rows G^T v + b_G = 0 this is the mixed LCP (6)-(7) of Anitescu and Hart 2003 (its q^(l) = -k, its
 Delta = the normal entries of b). It is the exact (unrelaxed, non-associated) friction problem for
 the pyramid; there is no convex program behind it, and Lemke's method (LCP0) solves it.
 ``mixed_lcp`` assembles (6)-(7) itself, sparse, in x = [v; c_nu; z] (global problems); solvers work
@@ -40,7 +40,7 @@ physical units and the unit of each entry (impulse and velocity scales of formul
 solvers work on the dimensionless LCP and the residual ||min(z, w)||_inf is unit-free.
 
 Judging. ``own_metrics`` adds the LCP measures (workbench.lcp_metrics): lcp_residual (the judged
-error of this formulation) and the normal-velocity error of seed 003 Table 1; the impulses
+error of this formulation) and the normal-velocity error of Anitescu and Hart 2003 Table 1; the impulses
 nu = [gamma; lambda_G] are judged on the round-cone problem by workbench.metrics as for every
 formulation (their siconos_error measures the pyramid's faceting and vanishes as m_C grows).
 
@@ -148,12 +148,12 @@ def pyramid(problem: TimeStepProblem, m_C: int | None = None) -> Pyramid:
 
 @dataclass(frozen=True)
 class MixedLCP:
-    """The mixed LCP (6)-(7) of seed 003 in the unknowns x = [v; c_nu; z] (z as in Pyramid):
+    """The mixed LCP (6)-(7) of Anitescu and Hart 2003 in the unknowns x = [v; c_nu; z] (z as in Pyramid):
 
         matrix @ x + rhs = [0; 0; w],   0 <= z ⊥ w >= 0,
 
     with matrix = [[M, -G, -D T], [G^T, 0, 0], [T^T D^T, 0, K]] and rhs = [-k; b_G; T^T b] (the
-    seed's q^(l) = -k; its Delta and the tangential stabilisation are T^T b). The first ``n_free``
+    paper's q^(l) = -k; its Delta and the tangential stabilisation are T^T b). The first ``n_free``
     entries of x are free (v and the joint impulses c_nu), their rows equalities."""
     matrix: sp.csr_matrix
     rhs: np.ndarray
@@ -167,8 +167,8 @@ class MixedLCP:
 
 
 def mixed_lcp(problem: TimeStepProblem, m_C: int) -> MixedLCP:
-    """Assemble the mixed LCP (6)-(7) of seed 003 (MixedLCP) from a global time-step problem."""
-    problem.require_global("the mixed LCP (6)-(7) of seed 003")
+    """Assemble the mixed LCP (6)-(7) of Anitescu and Hart 2003 (MixedLCP) from a global time-step problem."""
+    problem.require_global("the mixed LCP (6)-(7) of Anitescu and Hart 2003")
     maps = pyramid(problem, m_C)
     n_dof, n_b, n_z = problem.n_dof, problem.n_bilateral, maps.T.shape[1]
     G = problem.G if n_b else sp.csr_matrix((n_dof, 0))
@@ -258,7 +258,7 @@ class LCPModel:
         return self.A @ z + self.q
 
     def slip(self, z: np.ndarray) -> np.ndarray:
-        """Lambda(v) of seed 003 eq. 17 per contact: max_i t_i . u_t (= max_i -t_i . u_t by symmetry),
+        """Lambda(v) of Anitescu and Hart 2003 eq. 17 per contact: max_i t_i . u_t (= max_i -t_i . u_t by symmetry),
         the least lambda with t_i . u_t + lambda >= 0 for all i [m/s]."""
         w = self.w(z)
         t_dot_u = w[self.i_beta] - z[self.i_lambda][:, None]
@@ -271,7 +271,7 @@ class LCPModel:
         return nu, (self.problem.velocity(nu) if self.problem.is_global else None)
 
     def measures(self, z: np.ndarray) -> dict[str, float]:
-        """LCP residual (dimensionless) and the normal-velocity error of seed 003 [m/s] at z."""
+        """LCP residual (dimensionless) and the normal-velocity error of Anitescu and Hart 2003 [m/s] at z."""
         w = self.w(z)
         out = {"lcp_residual": lcp_residual(z / self.z_unit, w / self.w_unit)}
         out.update(normal_velocity_error(z[self.i_n], w[self.i_n]))
@@ -285,7 +285,7 @@ class LCPModel:
 class LCPPyramid(Formulation):
     name = "lcp-pyramid"
     summary = "pyramidal friction cones (m_C directions) as a standard LCP, for Lemke and LCP1/LCP2"
-    reference = "seed 003 eqs. 4-7 (mixed LCP), reduced by eliminating v and the joint impulses"
+    reference = "Anitescu and Hart 2003 eqs. 4-7 (mixed LCP), reduced by eliminating v and the joint impulses"
     exact = True  # unrelaxed Coulomb friction, on the inscribed pyramid
     builds = ("lcp",)
     params = (Param("m_C", int, None, f"pyramid directions per contact (None: 2 in 2D, {DEFAULT_M_C_3D} in 3D)"),)

@@ -1,12 +1,12 @@
 """The exact Coulomb problem as a nonlinear complementarity problem in De Saxce form (no relaxation).
 
-Seed 000 eqs. 8-10 (Signorini condition, maximal dissipation, the exact normal condition with the
-mu ||u_t|| tilt), seed 004 eqs. 10-15 (De Saxce-Feng form and its root-finding statement):
+Melanz et al. 2015 eqs. 8-10 (Signorini condition, maximal dissipation, the exact normal condition with the
+mu ||u_t|| tilt), Koziara 2017 eqs. 10-15 (De Saxce-Feng form and its root-finding statement):
 
     find nu = [gamma; lambda]  with  u = N nu + r,
     K_i ∋ gamma_i ⊥ u_hat_i = u_i + [mu_i ||u_t,i||, 0, 0] ∈ K_i^*   (i = 1..n_c),   u_j = 0 (joints),
 
-equivalently the root of the natural map C(nu) = nu - P_{K x R^{n_b}}(nu - u_hat) (seed 004 eq. 15,
+equivalently the root of the natural map C(nu) = nu - P_{K x R^{n_b}}(nu - u_hat) (Koziara 2017 eq. 15,
 whose m(S) = S - P_K(S) gives C = F + m(nu - F) = nu - P_K(nu - F) with F = u_hat). Unlike the relaxed
 CCQO this is not the optimality system of a convex program: the tilt makes it non-monotone, and a
 solution may be non-unique. Its residual, normalised as Siconos does, is the workbench's
@@ -50,7 +50,7 @@ class NCP(AntiRelaxed):
     """The anti-relaxed problem stated as the root of its natural map, for the NCP methods."""
     name = "ncp"
     summary = "exact Coulomb problem in De Saxce form (nonlinear complementarity), for NCP solvers"
-    reference = "seed 000 eqs. 8-10; seed 004 eqs. 10-15"
+    reference = "Melanz et al. 2015 eqs. 8-10; Koziara 2017 eqs. 10-15"
     builds = ("ncp",)
 
     def _build(self, problem: TimeStepProblem, kind: str, params) -> NCPModel:

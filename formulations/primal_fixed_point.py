@@ -1,6 +1,6 @@
-"""Exact Coulomb by a fixed point on the relaxed primal QP, compiled once (seed 001 eq. 26, section 4.3).
+"""Exact Coulomb by a fixed point on the relaxed primal QP, compiled once (Mazhar et al. 2014 eq. 26, section 4.3).
 
-Outer iteration k solves the relaxed primal (formulations.relaxed_primal, seed 001 eq. 23) with the
+Outer iteration k solves the relaxed primal (formulations.relaxed_primal, Mazhar et al. 2014 eq. 23) with the
 cone constraint shifted by the slip speeds s^k of the previous iterate:
 
     min_w 1/2 w^T M w   s.t.  D_i^T w + r_i + [mu_i s^k_i, 0, 0] in K_i^*,   G^T w + r_G = 0,
@@ -8,7 +8,7 @@ cone constraint shifted by the slip speeds s^k of the previous iterate:
 
 the impulses being the multipliers of the cone constraints, as in the relaxed primal. Its KKT
 conditions are those of the shifted dual (formulations.dual_fixed_point), so a fixed point solves the
-exact De Saxce problem. Seed 001 eq. 26 writes the shift with a minus sign inside the polar cone of
+exact De Saxce problem. Mazhar et al. 2014 eq. 26 writes the shift with a minus sign inside the polar cone of
 -(C^T v + b); in the workbench's convention (u + a in the dual cone K^*) it adds +mu_i s_i to the
 normal entry, as for the dual.
 
@@ -36,7 +36,7 @@ __all__ = ["PrimalFixedPoint"]
 class PrimalFixedPoint(FixedPointFormulation):
     name = "primal-fixed-point"
     summary = "exact Coulomb: relaxed primal QP compiled once, re-solved with the cone shifted by mu ||u_t||"
-    reference = "seed 001 eq. 26 (shift as +mu s on u_n), section 4.3; seed 000 eqs. 15, 27-28"
+    reference = "Mazhar et al. 2014 eq. 26 (shift as +mu s on u_n), section 4.3; Melanz et al. 2015 eqs. 15, 27-28"
     needs_global = True
     relaxed_formulation = RelaxedPrimal
     shifted = "b"

@@ -1,1 +1,1 @@
-"""Problems the workbench makes itself: the seeds' scenes, synthetic packings, datasets."""
+"""Problems the workbench makes itself: the papers' scenes, synthetic packings, datasets."""

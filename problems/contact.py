@@ -1,11 +1,11 @@
-"""Contact detection, contact frames and the contact Jacobian (seed 000 eq. 5), vectorised over contacts.
+"""Contact detection, contact frames and the contact Jacobian (Melanz et al. 2015 eq. 5), vectorised over contacts.
 
 A contact i joins body A (a fixed plane when ``a[i] == -1``) and body B. Its frame
 A_p = [n, u, w] (columns; [n, t] in 2D) has the unit normal n pointing from A to B, so that the
 normal relative velocity n . (v_B,point - v_A,point) is positive when the bodies separate; Phi_i is the
 signed gap [m] (negative: penetration). With r_A, r_B the world offsets from the centres of mass to
 the contact point on each body, A_A, A_B the body rotations and w the body-frame angular velocities,
-the block of D for contact i (seed 000 eq. 5, D_i^T = [-A_p^T, A_p^T A_A s~_A, A_p^T, -A_p^T A_B s~_B]) is
+the block of D for contact i (Melanz et al. 2015 eq. 5, D_i^T = [-A_p^T, A_p^T A_A s~_A, A_p^T, -A_p^T A_B s~_B]) is
 
     rows of B:  [ A_p ;  A_B^T (r_B x A_p) ]       rows of A:  -[ A_p ;  A_A^T (r_A x A_p) ]
 
@@ -76,7 +76,7 @@ def contact_frames(normal: np.ndarray) -> np.ndarray:
     """Orthonormal frames (n_c, dim, dim) with columns [n, u, w] (3D) or [n, t] (2D).
 
     3D: u is the coordinate axis least aligned with n, projected on the tangent plane and normalised
-    (for n = z: u = x, w = y); w = n x u. 2D: t = (n_y, -n_x) (for n = y: t = x, seed 000 eq. 42).
+    (for n = z: u = x, w = y); w = n x u. 2D: t = (n_y, -n_x) (for n = y: t = x, Melanz et al. 2015 eq. 42).
     """
     n = np.asarray(normal, dtype=float)
     if n.shape[1] == 2:
@@ -196,7 +196,7 @@ def detect(world: World) -> Contacts:
 
 
 def jacobian(contacts: Contacts, rotations: np.ndarray, n_bodies: int) -> sp.csr_matrix:
-    """The contact Jacobian D (n_bodies * dof, d n_c), blocks of the module docstring (seed 000 eq. 5).
+    """The contact Jacobian D (n_bodies * dof, d n_c), blocks of the module docstring (Melanz et al. 2015 eq. 5).
 
     ``rotations`` are the body-to-world matrices of the bodies (n_bodies, dim, dim)."""
     dim = contacts.normal.shape[1]

@@ -1,4 +1,4 @@
-"""Dynamic scenes of the seeds, with their analytic solutions (seed 001 sections 5.3-5.5, seed 000
+"""Dynamic scenes of the papers, with their analytic solutions (Mazhar et al. 2014 sections 5.3-5.5, Melanz et al. 2015
 section 3). 3D scenes have z up and the sliding motion along +x (down the slope on inclines). They are
 named in the one registry of problem sources, :data:`workbench.sources.NAMED`.
 
@@ -7,14 +7,14 @@ velocity v_n (zero while in contact) and, for balls, the rolling speed R w . (n 
 when rolling without slip; n the plane normal, s the sliding direction):
 
 - ball-on-plane (sphere R = 1, mu = 0.2, v0 = 2): v_s = v0 - mu g t and R w = 5/2 mu g t until
-  t_roll = 2 v0 / (7 mu g) = 0.291 s, then both 5 v0 / 7 = 1.429 m/s (seed 000 section 3.1).
+  t_roll = 2 v0 / (7 mu g) = 0.291 s, then both 5 v0 / 7 = 1.429 m/s (Melanz et al. 2015 section 3.1).
 - box-on-plane (1 m cube, 4 corner contacts, mu = 0.3, v0 = 2): v_s = max(v0 - mu g t, 0).
 - box-on-incline (65 degrees, mu = 0.2, from rest): v_s = g (sin a - mu cos a) t, 8.06 m/s^2.
 - box-incline-to-rest (25 degrees, mu = 0.6, v0 = 2 down the slope): v_s = max(v0 - g (mu cos a -
   sin a) t, 0), at rest from t = 1.68 s on (tan 25 deg < 0.6: it stays).
-- ball-on-plane-2d: the same ball in planar motion (q = [x, y, theta], seed 000 eqs. 41-45, y up);
+- ball-on-plane-2d: the same ball in planar motion (q = [x, y, theta], Melanz et al. 2015 eqs. 41-45, y up);
   its first time step is :func:`problems.scenes.rolling_ball_2d`.
-- filling, compaction: spheres falling into a container (seed 000 sections 3.2-3.3); at rest the
+- filling, compaction: spheres falling into a container (Melanz et al. 2015 sections 3.2-3.3); at rest the
   total contact force on the container equals the total weight (spheres and slab). filling-2d: the
   same with disks in a planar container (y up).
 """
@@ -82,7 +82,7 @@ class Scenario:
 
 
 def rolling_time(v0: float, mu: float) -> float:
-    """t_roll = 2 v0 / (7 mu g) [s] (seed 000 section 3.1, seed 001 section 5.3.1)."""
+    """t_roll = 2 v0 / (7 mu g) [s] (Melanz et al. 2015 section 3.1, Mazhar et al. 2014 section 5.3.1)."""
     return 2.0 * v0 / (7.0 * mu * GRAVITY)
 
 
@@ -113,18 +113,18 @@ def ball_on_plane(h: float = 0.0025, mu: float = 0.2, v0: float = 2.0, radius: f
     bodies = Bodies.create(shape=[SPHERE], size=radius, mass=mass, mu=mu, x=[[0.0, 0.0, radius]], v=[[v0, 0.0, 0.0]])
     world = World(bodies, Planes.create([[0, 0, 0]], [[0, 0, 1]], mu), envelope=0.05 * radius)
     return Scenario("ball-on-plane", world, h, duration,
-                    f"sphere R = {radius} m sliding at {v0} m/s on a plane, mu = {mu} (seed 001 section 5.3.1)",
+                    f"sphere R = {radius} m sliding at {v0} m/s on a plane, mu = {mu} (Mazhar et al. 2014 section 5.3.1)",
                     slope=np.array([1.0, 0, 0]), normal=np.array([0, 0, 1.0]), analytic=_ball_curves(v0, mu))
 
 
 def ball_on_plane_2d(h: float = 0.01, mu: float = 0.2, v0: float = 2.0, radius: float = 1.0, mass: float = 1.0,
                      duration: float = 0.5) -> Scenario:
-    """The ball of seed 000 section 3.1 in planar motion: y up, sliding along +x."""
+    """The ball of Melanz et al. 2015 section 3.1 in planar motion: y up, sliding along +x."""
     bodies = Bodies.create(dim=2, shape=[SPHERE], size=radius, mass=mass, mu=mu, x=[[0.0, radius]], v=[[v0, 0.0]])
     world = World(bodies, Planes.create([[0, 0]], [[0, 1]], mu, dim=2), gravity=np.array([0.0, -GRAVITY]),
                   envelope=0.05 * radius)
     return Scenario("ball-on-plane-2d", world, h, duration,
-                    f"ball R = {radius} m in planar motion sliding at {v0} m/s, mu = {mu} (seed 000 section 3.1)",
+                    f"ball R = {radius} m in planar motion sliding at {v0} m/s, mu = {mu} (Melanz et al. 2015 section 3.1)",
                     slope=np.array([1.0, 0]), normal=np.array([0, 1.0]), analytic=_ball_curves(v0, mu))
 
 
@@ -146,28 +146,28 @@ def _box_on_slope(name: str, angle_deg: float, mu: float, v0: float, h: float, d
 def box_on_plane(h: float = 0.01, mu: float = 0.3, v0: float = 2.0, size: float = 1.0, mass: float = 1.0,
                  duration: float = 1.0) -> Scenario:
     return _box_on_slope("box-on-plane", 0.0, mu, v0, h, duration, size, mass,
-                         f"{size} m cube, 4 corner contacts, sliding at {v0} m/s, mu = {mu} (seed 001 section 5.3.2)")
+                         f"{size} m cube, 4 corner contacts, sliding at {v0} m/s, mu = {mu} (Mazhar et al. 2014 section 5.3.2)")
 
 
 def box_on_incline(h: float = 0.01, angle: float = 65.0, mu: float = 0.2, size: float = 1.0, mass: float = 1.0,
                    duration: float = 1.0) -> Scenario:
     return _box_on_slope("box-on-incline", angle, mu, 0.0, h, duration, size, mass,
-                         f"{size} m cube released at rest on a {angle} degree incline, mu = {mu} (seed 001 section 5.4)")
+                         f"{size} m cube released at rest on a {angle} degree incline, mu = {mu} (Mazhar et al. 2014 section 5.4)")
 
 
 def box_incline_to_rest(h: float = 0.01, angle: float = 25.0, mu: float = 0.6, v0: float = 2.0, size: float = 1.0,
                         mass: float = 1.0, duration: float = 2.5) -> Scenario:
     return _box_on_slope("box-incline-to-rest", angle, mu, v0, h, duration, size, mass,
                          f"{size} m cube sliding down a {angle} degree incline at {v0} m/s, mu = {mu} "
-                         "(seed 001 section 5.5)")
+                         "(Mazhar et al. 2014 section 5.5)")
 
 
 def filling(n: int = 1000, h: float = 0.01, duration: float = 5.0, mu: float = 0.25, seed: int = 0,
             width: float | None = None) -> Scenario:
-    """Seed 000 section 3.2: n spheres (R = 1 m, 1 kg) fall into a container; 5 s at h = 0.01."""
+    """Melanz et al. 2015 section 3.2: n spheres (R = 1 m, 1 kg) fall into a container; 5 s at h = 0.01."""
     world = container_world(n, mu=mu, seed=seed, width=width)
     return Scenario("filling", world, h, duration,
-                    f"{n} spheres falling into a container, mu = {mu} (seed 000 section 3.2)",
+                    f"{n} spheres falling into a container, mu = {mu} (Melanz et al. 2015 section 3.2)",
                     weight=float(world.bodies.mass.sum() * GRAVITY))
 
 
@@ -181,8 +181,8 @@ def filling_2d(n: int = 100, h: float = 0.01, duration: float = 3.0, mu: float =
 
 def compaction(n: int = 1000, h: float = 0.001, duration: float = 4.0, mu: float = 0.25, slab_mass: float = 4000.0,
                seed: int = 0, width: float | None = None) -> Scenario:
-    """Seed 000 section 3.3: n spheres in a container compacted by a slab of slab_mass kg."""
+    """Melanz et al. 2015 section 3.3: n spheres in a container compacted by a slab of slab_mass kg."""
     world = compaction_world(n, slab_mass=slab_mass, mu=mu, seed=seed, width=width)
     return Scenario("compaction", world, h, duration,
-                    f"{n} spheres compacted by a {slab_mass} kg slab, mu = {mu} (seed 000 section 3.3)",
+                    f"{n} spheres compacted by a {slab_mass} kg slab, mu = {mu} (Melanz et al. 2015 section 3.3)",
                     weight=float(world.bodies.mass.sum() * GRAVITY))

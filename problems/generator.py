@@ -1,26 +1,26 @@
-"""Datasets of single time steps taken from settled granular packings (seed 001 sections 5.1-5.2).
+"""Datasets of single time steps taken from settled granular packings (Mazhar et al. 2014 sections 5.1-5.2).
 
 A packing is made by the DVI time stepper (:mod:`problems.stepper`): n spheres (R = 1 m, 1 kg,
 mu = 0.25) start on a jittered nested lattice (:func:`problems.granular.lattice`: every other layer in
 the hollows of the one below, 0.2 m clearance) and fall into a square container (16 m for 320 spheres)
-for ``duration`` seconds with step ``h``, relaxed dual x APGD (the seed's method). The time step at
+for ``duration`` seconds with step ``h``, relaxed dual x APGD (the paper's method). The time step at
 the final state is written as an FCLib global file (M, H = D, f = k, w = b, mu) with a metadata JSON
 next to it.
 
-Step size: seed 001 settles with h = 0.0005 s; the default here is h = 0.005 s so that both 320-sphere
+Step size: Mazhar et al. 2014 settles with h = 0.0005 s; the default here is h = 0.005 s so that both 320-sphere
 datasets are made in a few minutes on two cores (benchmarks/bench_datasets.py); ``--set h=0.0005``
-gives the seed's step. What separates the two datasets is the solver budget, as in the seed: tight
+gives the paper's step. What separates the two datasets is the solver budget, as in the paper: tight
 tolerance (1e-6, up to 10,000 APGD iterations per step) leaves the packing at rest (kinetic energy
 about 2e-3 J, seed: 0.0215 J), 10 iterations per step leave it jittering (about 1 J, seed: 1.56 J);
-both have about 1,090 contacts (seed: 1,049 and 1,050).
+both have about 1,090 contacts (paper: 1,049 and 1,050).
 
 Datasets (``generate_dataset(name, out_dir, **overrides)``):
 
-- ``settled``: TR-style thoroughly settled data (seed 001 section 5.1.1): 320 spheres, 4 s, every
+- ``settled``: TR-style thoroughly settled data (Mazhar et al. 2014 section 5.1.1): 320 spheres, 4 s, every
   step solved to a tight tolerance (up to 10,000 iterations).
 - ``unsettled``: poorly settled data (section 5.1.2): the same start, 10 solver iterations per step.
 - ``scaling``: settled packings of 64 ... 2,560 spheres (section 5.2: 64 to 2,560, 77 to 9,228
-  contacts); ``scaling-large``: 4,096 ... 16,000 spheres (seed 000 section 3.4 goes to 16,000).
+  contacts); ``scaling-large``: 4,096 ... 16,000 spheres (Melanz et al. 2015 section 3.4 goes to 16,000).
 
 The metadata JSON holds the generator parameters and seed, the contact and body counts, the kinetic
 energy of the stored state, a settling summary and an estimate of the conditioning of N (see
@@ -146,7 +146,7 @@ def step_problem(sim: Simulation, title: str, description: str) -> TimeStepProbl
     return TimeStepProblem(M=problem.M, D=problem.D, k=problem.k, b=problem.b, mu=problem.mu, d=problem.d,
                            h=problem.h, name=title,
                            metadata={**problem.metadata, "title": title, "description": description,
-                                     "math_info": "global: M v = f + H r, u = H^T v + w (seed 000 eqs. 7-8)"})
+                                     "math_info": "global: M v = f + H r, u = H^T v + w (Melanz et al. 2015 eqs. 7-8)"})
 
 
 def _round(x: float, digits: int = 6) -> float:
@@ -160,7 +160,7 @@ def condition_estimate(problem: TimeStepProblem) -> dict:
     - lambda_min: eigsh in shift-invert mode around sigma = -1e-8 lambda_max (a sparse LU of N - sigma I).
       N is singular whenever d n_c > n_dof (more contact unknowns than degrees of freedom: every
       dense packing); lambda_min is then zero up to rounding and lambda_max / |lambda_min| (the
-      number seed 001 table 1 reports, 8.33e22) measures rounding, not the problem.
+      number Mazhar et al. 2014 table 1 reports, 8.33e22) measures rounding, not the problem.
     - on the range of N: its nonzero eigenvalues are those of A A^T with A = M^-1/2 D (n_dof x n_dof);
       computed densely (eigvalsh) up to 6,000 dof, rank threshold 1e-12 lambda_max; gives the
       numerical rank and lambda_max / lambda_min_nonzero, the conditioning that governs iterative

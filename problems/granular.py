@@ -1,4 +1,4 @@
-"""Granular worlds: spheres in a box container (seed 000 sections 3.2-3.4, seed 001 section 5.1).
+"""Granular worlds: spheres in a box container (Melanz et al. 2015 sections 3.2-3.4, Mazhar et al. 2014 section 5.1).
 
 Spheres (radius R = 1 m, mass 1 kg, mu = 0.25 unless stated) start on a jittered square lattice
 above the floor of an open container (floor z = 0 and four walls, :func:`problems.rigid.container_planes`)

@@ -1,11 +1,11 @@
-"""The scenes of seed 003 (Anitescu and Hart): a configuration with a nonconvex LCP solution set and
+"""The scenes of Anitescu and Hart 2003 (Anitescu and Hart): a configuration with a nonconvex LCP solution set and
 the 2D cannonball arrangements of its numerical section, as single time steps.
 
-``hexagonal_pyramid`` (seed 003 section 3, Figure 1). A rigid body of mass m resting on a fixed
+``hexagonal_pyramid`` (Anitescu and Hart 2003 section 3, Figure 1). A rigid body of mass m resting on a fixed
 table on the six vertices of its regular hexagonal base: contact j at p_j = (rho cos(j pi/3),
 rho sin(j pi/3), -H) from the centre of mass C, normal n = z, frame [z, x, y]; generalised
 coordinates the translation of C and the rotation about C, M = diag(m, m, m, J) with J symmetric
-positive definite (the seed leaves it free; the default diag(0.25, 0.25, 0.4) kg m^2 is a choice).
+positive definite (the paper leaves it free; the default diag(0.25, 0.25, 0.4) kg m^2 is a choice).
 Zero initial velocity, gravity, zero gaps. Since p_1 + p_3 + p_5 = p_2 + p_4 + p_6 = (0, 0, -3H)
 (eqs. 10-11), v = 0 with zero friction impulses and either
   1. c_n = h m g / 3 at contacts 1, 3, 5, 0 at 2, 4, 6, lambda = 0 at 1, 3, 5 and 1 at 2, 4, 6, or
@@ -14,16 +14,16 @@ solves the LCP (6)-(7), while their average (c_n = h m g / 6, lambda = 1/2 every
 mu c_n - e^T beta >= 0 ⊥ lambda >= 0 as soon as mu > 0: the solution set is nonconvex.
 ``hexagonal_pyramid_listed_solutions`` returns the two as (c_n, lambda) per contact.
 
-``cannonball`` (seed 003 section 4.B). Disks of diameter 3 m in the plane: n on a long fixed plank
+``cannonball`` (Anitescu and Hart 2003 section 4.B). Disks of diameter 3 m in the plane: n on a long fixed plank
 (the line y = 0), touching in a row, n - 1 in the grooves on top of them, and so on up to one:
 n (n + 1) / 2 disks (21, 136 and 210 for n = 6, 16, 20). Row k (from 0) has its centres at
 x = R (1 + 2 i + k), y = R (1 + k sqrt 3): every disk touches its row neighbours and the two disks
-below it (hexagonal packing). Mass 1 kg per disk (the seed gives none; a common mass scale does not
+below it (hexagonal packing). Mass 1 kg per disk (the paper gives none; a common mass scale does not
 change the velocities), a uniform disk's J = m R^2 / 2, d = 2, gravity g = 9.81 m/s^2, zero initial
 velocity, h = 0.05 s. Contacts are the disk pairs (k-d tree, scipy.spatial.cKDTree.query_pairs) and
 disk-plank pairs with a gap below ``envelope``. Frames follow problems.contact: n from body A to
 body B (A the lower index; the plank is A), t = (n_y, -n_x). With r_A = R n, r_B = -R n the
-offsets to the contact point, the Jacobian blocks are (seed 000 eq. 5 in 2D)
+offsets to the contact point, the Jacobian blocks are (Melanz et al. 2015 eq. 5 in 2D)
     body B: n column (n, 0), t column (t, R);     body A: n column (-n, 0), t column (-t, R),
 so that D^T v is the relative velocity of the contact points [m/s] (t . (v_B - v_A) + R (w_A + w_B)).
 """
@@ -43,7 +43,7 @@ __all__ = ["hexagonal_pyramid", "hexagonal_pyramid_listed_solutions", "cannonbal
 
 def hexagonal_pyramid(mu: float = 0.2, h: float = 0.01, mass: float = 1.0, rho: float = 1.0,
                       height: float = 0.25, inertia=(0.25, 0.25, 0.4)) -> TimeStepProblem:
-    """The single step of seed 003 section 3 (module docstring); ``height`` is H, the height of the
+    """The single step of Anitescu and Hart 2003 section 3 (module docstring); ``height`` is H, the height of the
     centre of mass above the base [m]; ``inertia`` the diagonal of J [kg m^2]."""
     angle = np.arange(6) * np.pi / 3.0
     p = np.column_stack([rho * np.cos(angle), rho * np.sin(angle), np.full(6, -height)])
@@ -57,13 +57,13 @@ def hexagonal_pyramid(mu: float = 0.2, h: float = 0.01, mass: float = 1.0, rho: 
     k[2] = -h * mass * GRAVITY
     return TimeStepProblem(M=M, D=D, k=k, mu=np.full(6, mu), d=3, h=h, name="hexagonal-pyramid",
                            metadata={"scene": "hexagonal_pyramid", "mu": mu, "h": h, "mass": mass,
-                                     "reference": "seed 003 section 3"})
+                                     "reference": "Anitescu and Hart 2003 section 3"})
 
 
 def hexagonal_pyramid_listed_solutions(h: float = 0.01, mass: float = 1.0) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The two solutions listed in seed 003 section 3 as (c_n, lambda) per contact (beta = 0, v = 0)."""
+    """The two solutions listed in Anitescu and Hart 2003 section 3 as (c_n, lambda) per contact (beta = 0, v = 0)."""
     third = h * mass * GRAVITY / 3.0
-    odd = np.arange(6) % 2 == 0  # contacts 1, 3, 5 of the seed
+    odd = np.arange(6) % 2 == 0  # contacts 1, 3, 5 of the paper
     return [(np.where(odd, third, 0.0), np.where(odd, 0.0, 1.0)),
             (np.where(odd, 0.0, third), np.where(odd, 1.0, 0.0))]
 
@@ -122,4 +122,4 @@ def cannonball(n_bottom: int, mu: float, h: float = 0.05, diameter: float = 3.0,
     return TimeStepProblem(M=M, D=D, k=k, b=b_vec, mu=np.full(n_c, mu), d=2, h=h,
                            name=f"cannonball-{n}",
                            metadata={"scene": "cannonball", "n_bottom": int(n_bottom), "n_disks": n, "mu": mu,
-                                     "h": h, "diameter": diameter, "reference": "seed 003 section 4.B"})
+                                     "h": h, "diameter": diameter, "reference": "Anitescu and Hart 2003 section 4.B"})

@@ -1,18 +1,18 @@
-"""Rigid bodies, fixed planes and the kinematics of the DVI time stepper (seed 000 eqs. 1, 6).
+"""Rigid bodies, fixed planes and the kinematics of the DVI time stepper (Melanz et al. 2015 eqs. 1, 6).
 
-State of body j (centroidal frame, seed 000 section 2): position x_j of the centre of mass [m],
+State of body j (centroidal frame, Melanz et al. 2015 section 2): position x_j of the centre of mass [m],
 orientation (a unit quaternion e_j in 3D, an angle theta_j in 2D), linear velocity v_j [m/s] and the
-angular velocity in the body frame w_j [rad/s] (seed 000 uses the local angular velocity in place of
+angular velocity in the body frame w_j [rad/s] (Melanz et al. 2015 uses the local angular velocity in place of
 the quaternion rate). With centroidal principal axes the mass matrix is constant and diagonal:
 
     M_j = diag(m_j, m_j, m_j, J_j,1, J_j,2, J_j,3)   (3D, 6 dof)      M_j = diag(m_j, m_j, J_j)  (2D, 3 dof)
 
-Shapes: spheres of radius R, J = 2/5 m R^2 (in 2D too: a ball in planar motion, seed 000 section 3.1), and
+Shapes: spheres of radius R, J = 2/5 m R^2 (in 2D too: a ball in planar motion, Melanz et al. 2015 section 3.1), and
 rectangular boxes of half extents (a, b, c), J = m/3 (b^2 + c^2, a^2 + c^2, a^2 + b^2). Fixed
 geometry is a set of planes (lines in 2D) {p : n . (p - p0) >= 0}, the free side being the one the
 unit normal n points into; a box container is five of them (floor and four walls, infinite).
 
-Position update (seed 000 eq. 6, seed 001 eq. 2a): x^{l+1} = x^l + h v^{l+1}; the rotation uses the
+Position update (Melanz et al. 2015 eq. 6, Mazhar et al. 2014 eq. 2a): x^{l+1} = x^l + h v^{l+1}; the rotation uses the
 exact exponential map e^{l+1} = e^l * exp(h w^{l+1} / 2) (quaternion product, body-frame increment),
 which agrees with e + h T(e) w to first order and keeps |e| = 1 without renormalisation drift.
 """
@@ -147,7 +147,7 @@ class Bodies:
                             + np.sum(self.inertia * self.w * self.w)))
 
     def advance(self, h: float) -> None:
-        """Positions and orientations from the new velocities (module docstring, seed 000 eq. 6)."""
+        """Positions and orientations from the new velocities (module docstring, Melanz et al. 2015 eq. 6)."""
         self.x = self.x + h * self.v
         if self.dim == 2:
             self.orientation = self.orientation + h * self.w
@@ -187,7 +187,7 @@ class Bodies:
             box = mass[:, None] / 3.0 * np.column_stack([a2[:, 1] + a2[:, 2], a2[:, 0] + a2[:, 2], a2[:, 0] + a2[:, 1]])
             sphere = np.repeat((0.4 * mass * r * r)[:, None], 3, axis=1)
             inertia = np.where((shape == BOX)[:, None], box, sphere)
-        else:  # a ball in planar motion (seed 000 section 3.1, M = diag(1, 1, 0.4))
+        else:  # a ball in planar motion (Melanz et al. 2015 section 3.1, M = diag(1, 1, 0.4))
             inertia = (0.4 * mass * r * r)[:, None]
         if orientation is None:
             orientation = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)) if dim == 3 else np.zeros((n, 1))
@@ -238,7 +238,7 @@ def container_planes(width: float, depth: float, mu: float) -> Planes:
 @dataclass
 class World:
     """Bodies, fixed planes, gravity [m/s^2] and the collision envelope delta [m]: contacts with a gap
-    Phi <= delta enter the time step (seed 001 eq. 2d, the active set A(q, delta))."""
+    Phi <= delta enter the time step (Mazhar et al. 2014 eq. 2d, the active set A(q, delta))."""
     bodies: Bodies
     planes: Planes
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -GRAVITY]))

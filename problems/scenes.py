@@ -1,6 +1,6 @@
-"""Single time steps of the seeds' small scenes, with analytic answers.
+"""Single time steps of the papers' small scenes, with analytic answers.
 
-``rolling_ball_2d``: seed 000 section 3.1 (eqs. 41-47). A uniform sphere of radius 1 and mass 1 on
+``rolling_ball_2d``: Melanz et al. 2015 section 3.1 (eqs. 41-47). A uniform sphere of radius 1 and mass 1 on
 a horizontal plane, planar motion q = [x, y, theta], M = diag(1, 1, 2/5), one contact with normal y
 and tangent x (d = 2), D = [[0, 1], [1, 0], [0, 1]] (columns [n, t]; the tangential slip velocity is
 x' + R theta'), f = [0, -g, 0]. With h = 0.01, mu = 0.2, v0 = [2, 0, 0]: N = diag(1, 3.5),
@@ -20,7 +20,7 @@ GRAVITY = 9.81
 
 
 def rolling_ball_2d(h: float = 0.01, mu: float = 0.2, v0: float = 2.0, gap: float = 0.0) -> TimeStepProblem:
-    """The first time step of the sliding-to-rolling ball (seed 000 section 3.1)."""
+    """The first time step of the sliding-to-rolling ball (Melanz et al. 2015 section 3.1)."""
     M = sp.diags([1.0, 1.0, 0.4])
     D = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
     v = np.array([v0, 0.0, 0.0])
@@ -28,7 +28,7 @@ def rolling_ball_2d(h: float = 0.01, mu: float = 0.2, v0: float = 2.0, gap: floa
     return TimeStepProblem(M=M, D=D, k=M @ v + h * f, b=[gap / h, 0.0], mu=[mu], d=2, h=h,
                            name="rolling-ball-2d",
                            metadata={"scene": "rolling_ball_2d", "h": h, "mu": mu, "v0": v0,
-                                     "reference": "seed 000 section 3.1"})
+                                     "reference": "Melanz et al. 2015 section 3.1"})
 
 
 def rolling_ball_2d_exact_impulse(h: float = 0.01, mu: float = 0.2) -> np.ndarray:

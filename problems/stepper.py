@@ -1,19 +1,19 @@
-"""The DVI time stepper of nonsmooth rigid multibody dynamics (seed 000 eqs. 6-9, seed 001 eq. 2).
+"""The DVI time stepper of nonsmooth rigid multibody dynamics (Melanz et al. 2015 eqs. 6-9, Mazhar et al. 2014 eq. 2).
 
 One step from (q^l, v^l), with the active set A(q^l, delta) of contacts whose gap is at most the
 envelope delta:
 
-    M (v^{l+1} - v^l) = h f(q^l, v^l) + D gamma                          (seed 000 eq. 7)
+    M (v^{l+1} - v^l) = h f(q^l, v^l) + D gamma                          (Melanz et al. 2015 eq. 7)
     0 <= Phi_i / h + D_i,n^T v^{l+1}  ⊥  gamma_i,n >= 0                 (eq. 8)
     (gamma_i,u, gamma_i,w) = argmin over the friction disc of v^{l+1 T} D_i,t gamma_i,t   (eq. 9)
     q^{l+1} = q^l + h T(q^l) v^{l+1}                                     (eq. 6)
 
 The stepper detects the contacts (:func:`problems.contact.detect`), builds the workbench's
-:class:`~workbench.problem.TimeStepProblem` (M diagonal, D of seed 000 eq. 5, k = M v^l + h f,
+:class:`~workbench.problem.TimeStepProblem` (M diagonal, D of Melanz et al. 2015 eq. 5, k = M v^l + h f,
 b = [Phi_i / h, 0, 0] per contact) and hands it to any formulation x solver through
 :func:`workbench.solvers.solve`: the relaxed formulations solve the CCP with the mu ||u_t|| tilting
-term of seed 001 eq. 2d, the exact ones (anti-relaxed, fixed point, ...) eqs. 8-9 as written. The
-new velocities are v^{l+1} = M^-1 (k + D gamma) (seed 001 eq. 9) from the returned impulses.
+term of Mazhar et al. 2014 eq. 2d, the exact ones (anti-relaxed, fixed point, ...) eqs. 8-9 as written. The
+new velocities are v^{l+1} = M^-1 (k + D gamma) (Mazhar et al. 2014 eq. 9) from the returned impulses.
 Impulses of contacts that persist (same body pair and feature) warm-start the next solve.
 
 Units: SI throughout; impulses [N s], forces reported as impulse / h [N].
@@ -43,7 +43,7 @@ class SimulationError(RuntimeError):
 
 @dataclass(frozen=True)
 class StepRecord:
-    """What one step did. ``complementarity`` is max_i |gamma_i,n u_i,n| (seed 000 eq. 8) [N s m/s];
+    """What one step did. ``complementarity`` is max_i |gamma_i,n u_i,n| (Melanz et al. 2015 eq. 8) [N s m/s];
     ``fixed_force`` the magnitude of the total contact force on the fixed bodies (container) [N];
     ``max_speed`` max_j |v_j| after the step [m/s]; ``kinetic_energy`` after the step [J]."""
     t: float

@@ -5,13 +5,13 @@
 random jitter of amplitude ``jitter * R`` per coordinate, and closes the scene with a box container
 (floor z = 0 and four side walls, all fixed) or, with ``container=False``, the floor alone. A pair is in
 contact when its gap Phi = ||x_B - x_A|| - 2R is at most ``envelope * R``, a sphere touches a wall when
-Phi = dist - R is: the detection, contact frames [n, u, w] and Jacobian blocks (seed 000 eq. 5) are
+Phi = dist - R is: the detection, contact frames [n, u, w] and Jacobian blocks (Melanz et al. 2015 eq. 5) are
 those of the time stepper (:mod:`problems.contact`: cKDTree candidates, no O(n^2) loop). With the
 defaults (jitter 1e-3, envelope 5e-4) about half of the lattice neighbours touch, i.e. about 2
 contacts per sphere as in real settled 3D packings (10,000 contacts from about 4,500 spheres).
 
 Each sphere has 6 degrees of freedom v = [x', y', z', w_x, w_y, w_z] (rotation = identity, so body and
-world frames agree), M = diag(m, m, m, 2/5 m R^2 x 3). The time step data (seed 000 eqs. 7-8, 13):
+world frames agree), M = diag(m, m, m, 2/5 m R^2 x 3). The time step data (Melanz et al. 2015 eqs. 7-8, 13):
 k = M v + h f with gravity f = -m g e_z on every sphere and small random velocities (normal with
 standard deviation ``velocity_std`` [m/s] and [rad/s]), b = Phi / h in the normal slots (negative for
 penetration), mu on every contact.

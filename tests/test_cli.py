@@ -42,7 +42,7 @@ def test_solve_json_on_box_stacks_is_converged_and_measured_by_the_workbench(sha
                                    "cone_violation"}
     assert rec["n_contacts"] == 82 and rec["status"] == "solved"
     assert rec["metrics"]["relaxed_error"] <= 1e-6
-    # the seeds' notation: dual objective near -2.3e-5 (issue 2), computed from the impulses
+    # the papers' notation: dual objective near -2.3e-5 (issue 2), computed from the impulses
     assert -2.5e-5 < rec["metrics"]["dual_objective"] < -2.1e-5
     assert rec["objective"] == pytest.approx(rec["metrics"]["dual_objective"], rel=1e-12)
 

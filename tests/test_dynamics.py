@@ -1,5 +1,5 @@
-"""The DVI time stepper against the seeds' analytic solutions (seed 001 sections 5.3-5.5, seed 000
-section 3), its kinematics (seed 000 eqs. 5-6), the granular scenes and the dataset generator."""
+"""The DVI time stepper against the papers' analytic solutions (Mazhar et al. 2014 sections 5.3-5.5, Melanz et al. 2015
+section 3), its kinematics (Melanz et al. 2015 eqs. 5-6), the granular scenes and the dataset generator."""
 
 import json
 
@@ -42,7 +42,7 @@ def test_exact_methods_exist():
 
 # ---------------------------------------------------------------------------------------- kinematics
 def test_2d_ball_first_step_is_the_seed_problem():
-    """Seed 000 eqs. 41-47: M = diag(1, 1, 0.4), D = [[0, 1], [1, 0], [0, 1]], N = diag(1, 3.5),
+    """Melanz et al. 2015 eqs. 41-47: M = diag(1, 1, 0.4), D = [[0, 1], [1, 0], [0, 1]], N = diag(1, 3.5),
     r = [-0.0981, 2] for h = 0.01."""
     sc = scenario("ball-on-plane-2d", h=0.01)
     p, _, _ = Simulation(sc.world, sc.h, *RELAXED).problem()
@@ -82,7 +82,7 @@ def mixed_world(seed=3):
 
 def test_jacobian_gives_the_relative_velocity_of_the_contact_points():
     """D_i^T v = A_p^T (v_B + w_B x r_B - v_A - w_A x r_A), world-frame w from the body-frame one
-    (seed 000 eq. 5), for sphere-sphere, sphere-plane, box corner-plane and sphere-box contacts."""
+    (Melanz et al. 2015 eq. 5), for sphere-sphere, sphere-plane, box corner-plane and sphere-box contacts."""
     world = mixed_world()
     b = world.bodies
     c = detect(world)
@@ -168,7 +168,7 @@ def test_ball_slides_then_rolls_exact(formulation, solver, h):
 @pytest.mark.parametrize("h", [0.01, 0.0025])
 def test_ball_relaxed_is_launched(h):
     """Relaxed CCQO: u_n = mu ||u_t|| at the first step, gamma_n = (g h + mu v0) / (1 + 3.5 mu^2)
-    (seed 000 fig. 4), so the ball leaves the plane at v_n = gamma_n - g h (0.3388 m/s for h = 0.01)."""
+    (Melanz et al. 2015 fig. 4), so the ball leaves the plane at v_n = gamma_n - g h (0.3388 m/s for h = 0.01)."""
     sc, t, o, recs = run("ball-on-plane", *RELAXED, h=h, duration=0.1)
     gn = (GRAVITY * h + 0.2 * 2.0) / (1 + 3.5 * 0.04)
     assert o["v_normal"][0] == pytest.approx(gn - GRAVITY * h, abs=1e-6)
@@ -198,7 +198,7 @@ def test_box_slides_on_plane_and_stops(formulation, solver):
 
 def test_box_on_plane_relaxed_lifts_off():
     sc, t, o, recs = run("box-on-plane", *RELAXED, duration=0.1)
-    assert o["v_normal"][0] > 0.3  # seed 001 fig. 14: the box leaves the surface
+    assert o["v_normal"][0] > 0.3  # Mazhar et al. 2014 fig. 14: the box leaves the surface
     assert recs[0].complementarity > 1e-2
 
 
@@ -251,7 +251,7 @@ def test_compaction_settles_under_the_slab():
 
 
 def test_filling_records_and_complementarity_relaxed_vs_exact():
-    """Seed 000 fig. 8b: the exact solution's complementarity error (eq. 8) is orders of magnitude
+    """Melanz et al. 2015 fig. 8b: the exact solution's complementarity error (eq. 8) is orders of magnitude
     below the relaxed one's. Free fall first: kinetic energy 1/2 n m (g t)^2 before any contact."""
     worst = {}
     for method in (FAST_EXACT[0], RELAXED):
@@ -329,7 +329,7 @@ def test_generate_is_reproducible_and_readable(tmp_path, capsys):
 
 
 def test_committed_320_sphere_datasets():
-    """problems/datasets: the settled and unsettled packings of seed 001 section 5.1 (1,049 and 1,050
+    """problems/datasets: the settled and unsettled packings of Mazhar et al. 2014 section 5.1 (1,049 and 1,050
     contacts; kinetic energy 0.0215 vs 1.5637 J): about 1,000 contacts each, the settled one nearly
     at rest and far below the unsettled one. The kinetic energy in the metadata is the one of the
     velocities stored in the file: v = M^-1 f - h g e_z (f = k = M v + h f_gravity; spheres have no
@@ -356,9 +356,9 @@ def test_committed_320_sphere_datasets():
 
 
 def test_committed_scaling_series():
-    """problems/datasets/scaling-*: the settled packings of seed 001 section 5.2, 64 ... 2,560 spheres
-    (77 ... 9,228 contacts in the seed): every file matches its metadata, contacts grow with the
-    spheres at 2.9 to 3.6 per sphere, and the 2,560-sphere packing is within 5 % of the seed's 9,228
+    """problems/datasets/scaling-*: the settled packings of Mazhar et al. 2014 section 5.2, 64 ... 2,560 spheres
+    (77 ... 9,228 contacts in the paper): every file matches its metadata, contacts grow with the
+    spheres at 2.9 to 3.6 per sphere, and the 2,560-sphere packing is within 5 % of the paper's 9,228
     contacts, settled (kinetic energy below 0.05 J, as settled-00320)."""
     from problems.generator import DEFAULT_DIR
     from workbench.io import load_problem

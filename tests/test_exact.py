@@ -1,5 +1,5 @@
 """Exact Coulomb (issue 4): fixed points on the relaxed models compiled once, projected quasi-Newton
-(seed 004), nonsmooth Newton, and Siconos as a peer; analytic answers and agreement between
+(Koziara 2017), nonsmooth Newton, and Siconos as a peer; analytic answers and agreement between
 independent methods, every result judged by the workbench's siconos_error."""
 
 import cvxpy as cp

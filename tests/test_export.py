@@ -50,7 +50,7 @@ MODEL_CASES = [("global", "dual"), ("global", "primal"), ("joints", "dual"), ("j
 @pytest.fixture(scope="module")
 def reference():
     """(problem, optimal dual objective) per key of PROBLEMS and formulation, from a workbench solve: the
-    relaxed dual by SCS (judged solved), or for the pyramid models the QP (15) of seed 003 by the
+    relaxed dual by SCS (judged solved), or for the pyramid models the QP (15) of Anitescu and Hart 2003 by the
     workbench's LCP2 solver (its dual objective 1/2 nu^T N nu + r^T nu at the impulses it returns)."""
     cache = {}
 

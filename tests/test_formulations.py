@@ -1,4 +1,4 @@
-"""Relaxed primal (seed 001 eq. 23) and relaxed dual (eq. 24) through cvxpy: analytic answers and
+"""Relaxed primal (Mazhar et al. 2014 eq. 23) and relaxed dual (eq. 24) through cvxpy: analytic answers and
 agreement between formulations and independent solvers."""
 
 import numpy as np

@@ -1,7 +1,7 @@
 """In-house iterative solvers (apgd, pgs, jacobi, bb, admm) on the relaxed and anti-relaxed dual CCQO.
 
-Oracles: the analytic impulses of the rolling ball of seed 000 section 3.1, a literal transcription of
-the APGD algorithm of seed 000 section 2.3 (and two mutants of it that drop r from the backtracking or
+Oracles: the analytic impulses of the rolling ball of Melanz et al. 2015 section 3.1, a literal transcription of
+the APGD algorithm of Melanz et al. 2015 section 2.3 (and two mutants of it that drop r from the backtracking or
 the restart test), the KKT conditions of the local cone QP of Gauss-Seidel, and Clarabel's objective on
 random and real problems. Every number asserted is the workbench's own metric of the returned impulses.
 """
@@ -31,7 +31,7 @@ def relative_gap(a, b):
 @pytest.mark.parametrize("mode", ["inner", "outer"])
 @pytest.mark.parametrize("local", [False, True])
 def test_anti_relaxed_ball_gives_the_analytic_coulomb_impulse(solver, mode, local):
-    """Seed 000 section 3.1: [g h, -mu g h] = [0.0981, -0.01962], on the global (M, D, k) problem and on
+    """Melanz et al. 2015 section 3.1: [g h, -mu g h] = [0.0981, -0.01962], on the global (M, D, k) problem and on
     its local (W, q) form, where the tangential velocity is (W g + q)_t."""
     problem = rolling_ball_2d()
     if local:
@@ -53,9 +53,9 @@ def test_relaxed_ball_gives_the_relaxed_optimum(solver):
     assert abs(res.nu[0] - 0.0981) > 0.3
 
 
-# ------------------------------------------------------------------- APGD as printed in seed 000
+# ------------------------------------------------------------------- APGD as printed in Melanz et al. 2015
 def literal_apgd(problem, iterations, anti=False, drop_r_in_backtracking=False, drop_r_in_restart=False):
-    """Seed 000 section 2.3, lines 1-38, transcribed with a dense N (the test oracle). The mutants use
+    """Melanz et al. 2015 section 2.3, lines 1-38, transcribed with a dense N (the test oracle). The mutants use
     g - r = N y in place of g in the test of line 11 or of line 27. Returns the objective
     1/2 x^T N x + r_0^T x of every iterate and the numbers of backtracking steps and restarts."""
     N = problem.N.toarray()
@@ -140,7 +140,7 @@ def test_newton_dense_and_sparse_systems_agree(monkeypatch):
 
 
 def test_apgd_returns_the_best_iterate_when_the_cap_stops_it():
-    """Seed 000 lines 19-23: the iterate with the smallest residual, not the last one."""
+    """Melanz et al. 2015 lines 19-23: the iterate with the smallest residual, not the last one."""
     problem = random_problem(n_contacts=20, n_bodies=8, seed=0)
     res = solve(problem, "anti-relaxed", "apgd", SolveOptions(tol=1e-15, max_iter=40))
     assert set(res.history["error_name"]) == {"siconos_error"}
@@ -279,7 +279,7 @@ def test_history_columns_and_no_history_gives_the_same_run(solver):
     np.testing.assert_array_equal(off.nu, on.nu)
     relaxed = solve(problem, "dual", solver, SolveOptions(tol=1e-9, max_iter=100_000))
     assert list(relaxed.history.columns) == ["iteration", "seconds", "objective", "error_name", "error"]
-    # the error column is seed 000 eq. 39 (g_d = 1e-6) of the returned iterate
+    # the error column is Melanz et al. 2015 eq. 39 (g_d = 1e-6) of the returned iterate
     assert set(relaxed.history["error_name"]) == {"ccp_residual"}
     assert relaxed.history["error"].iloc[-1] == pytest.approx(relaxed.metrics["ccp_residual"], rel=1e-6)
 

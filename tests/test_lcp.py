@@ -1,6 +1,6 @@
-"""The LCP / pyramid family of seed 003 (issue 5): the lcp-pyramid formulation and its mixed LCP
+"""The LCP / pyramid family of Anitescu and Hart 2003 (issue 5): the lcp-pyramid formulation and its mixed LCP
 (6)-(7), Lemke's method (LCP0), the successive convex relaxation LCP1 and its first step LCP2, the
-seed's scenes and its residuals."""
+paper's scenes and its residuals."""
 
 import importlib.util
 import itertools
@@ -83,7 +83,7 @@ def test_lemke_reports_ray_termination_and_max_pivots():
 
 def test_rolling_ball_lemke_and_lcp1_are_exact_lcp2_is_the_relaxed_solution():
     """In 2D the pyramid is the cone: Lemke and the converged LCP1 give the exact Coulomb impulse
-    of seed 000 (sliding, full friction); one QP (15) with Gamma = 0 is the relaxed problem (the
+    of Melanz et al. 2015 (sliding, full friction); one QP (15) with Gamma = 0 is the relaxed problem (the
     ball is launched, u_n = mu |u_t|)."""
     problem = rolling_ball_2d()
     for solver in ("lemke", "lcp1"):
@@ -93,7 +93,7 @@ def test_rolling_ball_lemke_and_lcp1_are_exact_lcp2_is_the_relaxed_solution():
     lcp2 = solve(problem, "lcp-pyramid", "lcp2", TIGHT)
     np.testing.assert_allclose(lcp2.nu, rolling_ball_2d_relaxed_impulse(), rtol=1e-7)
     assert lcp2.status == "inaccurate"
-    # its normal-velocity error is mu * lambda, the seed's Table 1 measure
+    # its normal-velocity error is mu * lambda, the paper's Table 1 measure
     u = problem.relative_velocity(lcp2.nu)
     assert lcp2.metrics["normal_velocity_error"] == pytest.approx(0.2 * abs(u[1]), rel=1e-6)
 
@@ -119,7 +119,7 @@ def test_reduced_lcp_solution_solves_the_mixed_lcp(kwargs):
 
 
 def test_hexagonal_pyramid_solution_set_is_not_convex():
-    """Seed 003 section 3: both listed solutions solve the mixed LCP (6)-(7), their average does not."""
+    """Anitescu and Hart 2003 section 3: both listed solutions solve the mixed LCP (6)-(7), their average does not."""
     mu, h = 0.2, 0.01
     problem = hexagonal_pyramid(mu=mu, h=h)
     mixed = mixed_lcp(problem, 4)
@@ -194,7 +194,7 @@ def test_cannonball_arrangements_of_seed_003(n_bottom, n_disks, n_contacts):
 
 
 def test_cannonball_lcp0_lcp1_lcp2():
-    """21 disks: Lemke solves the LCP; LCP1 converges to a solution (seed 003 Figure 3, mu = 0.05);
+    """21 disks: Lemke solves the LCP; LCP1 converges to a solution (Anitescu and Hart 2003 Figure 3, mu = 0.05);
     LCP2 leaves a normal-velocity error at low friction that vanishes at high friction (Table 1)."""
     low = cannonball(6, mu=0.05)
     lcp0 = solve(low, "lcp-pyramid", "lemke", TIGHT)
@@ -231,7 +231,7 @@ def test_lcp_model_works_on_local_problems():
 
 
 def test_table1_reproduction_runs_from_one_command():
-    """benchmarks/anitescu_hart_table1.py (here on 6 disks): one markdown row per mu, the seed's
+    """benchmarks/anitescu_hart_table1.py (here on 6 disks): one markdown row per mu, the paper's
     numbers beside ours only for the 210-disk arrangement it reports."""
     repo = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-m", "benchmarks.anitescu_hart_table1", "--n-bottom", "3", "--mu", "0.1", "0.8"],

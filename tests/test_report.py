@@ -1,6 +1,6 @@
 """Reports: the accounting rule (not applicable excluded everywhere, unsolved = time limit) on a
 crafted result set, the independent reference (never a method's own run), the numbers a report
-summarises with (shifted geometric means, Dolan-More profiles, slopes), the seed-comparison table,
+summarises with (shifted geometric means, Dolan-More profiles, slopes), the published-results table,
 simulation time series, the results API (load_results round trip, histories in one schema), the
 comparison of two result sets, and the HTML page as a browser shows it (headless Chromium at
 1,400 px: every figure loads, nothing overflows)."""
@@ -76,7 +76,7 @@ tol = 1e-10
 reference_method = "clarabel-dual"
 shift = 0.01
 
-[[report.seed]]
+[[report.paper]]
 what = "APGD iterations to the interior-point objective"
 source = "made up for the test"
 value = 10
@@ -189,7 +189,7 @@ def _crafted(root: Path, scale: float = 1.0, data=CRAFTED) -> Path:
         "study": "crafted", "description": "", "time_limit": TIME_LIMIT, "repetitions": 3,
         "report": {"sections": ["summary", "conclusion", "tables", "convergence", "profiles"],
                    "reference_method": None, "convergence": "error", "shift": 1.0, "time": "solve",
-                   "target": 1e-6, "seed": []},
+                   "target": 1e-6, "paper": []},
         "methods": methods, "problems": problems, "runs": runs,
         "skipped": [{"problem": "p3", "method": "C", "reason": "formulation primal needs M, D"}],
         "missing": [], "references": [], "reference_runs": []})
@@ -330,7 +330,7 @@ def test_report_numbers_come_from_the_runs(report):
     for run in runs[runs["kind"] != "simulation"].itertuples():
         ref = refs.for_method(run.problem, run.formulation, run.method)
         assert ref is None or ref.method != run.method
-    # the seed table's measured value: the first APGD iteration within 1e-4 of that reference
+    # the published-results table's measured value: the first APGD iteration within 1e-4 of that reference
     apgd = runs[(runs["problem"] == "rolling-ball-2d") & (runs["method"] == "apgd-dual")]
     expected = []
     for key in apgd["key"]:
@@ -338,8 +338,8 @@ def test_report_numbers_come_from_the_runs(report):
         close = np.abs(h["objective"].to_numpy() - ball_ref.objective) <= 1e-4 * abs(ball_ref.objective)
         assert close.any()
         expected.append(h["iteration"].to_numpy()[np.argmax(close)])
-    seed = pd.read_csv(out / "tables" / "seed.csv")
-    assert seed["seed"].iloc[0] == 10 and seed["median"].iloc[0] == np.median(expected) and seed["runs"].iloc[0] == 2
+    paper = pd.read_csv(out / "tables" / "paper.csv")
+    assert paper["paper"].iloc[0] == 10 and paper["median"].iloc[0] == np.median(expected) and paper["runs"].iloc[0] == 2
     # objective table: medians with their spread
     objective = pd.read_csv(out / "tables" / "objective.csv")
     mine = objective[(objective["problem"] == "spheres-8") & (objective["method"] == "clarabel-dual")]
@@ -351,7 +351,7 @@ def test_report_numbers_come_from_the_runs(report):
     exact = pd.read_csv(out / "tables" / "summary_exact_1e-06.csv", index_col="method")
     assert list(exact.index) == ["apgd-anti"] and exact.loc["apgd-anti", "rank"] == 1
     text = (out / "index.md").read_text()
-    for heading in ("## Summary", "## Conclusion", "## Seed results beside this study's", "## Convergence",
+    for heading in ("## Summary", "## Conclusion", "## Published results beside this study's", "## Convergence",
                     "## Scaling", "## Performance profiles", "## Time series", "## Known limitations",
                     "## Machine and versions", "## Methods"):
         assert heading in text
@@ -384,7 +384,7 @@ def test_convergence_figure_has_one_error_measure_per_panel_and_median_bands(rep
 
 
 def test_relaxed_ball_leaves_the_analytic_curve_and_the_exact_one_follows_it(report):
-    """Seed 000 section 3.1 / seed 001 section 5.3.1: with the relaxed (dual) formulation the sliding
+    """Melanz et al. 2015 section 3.1 / Mazhar et al. 2014 section 5.3.1: with the relaxed (dual) formulation the sliding
     ball's velocities depart from the analytic ones (it lifts off: v_n != 0); anti-relaxed, they
     agree."""
     runs = load_results(report[0])

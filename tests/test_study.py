@@ -136,10 +136,10 @@ ERRORS = [
     ("unknown scenario", BASE + '\n[[problems]]\nscenario = "ball-on-plank"\n', ["unknown scenario 'ball-on-plank'"]),
     ("bad scenario parameter", BASE + '\n[[problems]]\nscenario = "ball-on-plane"\nparams = { muu = 0.1 }\n',
      ["[[problems]] #2", "'ball-on-plane' has no parameter 'muu'"]),
-    ("seed value of an unknown method", BASE + '\n[[report.seed]]\nwhat = "w"\nsource = "s"\nvalue = 1\n'
-     'method = "apgd"\nquantity = "iterations"\n', ["[[report.seed]] #1: method 'apgd' is not a method"]),
-    ("seed value of an unknown quantity", BASE + '\n[[report.seed]]\nwhat = "w"\nsource = "s"\nvalue = 1\n'
-     'method = "scs-dual"\nquantity = "iteration"\n', ["[[report.seed]] #1 quantity must be one of"]),
+    ("paper value of an unknown method", BASE + '\n[[report.paper]]\nwhat = "w"\nsource = "s"\nvalue = 1\n'
+     'method = "apgd"\nquantity = "iterations"\n', ["[[report.paper]] #1: method 'apgd' is not a method"]),
+    ("paper value of an unknown quantity", BASE + '\n[[report.paper]]\nwhat = "w"\nsource = "s"\nvalue = 1\n'
+     'method = "scs-dual"\nquantity = "iteration"\n', ["[[report.paper]] #1 quantity must be one of"]),
     ("no methods", '[[problems]]\nscenes = ["rolling-ball-2d"]\n', ["no [methods.NAME] table"]),
     ("reference with an unknown solver", BASE + '\n[reference]\nsolver = "clarabell"\n',
      ["[reference]", "unknown solver 'clarabell'"]),
@@ -249,7 +249,7 @@ def test_small_study_has_one_row_per_run_with_the_workbench_metrics_and_resumes(
     assert (runs["judged_error"] <= 1e-6).all()
     dual = runs[runs["formulation"] == "dual"]
     np.testing.assert_allclose(dual["objective"], dual["dual_objective"], rtol=1e-12)
-    # the seeds' rolling ball: the relaxed optimum is known in closed form (seed 000 section 3.1)
+    # the papers' rolling ball: the relaxed optimum is known in closed form (Melanz et al. 2015 section 3.1)
     ball = dual[dual["problem"] == "rolling-ball-2d"]
     np.testing.assert_allclose(ball["objective"], dual_objective(rolling_ball_2d(), rolling_ball_2d_relaxed_impulse()),
                                rtol=1e-6)

@@ -1,10 +1,10 @@
 """Friction cones and their projections, vectorised over contacts.
 
-The friction cone of contact i (seed 001 eq. 13b, seed 000 eq. 11) with friction coefficient mu_i is
+The friction cone of contact i (Mazhar et al. 2014 eq. 13b, Melanz et al. 2015 eq. 11) with friction coefficient mu_i is
 
     K_i = { x = [x_n, x_t] in R^d :  ||x_t|| <= mu_i x_n },
 
-its dual cone K_i^* = { y : mu_i ||y_t|| <= y_n } and its polar K_i° = -K_i^* (seed 001 eq. 13c).
+its dual cone K_i^* = { y : mu_i ||y_t|| <= y_n } and its polar K_i° = -K_i^* (Mazhar et al. 2014 eq. 13c).
 Arrays of points have shape (n_c, d) with the normal component first.
 """
 
@@ -99,7 +99,7 @@ def distance_to_cone(x: np.ndarray, mu: np.ndarray) -> np.ndarray:
 
 def project_unknowns(nu: np.ndarray, mu: np.ndarray, d: int) -> np.ndarray:
     """Projection of a full vector of unknowns nu = [gamma; lambda] onto K x R^{n_b}:
-    contacts onto their friction cones, bilateral impulses left free (seed 001 eq. 21)."""
+    contacts onto their friction cones, bilateral impulses left free (Mazhar et al. 2014 eq. 21)."""
     nu = np.ascontiguousarray(nu, dtype=float)
     m = mu.shape[0] * d
     out = np.empty_like(nu)

@@ -7,7 +7,7 @@ judges the impulses on the cone problem.
 - ``lcp_residual`` ||min(z, w)||_inf: zero exactly when z solves the LCP (min(z_i, w_i) = 0 means
   z_i >= 0, w_i >= 0 and one of them zero); it measures negative entries and complementarity alike.
   Callers pass dimensionless z and w (each entry divided by its unit), so the number is unit-free.
-- ``normal_velocity_error``: the error seed 003 reports for LCP2 (section 4.B, Table 1): at the
+- ``normal_velocity_error``: the error Anitescu and Hart 2003 reports for LCP2 (section 4.B, Table 1): at the
   contacts with c_n > 0 the normal velocity should vanish; the QP (15) with Gamma = 0 leaves
   u_n = mu lambda there. Computed as |u_n| at the contacts whose normal impulse exceeds
   ``active_tol`` times the largest one (so an interior-point method's 1e-10 impulses on separating
@@ -20,7 +20,7 @@ import numpy as np
 
 __all__ = ["lcp_residual", "normal_velocity_error", "ACTIVE_TOL"]
 
-#: a contact is active (c_n > 0 in seed 003) when c_n > ACTIVE_TOL * max(c_n)
+#: a contact is active (c_n > 0 in Anitescu and Hart 2003) when c_n > ACTIVE_TOL * max(c_n)
 ACTIVE_TOL = 1e-6
 
 

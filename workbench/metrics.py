@@ -6,10 +6,10 @@ u = N nu + r the relative velocity (D^T v + b at the contacts, G^T v + b_G at th
 
 Measures (all evaluated on the exact, unrelaxed Coulomb problem unless stated):
 
-- ``dual_objective``   1/2 nu^T N nu + r^T nu: objective of the relaxed dual CCQO (seed 001 eq. 24,
-  seed 000 eq. 14), whatever formulation produced nu.
+- ``dual_objective``   1/2 nu^T N nu + r^T nu: objective of the relaxed dual CCQO (Mazhar et al. 2014 eq. 24,
+  Melanz et al. 2015 eq. 14), whatever formulation produced nu.
 - ``primal_objective`` 1/2 v^T M v - k^T v with v = M^-1 (k + C nu): objective of the relaxed primal
-  (seed 001 eq. 23); global problems only. At the relaxed optimum,
+  (Mazhar et al. 2014 eq. 23); global problems only. At the relaxed optimum,
   primal = -dual - 1/2 k^T M^-1 k (strong duality of the CCQO).
 - ``duality_gap``      nu^T u = sum_i gamma_i . u_i. For any nu, primal + dual + 1/2 k^T M^-1 k = nu^T u,
   so this is the Lagrangian gap of the relaxed pair; 0 at the relaxed optimum.
@@ -18,12 +18,12 @@ Measures (all evaluated on the exact, unrelaxed Coulomb problem unless stated):
   exact Coulomb problem (Siconos fc3d_compute_error). ``siconos_error_q`` divides by ||r|| (= ||q||)
   only, as the published FCLib comparisons and older Siconos releases do.
 - ``relaxed_error``    the same natural map and normalisation with u instead of u_hat: the error of the
-  relaxed CCP (seed 001 eq. 13), by which relaxed formulations are judged.
-- ``ccp_residual``     ||(nu - P(nu - g_d (N nu + r))) / g_d||_2 (seed 000 eq. 39), the projected-gradient
-  residual of the relaxed CCQO, with g_d = 1e-6 (the "small value" of the seed; Chrono's APGD uses it).
+  relaxed CCP (Mazhar et al. 2014 eq. 13), by which relaxed formulations are judged.
+- ``ccp_residual``     ||(nu - P(nu - g_d (N nu + r))) / g_d||_2 (Melanz et al. 2015 eq. 39), the projected-gradient
+  residual of the relaxed CCQO, with g_d = 1e-6 (the "small value" of Melanz et al. 2015; Chrono's APGD uses it).
   Units of velocity [m/s].
 - ``complementarity``  max_i |gamma_n,i u_n,i|: the complementarity error of the unrelaxed normal
-  condition 0 <= u_n ⊥ gamma_n >= 0 (seed 000 eq. 8) [J]. The relaxed solution leaves
+  condition 0 <= u_n ⊥ gamma_n >= 0 (Melanz et al. 2015 eq. 8) [J]. The relaxed solution leaves
   u_n = mu ||u_t|| > 0 where gamma_n > 0, so it shows there.
 - ``normal_velocity_violation`` max(0, -min_i u_n,i): separating-velocity violation [m/s].
 - ``cone_violation``   max_i dist(gamma_i, K_i) [N s].
@@ -45,7 +45,7 @@ __all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxc
            "tangential_speed", "normalisation", "siconos_error", "joint_diagonal", "unknown_diagonal", "mean_diagonal", "lipschitz_estimate",
            "CCP_RESIDUAL_STEP"]
 
-#: g_d of seed 000 eq. 39.
+#: g_d of Melanz et al. 2015 eq. 39.
 CCP_RESIDUAL_STEP = 1e-6
 
 
@@ -69,7 +69,7 @@ def _write_de_saxce_shift(u, mu, d, a):
 def de_saxce_shift(problem: TimeStepProblem, u: np.ndarray) -> np.ndarray:
     """The vector [mu_i ||u_t,i||, 0, 0]_i padded with zeros for the joints (length n_unknowns).
 
-    Adding it to u gives the De Saxce velocity; adding it to r is anti-relaxation (seed 000 eq. 15,
+    Adding it to u gives the De Saxce velocity; adding it to r is anti-relaxation (Melanz et al. 2015 eq. 15,
     alpha_i = mu_i lambda_i with lambda_i = ||u_t,i||, eq. 28), with a plus sign.
     """
     u = np.ascontiguousarray(u, dtype=float)
@@ -135,7 +135,7 @@ def stopping_sums(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray, shift
     ``shift`` holds a, zero outside the normal entries: the anti-relaxation shift (fixed), 0 for the
     relaxed problem, or with ``de_saxce`` it is overwritten with a(u) = [mu_i ||u_t,i||, 0, 0]_i, so that
     the third sum is the squared Siconos natural map of the exact problem (u + a(u) = u_hat). step = g_d
-    gives seed 000 eq. 39 (times g_d); step = 1 the natural-map errors. The sums may be reordered."""
+    gives Melanz et al. 2015 eq. 39 (times g_d); step = 1 the natural-map errors. The sums may be reordered."""
     return _stopping_sums(nu, u, shift, float(step), np.ascontiguousarray(problem.mu, dtype=float), problem.d,
                           bool(de_saxce), scratch)
 
@@ -202,7 +202,7 @@ def mean_diagonal(problem: TimeStepProblem, contacts_only: bool = False) -> floa
 
 
 def lipschitz_estimate(problem: TimeStepProblem, x0: np.ndarray, apply_N=None) -> float:
-    """Seed 000 algorithm line 6: L = ||N (x0 - x_hat)|| / ||x0 - x_hat|| with x_hat = 1, the initial
+    """Melanz et al. 2015 algorithm line 6: L = ||N (x0 - x_hat)|| / ||x0 - x_hat|| with x_hat = 1, the initial
     step estimate of the projected-gradient methods; the mean diagonal of N when that is not positive
     and finite (any positive start works where the method backtracks). ``apply_N`` (default
     problem.apply_N) is the operator the method iterates with."""
@@ -213,7 +213,7 @@ def lipschitz_estimate(problem: TimeStepProblem, x0: np.ndarray, apply_N=None) -
 
 def ccp_residual(problem: TimeStepProblem, nu: np.ndarray, grad: np.ndarray,
                  g_d: float = CCP_RESIDUAL_STEP) -> float:
-    """Seed 000 eq. 39 for the gradient ``grad`` = N nu + r (or N nu + r + a when anti-relaxed)."""
+    """Melanz et al. 2015 eq. 39 for the gradient ``grad`` = N nu + r (or N nu + r + a when anti-relaxed)."""
     return float(np.linalg.norm(natural_map(problem, nu, grad, g_d)) / g_d)
 
 

@@ -1,6 +1,6 @@
-"""The time-step problem of a nonsmooth rigid multibody simulator (seed 001 section 3, seed 000 eqs. 6-13).
+"""The time-step problem of a nonsmooth rigid multibody simulator (Mazhar et al. 2014 section 3, Melanz et al. 2015 eqs. 6-13).
 
-One time step of the DVI/CCP time stepper reads (seed 001 eqs. 8, 14; seed 000 eq. 7)
+One time step of the DVI/CCP time stepper reads (Mazhar et al. 2014 eqs. 8, 14; Melanz et al. 2015 eq. 7)
 
     M v = k + D gamma + G lambda,          k = M v^l + h f,
     u   = D^T v + b                          (relative velocity at the contacts, [n, t...] per contact)
@@ -11,7 +11,7 @@ with the friction cone K_i = {||gamma_t|| <= mu_i gamma_n}. Eliminating v gives 
 
     u = N nu + r,   N = C^T M^-1 C,   r = b + C^T M^-1 k,   C = [D G],   nu = [gamma; lambda]
 
-(seed 000 eqs. 12-13, seed 001 eqs. 18-19). FCLib calls the global data M, H (= D), f (= k), w (= b) and
+(Melanz et al. 2015 eqs. 12-13, Mazhar et al. 2014 eqs. 18-19). FCLib calls the global data M, H (= D), f (= k), w (= b) and
 the local data W (= N), q (= r). A *local* problem is one where only W, q and mu are known; it is the
 same type with the primal data absent.
 
@@ -250,7 +250,7 @@ class TimeStepProblem:
 
     @cached_property
     def r(self) -> np.ndarray:
-        """Linear term r = [b; b_G] + C^T M^-1 k (seed 000 eq. 13), FCLib local q."""
+        """Linear term r = [b; b_G] + C^T M^-1 k (Melanz et al. 2015 eq. 13), FCLib local q."""
         if not self.is_global:
             return self._q
         bb = self._b if self._G is None else np.concatenate([self._b, self._bG])
@@ -260,7 +260,7 @@ class TimeStepProblem:
 
     @cached_property
     def N(self) -> sp.csr_matrix:
-        """Delassus (Schur) matrix N = C^T M^-1 C as a sparse matrix (seed 000 eq. 12); W when local.
+        """Delassus (Schur) matrix N = C^T M^-1 C as a sparse matrix (Melanz et al. 2015 eq. 12); W when local.
 
         Formed once on demand; solvers should prefer :meth:`apply_N`, which never forms it.
         """
@@ -337,7 +337,7 @@ class TimeStepProblem:
         return self.apply_N(nu) + self.r
 
     def velocity(self, nu: np.ndarray) -> np.ndarray:
-        """v = M^-1 (k + C nu) (seed 001 eq. 9 / 14b)."""
+        """v = M^-1 (k + C nu) (Mazhar et al. 2014 eq. 9 / 14b)."""
         self.require_global("the velocity v")
         return self.solve_M(self._k + self.C @ nu)
 

@@ -2,7 +2,7 @@
 
     workbench generate NAME [--out DIR] [--sizes N,N,...] [--set KEY=VALUE ...] [--quiet]
 
-NAME is one of problems.generator.DATASETS: settled, unsettled (320 spheres after 4 s, seed 001
+NAME is one of problems.generator.DATASETS: settled, unsettled (320 spheres after 4 s, Mazhar et al. 2014
 section 5.1), scaling (64 ... 2,560 spheres), scaling-large (4,096 ... 16,000 spheres). Each packing
 gives NAME-NNNNN.hdf5 (FCLib global) and NAME-NNNNN.json (metadata) in DIR (default: the committed
 problems/datasets). A file that exists already (a committed dataset, say) is never overwritten unless

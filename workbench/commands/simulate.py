@@ -11,7 +11,7 @@ atomically (workbench.files):
 - trajectory.csv: t, body, x, y, z, vx, vy, vz, wx, wy, wz (world frame; 2D scenes have z = 0 and the
   rotation rate in wz), the initial state and every K-th step;
 - steps.csv: t, contacts, iterations, solve_seconds (the method is warmed up first, so no step's
-  time includes compiling), status, complementarity (seed 000 eq. 8), fixed_force (magnitude of the
+  time includes compiling), status, complementarity (Melanz et al. 2015 eq. 8), fixed_force (magnitude of the
   total contact force on the fixed bodies [N]), max_speed, kinetic_energy, and for single-body
   scenes the tracked velocities with their analytic values;
 - velocities.png (single-body scenes: simulated vs analytic velocities) and steps.png (contacts,

@@ -9,10 +9,10 @@ Layout (one problem per file)::
     /solution       r, u[, v] -- the upstream writer stores zeros here, so it is never read as a
                     reference solution
 
-Mapping to the seeds' notation (see :mod:`workbench.problem`)::
+Mapping to the papers' notation (see :mod:`workbench.problem`)::
 
     local   u = W r + q                            -> TimeStepProblem(W=W, q=q, mu=mu, d=spacedim)
-                                                      (W = N, q = r of the seeds; FCLib's r = gamma)
+                                                      (W = N, q = r of the papers; FCLib's r = gamma)
     global  M v = H r + G l + f, u = H^T v + w,    -> TimeStepProblem(M=M, D=H, k=f, b=w, G=G, b_G=b,
             0 = G^T v + b                              mu=mu, d=spacedim)
 

@@ -8,7 +8,7 @@ Arrays (all plain numpy, no pickles)::
                                                    (workbench.io.sparse_npz)
     k, b, b_G (global) or q (local)                the vectors that are present
 
-In the seeds' notation W = N and q = r; a global problem stores M, D, k, b (and G, b_G). Loading
+In the papers' notation W = N and q = r; a global problem stores M, D, k, b (and G, b_G). Loading
 gives back the same matrices (CSR components), vectors, d, h, name and metadata: the round trip is
 exact, and unlike the other readers the name and metadata are the saved ones, not the file's.
 """

@@ -10,9 +10,9 @@ The layout is the one of Siconos's ``frictionContact_printInFile`` and
 ``flag`` is the 0/1 ``isComplete`` integer that older Siconos writers appended after mu (most of the
 reference files end with it); it is accepted and ignored, and the writer leaves it out.
 
-Mapping to the seeds' notation (see :mod:`workbench.problem`)::
+Mapping to the papers' notation (see :mod:`workbench.problem`)::
 
-    local   TimeStepProblem(W=W, q=q, mu=mu, d=d)          (W = N, q = r of the seeds)
+    local   TimeStepProblem(W=W, q=q, mu=mu, d=d)          (W = N, q = r of the papers)
     global  TimeStepProblem(M=M, D=H, k=q, b=b, mu=mu, d=d)
 
 ``MATRIX`` is a Siconos ``NumericsMatrix`` (``NM_write_in_file``)::

@@ -10,13 +10,13 @@ Sections, chosen and ordered by the study's ``[report] sections``:
 - ``conclusion`` (always; after the summary unless placed): per tag and threshold, the fastest
   method, its ratio to the next with spread, success rates and caveats
   (:mod:`workbench.report.conclusion`).
-- ``seed``: the numbers the seeds report (the study's ``[[report.seed]]``) beside the measured ones.
+- ``paper``: the numbers the papers report (the study's ``[[report.paper]]``) beside the measured ones.
 - ``tables``: problem x method tables, median (min-max) over repetitions: status, objective,
   iterations, times, residuals, and the time to within ``[report] target`` of the reference objective.
 - ``convergence``: the reference of each problem (:mod:`workbench.report.reference`), and per problem
-  the median curves with min-max bands against iteration and time (seed 001 Figs. 1-4).
+  the median curves with min-max bands against iteration and time (Mazhar et al. 2014 Figs. 1-4).
 - ``scaling``: time and iterations against contacts with fitted log-log slopes, within each series
-  the study declares (seed 001 Fig. 5); simulations swept over sizes (seed 000 Fig. 11).
+  the study declares (Mazhar et al. 2014 Fig. 5); simulations swept over sizes (Melanz et al. 2015 Fig. 11).
 - ``profiles``: Dolan-More performance profiles of time and of iterations.
 - ``timeseries``: simulations' per-step quantities against time, analytic curves dashed.
 
@@ -51,8 +51,8 @@ _TABLES = (("objective", "objective", "Objective of the formulation at the retur
            ("solve_seconds", "solve_seconds", "Solve time [s]"),
            ("judged_error", "judged_error", "Judged error (relaxed error, or Siconos error for exact formulations)"),
            ("siconos_error", "siconos_error", "Siconos error (exact Coulomb natural map)"),
-           ("ccp_residual", "ccp_residual", "CCP residual (seed 000 eq. 39)"),
-           ("complementarity", "complementarity", "Complementarity max |gamma_n u_n| (seed 000 eq. 8; simulations: "
+           ("ccp_residual", "ccp_residual", "CCP residual (Melanz et al. 2015 eq. 39)"),
+           ("complementarity", "complementarity", "Complementarity max |gamma_n u_n| (Melanz et al. 2015 eq. 8; simulations: "
                                                   "the largest over steps)"),
            ("analytic_error", "analytic_error", "Simulations: largest deviation of a tracked velocity from the "
                                                 "analytic solution [m/s]"))
@@ -349,7 +349,7 @@ def _scaling(res: ReportData, out: Path) -> list:
                                                [("complementarity", "largest complementarity max |g_n u_n|"),
                                                 ("mean_iterations", "mean iterations per step")], out / path,
                                                title=scene)
-        blocks += [Text(f"Simulations of {scene} (the form of seed 000 Fig. 11): the largest complementarity "
+        blocks += [Text(f"Simulations of {scene} (the form of Melanz et al. 2015 Fig. 11): the largest complementarity "
                         "error over all steps and the mean iterations per step against the largest number of "
                         "contacts, for simulations whose every step was solved."),
                    _figure(path, f"{scene}: complementarity and iterations against contacts", files),
@@ -412,8 +412,8 @@ def _timeseries(res: ReportData, out: Path) -> list:
     return blocks
 
 
-def _seed(res: ReportData, out: Path) -> list:
-    entries = res.options.get("seed") or []
+def _paper(res: ReportData, out: Path) -> list:
+    entries = res.options.get("paper") or []
     if not entries:
         return []
     refs = res.references()
@@ -432,19 +432,19 @@ def _seed(res: ReportData, out: Path) -> list:
         values = pd.Series(values, dtype=float).dropna()
         where = e.get("problem") or (f"tag {e['tag']}" if e.get("tag") else "all problems")
         rows.append({"what": e["what"], "source": e["source"], "method": res.labels[e["method"]],
-                     "problems": where, "seed": e["value"],
+                     "problems": where, "paper": e["value"],
                      "measured": spread(float(values.median()), float(values.min()), float(values.max()))
                      if len(values) else "-", "runs": len(values),
                      "median": float(values.median()) if len(values) else np.nan})
     numbers = pd.DataFrame(rows)
     table = numbers.drop(columns="median").set_index("what")
-    return [Heading(1, "Seed results beside this study's"),
-            Text("Each number the seeds report, beside the median (min-max) of what this study measured for it (runs: "
+    return [Heading(1, "Published results beside this study's"),
+            Text("Each number the papers report, beside the median (min-max) of what this study measured for it (runs: "
                  "how many runs gave a value; '-' where none did, e.g. data not generated or the method unavailable). "
                  "Iterations to reference: the first iteration whose objective is within rel_tol of the reference "
                  "objective (section Convergence; never the method's own)."),
-            Table(table, "Seed and measured values.",
-                  tables.write_table(table, out, "seed", "Seed and measured values", numbers))]
+            Table(table, "Published and measured values.",
+                  tables.write_table(table, out, "paper", "Published and measured values", numbers))]
 
 
 def _iterations_to_reference(run, refs: References, hist: pd.DataFrame, rel_tol: float) -> float:
@@ -517,7 +517,7 @@ def _study_text(res: ReportData) -> str:
     return path.read_text(encoding="utf-8") if path.is_file() else "(not saved)"
 
 
-SECTIONS = {"summary": _summary, "conclusion": _conclusion, "seed": _seed, "tables": _tables,
+SECTIONS = {"summary": _summary, "conclusion": _conclusion, "paper": _paper, "tables": _tables,
             "convergence": _convergence, "scaling": _scaling, "profiles": _profiles, "timeseries": _timeseries}
 
 

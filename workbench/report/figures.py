@@ -1,11 +1,11 @@
 """Figures of a report, each written as PNG (shown) and SVG (for print), through matplotlib's object
 API on the Agg canvas (no pyplot, no display).
 
-Convergence (the form of seed 001 Figs. 1-4): per problem, one column against iteration and one
+Convergence (the form of Mazhar et al. 2014 Figs. 1-4): per problem, one column against iteration and one
 against time, log-log. The top row is |objective - reference| ("error" mode; the reference of each
 method's runs comes from the other methods or a dedicated reference run,
 :mod:`workbench.report.reference`) or |objective| with the reference dashed ("absolute" mode, as the
-seed plots it); below, one row per error measure the histories log (one definition per panel: the
+Mazhar et al. 2014 plot it); below, one row per error measure the histories log (one definition per panel: the
 schema's ``error_name``). Each method is its median curve over repetitions with a band from the
 minimum to the maximum (per iteration, over the repetitions that reached it; against time, at the
 median time of that iteration, as benchopt plots it, and shaded from the fastest to the slowest

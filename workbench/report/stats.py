@@ -87,7 +87,7 @@ def loglog_slope(x, y) -> float:
 
 def first_within(x, objective, reference: float, rel_tol: float) -> float:
     """The first x (iteration or seconds) at which |objective - reference| <= rel_tol |reference|
-    (seed 001 section 5.1: APGD iterations to reach the interior-point objective); NaN when never."""
+    (Mazhar et al. 2014 section 5.1: APGD iterations to reach the interior-point objective); NaN when never."""
     x, obj = np.asarray(x, dtype=float), np.asarray(objective, dtype=float)
     hit = np.flatnonzero(np.abs(obj - reference) <= rel_tol * abs(reference))
     return float(x[hit[0]]) if hit.size else float("nan")

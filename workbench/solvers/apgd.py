@@ -1,4 +1,4 @@
-"""Accelerated projected gradient descent (APGD) with anti-relaxation, seed 000 section 2.3.
+"""Accelerated projected gradient descent (APGD) with anti-relaxation, Melanz et al. 2015 section 2.3.
 
 The algorithm, as printed (lines 1-39), for min f(gamma) = 1/2 gamma^T N gamma + r^T gamma over K:
 
@@ -29,7 +29,7 @@ Implementation notes (why it differs from a literal transcription without changi
 * Test (11): f is quadratic, so f(gamma) - f(y) - g^T (gamma - y) = 1/2 delta^T N delta exactly with
   delta = gamma - y and g = N y + r; the test is evaluated in that form,
   delta^T (N gamma - N y) > L ||delta||^2, which is free of the cancellation of subtracting two
-  nearly equal objective values. The seed prints ">=": with it the loop never ends when the projected
+  nearly equal objective values. The paper prints ">=": with it the loop never ends when the projected
   step is null (delta = 0, e.g. gamma = y = 0 with every contact separating), so the strict
   inequality is used; the two differ only when both sides are equal.
 * Anti-relaxation (33-37): u = D^T v_k + b = N gamma_{k+1} + r_0 on global and local problems alike
@@ -183,7 +183,7 @@ def _iterations(op, mu, d, r0, r, a, inner, step, norm_r0, target, max_iter, k_s
 
 class APGDSolver(IterativeSolver):
     name = "apgd"
-    summary = "accelerated projected gradient with adaptive step, restart and anti-relaxation (seed 000 section 2.3)"
+    summary = "accelerated projected gradient with adaptive step, restart and anti-relaxation (Melanz et al. 2015 section 2.3)"
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         """Lines 1-7 here; lines 9-37 in :func:`_iterations`, called once (no history: in chunks of

@@ -13,7 +13,7 @@ For f(nu) = 1/2 nu^T N nu + (r + a)^T nu over K x R^{n_b}, iteration k:
 
 with alpha_q the minimiser of the quadratic interpolating f(nu_k), g_k^T d_k and f(nu_k + alpha d_k),
 and the paper's constants M = 10, gamma = 1e-4, sigma_1 = 0.1, sigma_2 = 0.9; sigma_min, sigma_max =
-1e-10 / L_0, 1e10 / L_0 with L_0 the Lipschitz estimate of seed 000 line 6 (sigma_0 = 1 / L_0).
+1e-10 / L_0, 1e10 / L_0 with L_0 the Lipschitz estimate of Melanz et al. 2015 line 6 (sigma_0 = 1 / L_0).
 nu_{k+1} is feasible (a convex combination of nu_k and a projection, alpha <= 1).
 
 Alternating the two Barzilai-Borwein steps (Dai and Fletcher 2005, "alternate BB") rather than BB1
@@ -69,7 +69,7 @@ class BBSolver(IterativeSolver):
         N = run.apply_N
         x = x0
         Nx = N(x)
-        L0 = lipschitz_estimate(run.problem, x, N)           # seed 000 line 6
+        L0 = lipschitz_estimate(run.problem, x, N)           # Melanz et al. 2015 line 6
         sigma, sigma_min, sigma_max = 1.0 / L0, 1e-10 / L0, 1e10 / L0
         inner = run.mode == "inner"
         r = run.linear_term

@@ -1,7 +1,7 @@
 """The outer fixed point of the cvxpy fixed-point formulations, on a problem compiled once.
 
 Model: :class:`formulations.dual_fixed_point.FixedPointModel` (dual-fixed-point, primal-fixed-point;
-seed 001 section 4.3, eqs. 26-27 with the plus sign; seed 000 eqs. 15, 27-28). With s^0 = 0 and
+Mazhar et al. 2014 section 4.3, eqs. 26-27 with the plus sign; Melanz et al. 2015 eqs. 15, 27-28). With s^0 = 0 and
 nu^0 = 0, or the slip speeds and impulses of ``options.warm_start``, outer iteration k = 1, 2, ...
 
     1. writes r + [mu_i s^{k-1}_i, 0, 0] (+ W_a nu^{k-1} for a non-symmetric local W, see

@@ -2,9 +2,9 @@
 
 Every one of them solves the model of a formulation's :class:`~formulations.base.CCQOModel`,
 
-    min_nu  1/2 nu^T N nu + (r + a)^T nu   s.t.  gamma_i in K_i,  lambda free          (seed 000 eq. 15)
+    min_nu  1/2 nu^T N nu + (r + a)^T nu   s.t.  gamma_i in K_i,  lambda free          (Melanz et al. 2015 eq. 15)
 
-with a = 0 for the relaxed dual (seed 000 eq. 14) and, for the anti-relaxed model, the shift
+with a = 0 for the relaxed dual (Melanz et al. 2015 eq. 14) and, for the anti-relaxed model, the shift
 a_i = [mu_i ||u_t,i||, 0, 0] of the current relative velocity u = N nu + r (eqs. 27-28, algorithm lines
 33-37; a plus sign). What is shared lives here, once: the operator N, the linear term, the stopping
 measure, the caps, the best iterate, the history and the SolveResult; a solver only writes its update
@@ -20,7 +20,7 @@ keep W.
 Stopping measure (one per mode, consistent with :func:`workbench.solvers.base.finalize`):
 
 * relaxed (and the relaxed sub-problems of the outer anti-relaxation loop, with their fixed shift a):
-  the residual is the CCP residual of seed 000 eq. 39, rho = ||nu - P(nu - g_d w)|| / g_d with
+  the residual is the CCP residual of Melanz et al. 2015 eq. 39, rho = ||nu - P(nu - g_d w)|| / g_d with
   w = N nu + r + a and g_d = 1e-6 (:func:`workbench.metrics.ccp_residual`); the measure is rho / s with
   s = max(||r||, ||nu||, ||u||), the normalisation of the ``relaxed_error`` that finalize judges. For a
   feasible nu, t -> ||nu - P(nu - t w)|| / t is non-increasing (Calamai and More 1987, lemma 2.2), so
@@ -33,12 +33,12 @@ Stopping measure (one per mode, consistent with :func:`workbench.solvers.base.fi
 * anti-relaxed: the Siconos error ||nu - P(nu - u_hat)|| / s, u_hat = u + a(u) (De Saxce velocity), from
   the u = N nu + r the solver already has: one projection, no call to metrics.evaluate.
 
-The iterate with the smallest measure is kept and returned when a cap stops the run (seed 000
+The iterate with the smallest measure is kept and returned when a cap stops the run (Melanz et al. 2015
 algorithm lines 19-23); a run that converges returns the iterate that passed the test.
 
 Anti-relaxation, ``options.params["anti_relaxation"]`` (declared in ITERATIVE_PARAMS):
 
-* "inner" (default): the shift is updated after every iteration from the current u (seed 000 lines
+* "inner" (default): the shift is updated after every iteration from the current u (Melanz et al. 2015 lines
   33-37); the solver reads :attr:`Run.linear_term` after each :meth:`Run.tick`.
 * "outer": a fixed-point (Picard) loop: solve the relaxed problem with a fixed shift a_j to the inner
   tolerance max(tol / 2, err_{j-1} / 10) (inexact early solves, exact later ones), set
@@ -190,7 +190,7 @@ class Run:
     def initial_point(self) -> np.ndarray:
         """options.warm_start (physical impulses) projected onto K x R^{n_b}, or 0.
 
-        A cold start leaves the shift a = 0 (seed 000 line 4, r_0 = r). A warm start in the inner
+        A cold start leaves the shift a = 0 (Melanz et al. 2015 line 4, r_0 = r). A warm start in the inner
         anti-relaxed mode also sets a = a(u(x0)): the shift of the point the run starts from, so that
         a warm start at the exact solution is already a fixed point (one product with N)."""
         w = self.options.warm_start
@@ -221,7 +221,7 @@ class Run:
     @property
     def measure_step(self) -> float:
         """The step s of the natural map x - P(x - s w) in the stopping measure: 1 for the Siconos
-        error of inner anti-relaxed runs, g_d (seed 000 eq. 39) otherwise."""
+        error of inner anti-relaxed runs, g_d (Melanz et al. 2015 eq. 39) otherwise."""
         return 1.0 if self.mode == "inner" else metrics.CCP_RESIDUAL_STEP
 
     def tick(self, x: np.ndarray, u: np.ndarray, sums: tuple[float, float, float] | None = None) -> bool:

@@ -1,5 +1,5 @@
 """Projected Jacobi with per-contact scaling (vectorised numpy), after Anitescu and Tasora's fixed-point
-CCP iteration (seed 000 refs. [10, 11]).
+CCP iteration (Melanz et al. 2015 refs. [10, 11]).
 
     nu <- P_K( nu - omega E (N nu + r + a) ),   E = diag(eta_i I_d),  eta_i = d / trace(S_i)
 

@@ -1,11 +1,11 @@
-"""LCP1 of seed 003: successive convex relaxation, the convex QP (15) re-solved until Lambda settles.
+"""LCP1 of Anitescu and Hart 2003: successive convex relaxation, the convex QP (15) re-solved until Lambda settles.
 
-The QP (15) of seed 003, in the velocities, with Gamma_j >= 0 per contact:
+The QP (15) of Anitescu and Hart 2003, in the velocities, with Gamma_j >= 0 per contact:
 
     min_v 1/2 v^T M v - k^T v   s.t.  u_n,j + mu_j t_i . u_t,j >= -Gamma_j  (all contacts j, directions i),
                                       G^T v + b_G = 0,
 
-u = D^T v + b (seed 003 writes n^T v + Delta and d_i^T v; b_t, usually 0, is carried along). Its
+u = D^T v + b (Anitescu and Hart 2003 writes n^T v + Delta and d_i^T v; b_t, usually 0, is carried along). Its
 multiplier y_ji >= 0 of row (j, i) is an impulse y_ji (n_j + mu_j t_i), i.e. c_n,j = sum_i y_ji and
 beta_ji = mu_j y_ji. The workbench solves the QP's dual in y, which needs only N (local problems
 work too) and is built from the LCP model's blocks and its one pyramid construction
@@ -16,9 +16,9 @@ work too) and is built from the LCP model's blocks and its one pyramid construct
 with S: y -> z (c_n = sum_i y_i, beta_i = mu y_i, lambda = 0). The velocity solution of (15) is unique
 (M is SPD); the impulses need not be. Lambda(v) (eq. 17) is the model's ``slip``.
 
-Outer loop (seed 003 section 4.A, steps 4-7): Gamma = 0; solve; Lambda^k = Lambda(v^k);
+Outer loop (Anitescu and Hart 2003 section 4.A, steps 4-7): Gamma = 0; solve; Lambda^k = Lambda(v^k);
 Gamma = mu Lambda^k; stop when ||Lambda^k - Lambda^(k-1)||_inf <= lambda_tol (params["lambda_tol"],
-[m/s]; default tol times the velocity scale; the seed used 1e-5) or after options.max_iter outer
+[m/s]; default tol times the velocity scale; the paper used 1e-5) or after options.max_iter outer
 iterations (default 100). At a fixed point z = [c_n, beta, Lambda] solves the LCP (6)-(7); the
 iteration is a contraction for small enough mu when the frictionless configuration can be
 disassembled (Theorem 4.1), and need not converge otherwise. LCP2 (lcp2.py) stops after the first
@@ -35,7 +35,7 @@ thread) or "osqp" (eps_abs = eps_rel = tol, solution polishing on). iterations =
 info["inner_iterations"] = the QP solver's iterations summed over all solves; history (a
 :class:`~workbench.solvers.recorder.Recorder`): one row per outer iteration, objective = the relaxed
 dual objective at the impulses of z, error = lcp_residual, extras inner_iterations, lambda_change and
-the normal-velocity error of seed 003; stop cause CONVERGED (Lambda settled, or LCP2's single solve),
+the normal-velocity error of Anitescu and Hart 2003; stop cause CONVERGED (Lambda settled, or LCP2's single solve),
 MAX_ITER, TIMEOUT or FAILED (a QP solve failed).
 """
 
@@ -101,7 +101,7 @@ class LCP1Solver(Solver):
     """Successive convex relaxation on an ``lcp`` model (module docstring)."""
 
     name = "lcp1"
-    summary = "seed 003 LCP1: QP (15) with Gamma = mu Lambda(v) repeated to a fixed point (cvxpy, compiled once)"
+    summary = "Anitescu and Hart 2003 LCP1: QP (15) with Gamma = mu Lambda(v) repeated to a fixed point (cvxpy, compiled once)"
     accepts = ("lcp",)
     params = (
         Param("qp_solver", str, "clarabel", "the QP solver, updated in place between solves", QP_SOLVERS),

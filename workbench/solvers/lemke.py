@@ -1,4 +1,4 @@
-"""Lemke's complementary pivoting method (LCP0 of seed 003) for a standard LCP.
+"""Lemke's complementary pivoting method (LCP0 of Anitescu and Hart 2003) for a standard LCP.
 
 LCP(A, q): w = A z + q, 0 <= z ⊥ w >= 0. Lemke's method works on the augmented system
 
@@ -15,7 +15,7 @@ positive entry a_i in the entering column B^-1 col picks the leaving row. It end
   ||min(z, w)||_inf ("inaccurate basis": round-off led the pivoting astray; z is returned all the
   same, and the workbench judges it);
 - the entering column has no positive entry: "ray termination" (no solution found; for the
-  copositive-plus class this proves infeasibility; the LCP (6)-(7) of seed 003 with Delta >= 0 is
+  copositive-plus class this proves infeasibility; the LCP (6)-(7) of Anitescu and Hart 2003 with Delta >= 0 is
   solvable by Lemke's method (its ref. [3]), so there a ray signals numerical trouble);
 - the pivot cap (options.max_iter, default 10 n) is reached: "max pivots"; or the time limit:
   "time limit".
@@ -45,7 +45,7 @@ basis, and the workbench judges it by the LCP residual like any other solver's.
 Linear algebra: a dense explicit B^-1 (n x n, Fortran order) updated in place by a rank-one update
 per pivot (a numba kernel that skips the zero entries of the pivot row), O(n^2) flops and 8 n^2
 bytes: dense pivoting is inherent to this implementation and fine up to a few thousand unknowns
-(the 210-disk cannonball of seed 003 has 2,360: 45 MB, a few ms per pivot); beyond that the
+(the 210-disk cannonball of Anitescu and Hart 2003 has 2,360: 45 MB, a few ms per pivot); beyond that the
 memory and the O(n^2) pivots make it impractical (use LCP1/LCP2 or the conic formulations).
 """
 

@@ -14,7 +14,7 @@ block also makes the skew part of a non-symmetric W block (Siconos dumps) enter 
 so the fixed points are those of W itself. Joints (free, scalar): lambda_j <- lambda_j - omega w_j / N_jj.
 
 Inner anti-relaxation: w_i is the velocity (N nu + r)_i plus [mu_i ||w_t,i||, 0, 0] from the same,
-current velocity, just before the contact is solved - the per-contact form of seed 000 lines 33-37
+current velocity, just before the contact is solved - the per-contact form of Melanz et al. 2015 lines 33-37
 (a Gauss-Seidel update of the shift). The outer mode and relaxed runs use the fixed linear term r + a.
 
 Exact solution of (L) (d = 2 or 3, mu > 0). With T = diag(mu, 1, ..) the cone becomes the Lorentz cone

@@ -1,11 +1,11 @@
-"""Projected quasi-Newton method of seed 004 (Koziara, Algorithm 1) for the exact Coulomb problem.
+"""Projected quasi-Newton method of Koziara 2017 (Koziara, Algorithm 1) for the exact Coulomb problem.
 
 Model: :class:`formulations.ncp.NCPModel`. The method works on the dimensionless data of the model
 (x = nu / impulse scale, y = u / velocity scale, y = W x + q with W = N impulse/velocity, mean W_ii = 1),
-because the natural map R - proj_K(R - F(R)) of the seed adds impulses and velocities with unit step.
-Vectors are [normal, tangent...] per contact here; the seed writes [T, N].
+because the natural map R - proj_K(R - F(R)) of Koziara 2017 adds impulses and velocities with unit step.
+Vectors are [normal, tangent...] per contact here; the paper writes [T, N].
 
-Root finding (seed 004 eq. 15): C(x) = F(y) + m(x - F(y)) = 0, x in K, where F is the De Saxce
+Root finding (Koziara 2017 eq. 15): C(x) = F(y) + m(x - F(y)) = 0, x in K, where F is the De Saxce
 velocity [y_n + mu ||y_t||, y_t] (eq. 11) and m(S) = S - proj_K(S) = proj_{K°}(S) (eqs. 14, 18).
 Smoothing (section 4): the polar projection through the spectral values
 lambda_1 = (-S_n - mu ||S_t||) / (1 + mu^2), lambda_2 = (||S_t|| - mu S_n) / (1 + mu^2) (eq. 20) and
@@ -23,14 +23,14 @@ Algorithm 1: repeat
     (d) x = proj_K(x - dx)
 until the stopping test holds or k = n, then (3) fall back on Gauss-Seidel.
 W is applied matrix-free (problem.apply_N); its diagonal blocks come from problem.N_diagonal_blocks.
-Joints (not in the seed): C_j = y_j (their "cone" is R, whose polar is {0}), preconditioned by 1.
+Joints (not in the paper): C_j = y_j (their "cone" is R, whose polar is {0}), preconditioned by 1.
 
 Stopping test: the workbench's siconos_error <= tol (the measure every exact method is judged by);
 with ``gamma`` given, Algorithm 1's own test g(R) < gamma on the merit of eq. 40,
 g = sum_i C_i^T W_ii^-1 C_i / sum_i q_i^T W_ii^-1 q_i (contacts; C unsmoothed), which is recorded in the
 history either way.
 
-Defaults (seed 004 Table 1): n = 1000 iterations (options.max_iter), omega = 1e-3 gamma (gamma =
+Defaults (Koziara 2017 Table 1): n = 1000 iterations (options.max_iter), omega = 1e-3 gamma (gamma =
 ``gamma`` or tol), delta = 0, m = 10, eps = 0.25, GMRES restart 20, at most 100000 matrix-vector products
 in total. ``delta_mode`` (section 8.1.2): "absolute" (delta added as given, in units of the scaled
 W) or "min" / "avg" / "max" (delta times min / mean / max of the scaled W_ii; "avg" equals "absolute"
@@ -69,7 +69,7 @@ def _gdot(lam: np.ndarray, root: np.ndarray) -> np.ndarray:
 
 
 def smoothed_residual(x: np.ndarray, y: np.ndarray, mu: np.ndarray, omega: float):
-    """C_w and the per-contact blocks X, Y of seed 004 (module docstring) for contact arrays
+    """C_w and the per-contact blocks X, Y of Koziara 2017 (module docstring) for contact arrays
     x, y of shape (n_c, d). Returns (C (n_c, d), X (n_c, d, d), Y (n_c, d, d))."""
     n_c, d = x.shape
     yt = y[:, 1:]
@@ -124,7 +124,7 @@ def _inverse_blocks(blocks: np.ndarray) -> np.ndarray:
 
 class PQNSolver(NCPMethod):
     name = "pqn"
-    summary = "projected quasi-Newton with smoothing and block-preconditioned GMRES (seed 004, Algorithm 1)"
+    summary = "projected quasi-Newton with smoothing and block-preconditioned GMRES (Koziara 2017, Algorithm 1)"
     params = (
         Param("max_iter", int, 1000, "iterations n when options.max_iter is unset"),
         Param("gamma", float, None, "Algorithm 1's own test g(R) < gamma (None: siconos_error <= tol)"),

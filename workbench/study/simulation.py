@@ -1,11 +1,11 @@
-"""A simulation run: a dynamic scene stepped with one formulation x solver (seed 001 sections 5.3-5.5,
-seed 000 section 3), executed by the worker like any other run.
+"""A simulation run: a dynamic scene stepped with one formulation x solver (Mazhar et al. 2014 sections 5.3-5.5,
+Melanz et al. 2015 section 3), executed by the worker like any other run.
 
 Its history is the per-step table (t, contacts, iterations, solve_seconds, status, complementarity,
 fixed_force, max_speed, kinetic_energy, the tracked body's velocities and, where the scene has
 them, their analytic values ``*_analytic``), which the report draws as time series per method. Its
 row sums over steps (iterations, solve seconds) and keeps the worst: the largest complementarity
-max |gamma_n u_n| [N s m/s] (seed 000 eq. 8) and ``analytic_error``, the largest deviation of a
+max |gamma_n u_n| [N s m/s] (Melanz et al. 2015 eq. 8) and ``analytic_error``, the largest deviation of a
 tracked velocity from its analytic curve [m/s]. The run is "solved" when every step is; otherwise
 its status is the worst step status, and a step without usable impulses stops the simulation.
 """

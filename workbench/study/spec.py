@@ -64,7 +64,7 @@ mean 'y'?")::
     params = {}
 
     [report]
-    sections = ["summary", "conclusion", "seed", "tables", "convergence", "scaling", "profiles",
+    sections = ["summary", "conclusion", "paper", "tables", "convergence", "scaling", "profiles",
                 "timeseries"]
     reference_method = "clarabel-dual"   # preferred reference where it solved the problem (never
                                    # for its own runs); otherwise the most accurate point found
@@ -73,9 +73,9 @@ mean 'y'?")::
     shift = 10.0                   # shift [s] of the shifted geometric mean (qpbenchmark: 10)
     time = "solve"                 # time measure of means and profiles: "solve" or "total" (+ build)
 
-    [[report.seed]]                # a number the seed reports, shown beside the measured one
+    [[report.paper]]                # a number a paper reports, shown beside the measured one
     what = "APGD iterations to the interior-point objective, settled"
-    source = "seed 001 sec. 5.1.1"
+    source = "Mazhar et al. 2014 sec. 5.1.1"
     value = 561
     method = "apgd-dual"           # the method whose runs are measured
     tag = "settled"                # which problems: tag = ..., or problem = NAME (default: all)
@@ -103,10 +103,10 @@ from typing import Any
 
 from workbench.errors import InputError
 
-__all__ = ["Study", "StudyError", "Method", "ProblemGroup", "ReportOptions", "SeedValue", "Tolerance", "load_study",
-           "import_plugin", "select", "TOLERANCE_PRESETS", "SECTIONS", "SEED_QUANTITIES"]
+__all__ = ["Study", "StudyError", "Method", "ProblemGroup", "ReportOptions", "PaperValue", "Tolerance", "load_study",
+           "import_plugin", "select", "TOLERANCE_PRESETS", "SECTIONS", "PAPER_QUANTITIES"]
 
-SECTIONS = ("summary", "conclusion", "seed", "tables", "convergence", "scaling", "profiles", "timeseries")
+SECTIONS = ("summary", "conclusion", "paper", "tables", "convergence", "scaling", "profiles", "timeseries")
 DEFAULT_TIME_LIMIT = 300.0
 
 _TOP_KEYS = ("study", "tolerances", "problems", "methods", "reference", "report")
@@ -117,10 +117,10 @@ _PROBLEM_KEYS = ("files", "scenes", "generator", "scenario", "params", "sweep", 
 _KINDS = ("files", "scenes", "generator", "scenario")
 _METHOD_KEYS = ("formulation", "solver", "label", "tolerance", "max_iter", "params")
 _REFERENCE_KEYS = ("solver", "formulations", "tol", "max_iter", "params")
-_REPORT_KEYS = ("sections", "reference_method", "convergence", "shift", "time", "target", "seed")
+_REPORT_KEYS = ("sections", "reference_method", "convergence", "shift", "time", "target", "paper")
 _SEED_KEYS = ("what", "source", "value", "method", "tag", "problem", "quantity", "rel_tol")
-#: what a [[report.seed]] entry may measure: columns of the runs, and one derived from histories
-SEED_QUANTITIES = ("iterations_to_reference", "iterations", "objective", "solve_seconds", "build_seconds",
+#: what a [[report.paper]] entry may measure: columns of the runs, and one derived from histories
+PAPER_QUANTITIES = ("iterations_to_reference", "iterations", "objective", "solve_seconds", "build_seconds",
                    "n_contacts", "judged_error", "siconos_error", "relaxed_error", "ccp_residual",
                    "complementarity", "dual_objective", "primal_objective", "analytic_error", "steps")
 
@@ -195,8 +195,8 @@ class ProblemGroup:
 
 
 @dataclass(frozen=True)
-class SeedValue:
-    """A number a seed reports, to be shown beside what the study measures ([[report.seed]])."""
+class PaperValue:
+    """A number a paper reports, to be shown beside what the study measures ([[report.paper]])."""
     what: str
     source: str
     value: float
@@ -215,7 +215,7 @@ class ReportOptions:
     shift: float = 10.0
     time: str = "solve"
     target: float = 1e-6
-    seed: tuple[SeedValue, ...] = ()
+    paper: tuple[PaperValue, ...] = ()
 
 
 @dataclass
@@ -492,11 +492,11 @@ def _report(doc: dict, methods: list[Method]) -> ReportOptions:
     if ref is not None and _string(ref, "[report] reference_method") not in names:
         raise StudyError(f"[report] reference_method {ref!r} is not a method of the study; methods: "
                          f"{', '.join(names)}")
-    entries = table.get("seed", [])
+    entries = table.get("paper", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise StudyError("[report] seed must be given as [[report.seed]] tables")
+        raise StudyError("[report] paper must be given as [[report.paper]] tables")
     return ReportOptions(sections=tuple(sections), reference_method=ref,
-                         seed=tuple(_seed_value(e, f"[[report.seed]] #{i}", names)
+                         paper=tuple(_paper_value(e, f"[[report.paper]] #{i}", names)
                                     for i, e in enumerate(entries, start=1)),
                          convergence=_choice(table.get("convergence", "error"), ("error", "absolute"),
                                              "[report] convergence"),
@@ -546,7 +546,7 @@ def _reference(doc: dict, methods: list[Method]) -> list[Method]:
             for f in names]
 
 
-def _seed_value(table: dict, where: str, methods: list[str]) -> SeedValue:
+def _paper_value(table: dict, where: str, methods: list[str]) -> PaperValue:
     _check_keys(table, _SEED_KEYS, where)
     for key in ("what", "source", "value", "method", "quantity"):
         if key not in table:
@@ -559,9 +559,9 @@ def _seed_value(table: dict, where: str, methods: list[str]) -> SeedValue:
         raise StudyError(f"{where}: method {method!r} is not a method of the study; methods: {', '.join(methods)}")
     if "tag" in table and "problem" in table:
         raise StudyError(f"{where}: give tag or problem, not both")
-    return SeedValue(what=_string(table["what"], f"{where} what"), source=_string(table["source"], f"{where} source"),
+    return PaperValue(what=_string(table["what"], f"{where} what"), source=_string(table["source"], f"{where} source"),
                      value=float(value), method=method,
-                     quantity=_choice(table["quantity"], SEED_QUANTITIES, f"{where} quantity"),
+                     quantity=_choice(table["quantity"], PAPER_QUANTITIES, f"{where} quantity"),
                      tag=_string(table["tag"], f"{where} tag") if "tag" in table else None,
                      problem=_string(table["problem"], f"{where} problem") if "problem" in table else None,
                      rel_tol=_positive(table.get("rel_tol", 1e-4), f"{where} rel_tol"))

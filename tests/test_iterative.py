@@ -180,16 +180,22 @@ def test_anti_relaxed_solvers_reach_siconos_error_1e8(joints_problem, solver, mo
 
 
 # ---------------------------------------------------------------------------------- Gauss-Seidel
+def random_local_blocks(d, n, seed):
+    """n random SPD d x d blocks (eigenvalues >= 0.1), friction coefficients in [0.1, 1.5] and the
+    factors of the exact local solver: (rng, S, G, lam, mu)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n, d, d))
+    mu = rng.uniform(0.1, 1.5, n)
+    S, G, lam = local_factors(A @ np.transpose(A, (0, 2, 1)) + 0.1 * np.eye(d), mu)
+    return rng, S, G, lam, mu
+
+
 @pytest.mark.parametrize("d", [2, 3])
 def test_pgs_local_solver_satisfies_the_kkt_conditions_exactly(d):
     """x* = argmin 1/2 x^T S x + c^T x over K_mu: x in K, s = S x + c in K^*, x . s = 0, for random SPD
     blocks and all three cases (apex, interior, boundary)."""
-    rng = np.random.default_rng(0)
     n = 300
-    A = rng.normal(size=(n, d, d))
-    S = A @ np.transpose(A, (0, 2, 1)) + 0.1 * np.eye(d)
-    mu = rng.uniform(0.1, 1.5, n)
-    S, G, lam = local_factors(S, mu)
+    rng, S, G, lam, mu = random_local_blocks(d, n, 0)
     out, work = np.empty(d), np.empty((4, d))
     cases = set()
     for i in range(n):
@@ -211,12 +217,8 @@ def test_pgs_local_solver_is_homogeneous_in_c_down_to_underflow(d, scale):
     |c| ~ 1e-160 (a contact at rest, as met in a 2D granular flow) the squares of the secular equation
     underflow: Newton's derivative was exactly 0 (ZeroDivisionError in the compiled sweep) or the root
     inaccurate; at 1e160 they overflowed. Boundary cases (c) only: the others are trivially homogeneous."""
-    rng = np.random.default_rng(5)
     n = 200
-    A = rng.normal(size=(n, d, d))
-    S = A @ np.transpose(A, (0, 2, 1)) + 0.1 * np.eye(d)
-    mu = rng.uniform(0.1, 1.5, n)
-    S, G, lam = local_factors(S, mu)
+    rng, S, G, lam, mu = random_local_blocks(d, n, 5)
     ref, out, work = np.empty(d), np.empty(d), np.empty((4, d))
     boundary = 0
     for i in range(n):

@@ -289,6 +289,27 @@ def test_siconos_solves_the_planar_ball_through_the_3d_embedding(method):
 
 
 @needs_siconos
+def test_siconos_take_off_claim_on_a_tiny_q_is_recorded_not_trusted():
+    """The planar ball's local problem with q scaled by s: the answer is s times the ball's impulse
+    (homogeneity). At s = 1e-19 every q_n is above Siconos's absolute take-off threshold -DBL_EPSILON:
+    it returns r = 0 after 0 iterations claiming error 0; the workbench judges that point (the error of
+    r = 0 on the unscaled ball: the ball approaches) and does not call it solved. At s = 1e-6 the
+    embedding gives the answer."""
+    ball = rolling_ball_2d().as_local()
+    for s in (1e-19, 1e-6):
+        p = TimeStepProblem(W=ball.N, q=s * ball.r, mu=ball.mu, d=2)
+        res = solve(p, "ncp", "siconos:NSGS", SolveOptions(tol=1e-10))
+        if s < 1e-16:
+            assert res.info["siconos_error"] == 0 and res.iterations == 0 and not np.any(res.nu)
+            at_zero = siconos_error(ball, np.zeros(2), ball.r)
+            assert res.status == "inaccurate" and res.metrics["siconos_error"] == pytest.approx(at_zero, rel=1e-9)
+            assert at_zero > 0.01
+        else:
+            assert res.status == "solved" and res.iterations > 0
+            np.testing.assert_allclose(res.nu / s, rolling_ball_2d_exact_impulse(), rtol=1e-8)
+
+
+@needs_siconos
 def test_siconos_own_error_is_the_workbench_siconos_error():
     p = PROBLEMS["random-local"]()
     res = solve(p, "ncp", "siconos:NSGS", SolveOptions(tol=1e-5))

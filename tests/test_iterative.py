@@ -180,16 +180,22 @@ def test_anti_relaxed_solvers_reach_siconos_error_1e8(joints_problem, solver, mo
 
 
 # ---------------------------------------------------------------------------------- Gauss-Seidel
+def random_local_blocks(d, n, seed):
+    """n random SPD d x d blocks (eigenvalues >= 0.1), friction coefficients in [0.1, 1.5] and the
+    factors of the exact local solver: (rng, S, G, lam, mu)."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(n, d, d))
+    mu = rng.uniform(0.1, 1.5, n)
+    S, G, lam = local_factors(A @ np.transpose(A, (0, 2, 1)) + 0.1 * np.eye(d), mu)
+    return rng, S, G, lam, mu
+
+
 @pytest.mark.parametrize("d", [2, 3])
 def test_pgs_local_solver_satisfies_the_kkt_conditions_exactly(d):
     """x* = argmin 1/2 x^T S x + c^T x over K_mu: x in K, s = S x + c in K^*, x . s = 0, for random SPD
     blocks and all three cases (apex, interior, boundary)."""
-    rng = np.random.default_rng(0)
     n = 300
-    A = rng.normal(size=(n, d, d))
-    S = A @ np.transpose(A, (0, 2, 1)) + 0.1 * np.eye(d)
-    mu = rng.uniform(0.1, 1.5, n)
-    S, G, lam = local_factors(S, mu)
+    rng, S, G, lam, mu = random_local_blocks(d, n, 0)
     out, work = np.empty(d), np.empty((4, d))
     cases = set()
     for i in range(n):
@@ -202,6 +208,29 @@ def test_pgs_local_solver_satisfies_the_kkt_conditions_exactly(d):
         assert abs(out @ s) <= 1e-9 * scale * max(1.0, np.linalg.norm(out))
         cases.add("apex" if not out.any() else "interior" if np.linalg.norm(s) <= 1e-9 * scale else "boundary")
     assert cases == {"apex", "interior", "boundary"}
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("scale", [1e-160, 1e160])
+def test_pgs_local_solver_is_homogeneous_in_c_down_to_underflow(d, scale):
+    """x*(s c) = s x*(c) for s > 0 (the local problem (L) is positively homogeneous in c). With
+    |c| ~ 1e-160 (a contact at rest, as met in a 2D granular flow) the squares of the secular equation
+    underflow: Newton's derivative was exactly 0 (ZeroDivisionError in the compiled sweep) or the root
+    inaccurate; at 1e160 they overflowed. Boundary cases (c) only: the others are trivially homogeneous."""
+    n = 200
+    rng, S, G, lam, mu = random_local_blocks(d, n, 5)
+    ref, out, work = np.empty(d), np.empty(d), np.empty((4, d))
+    boundary = 0
+    for i in range(n):
+        c = rng.normal(size=d) * 3
+        assert solve_local(S[i], G[i], lam[i], mu[i], c, ref, work)
+        s = S[i] @ ref + c
+        if not ref.any() or np.linalg.norm(s) <= 1e-9 * np.linalg.norm(c):
+            continue                                                # apex or interior
+        boundary += 1
+        assert solve_local(S[i], G[i], lam[i], mu[i], scale * c, out, work)
+        np.testing.assert_allclose(out / scale, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max())
+    assert boundary >= 20
 
 
 @pytest.mark.parametrize("formulation", ["dual", "anti-relaxed"])

@@ -143,10 +143,15 @@ def solve_local(S, G, lam, mu, c, out, work):
             out[j] = cand[j]
         return True
     top = lam[d - 1]                                       # (c) the positive eigenvalue (ascending)
+    # phi and psi are homogeneous in c^: their roots are found for c^ / max|c^_j|, so that a tiny c
+    # (a contact at rest, |c^| ~ 1e-158) does not underflow c^_j^2 and Newton's derivative to zero
+    big = 0.0
+    for j in range(d):
+        big = max(big, abs(ch[j]))
     phi0 = 0.0
     psi0 = 0.0
     for j in range(d):
-        ch2[j] = ch[j] * ch[j]
+        ch2[j] = (ch[j] / big) ** 2
         phi0 += lam[j] * ch2[j]
         psi0 += ch2[j] / lam[j]
     if ch2[d - 1] == 0.0:                                    # no pole: neither branch has a root

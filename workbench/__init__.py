@@ -5,8 +5,19 @@ Notation follows the papers (Mazhar et al. 2014, Melanz et al.): M mass matrix, 
 gamma the contact impulses.
 """
 
+import os
+
 __version__ = "0.1.0"
+
+#: BLAS/OpenMP/numba threads: one, unless the user's environment says otherwise. Set here, before numpy
+#: loads (when the workbench is imported first: the CLI, the study workers), because the in-house
+#: solvers' vector operations are memory-bound: on a loaded 2-core machine OpenBLAS's threads made each
+#: dot product of 30,000 entries about 1.5 ms instead of 20 us, and BB 20x slower on a 10,000-contact
+#: packing. Parallel study workers must not oversubscribe the cores either.
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+for _name in THREAD_ENV:
+    os.environ.setdefault(_name, "1")
 
 from workbench.problem import TimeStepProblem  # noqa: E402
 
-__all__ = ["TimeStepProblem", "__version__"]
+__all__ = ["TimeStepProblem", "THREAD_ENV", "__version__"]

@@ -36,13 +36,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from workbench import THREAD_ENV
 from workbench.errors import InputError
 
 __all__ = ["WorkerProcess", "execute", "crash_result", "warm_up", "hard_limit", "solve_with_hard_limit"]
 
-#: BLAS/OpenMP threads per worker: parallel workers must not oversubscribe the cores, and one thread
-#: per solve keeps timings comparable (the user's environment wins when set)
-_THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
 STARTUP_TIMEOUT = 120.0
 #: the line before the traceback of a run that failed because its solver raised (status "failed",
 #: recorded): the conformance check tells these from the tracebacks of crashes
@@ -216,7 +214,7 @@ class WorkerProcess:
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
-        for name in _THREAD_ENV:
+        for name in THREAD_ENV:  # one thread per worker (workbench.THREAD_ENV), the user's setting wins
             env.setdefault(name, "1")
         # the worker imports this very tree, installed or not
         root = str(Path(__file__).resolve().parents[2])

@@ -35,6 +35,7 @@ SOLVERS: dict[str, str] = {
     "jacobi": "workbench.solvers.jacobi:JacobiSolver",
     "bb": "workbench.solvers.bb:BBSolver",
     "admm": "workbench.solvers.admm:ADMMSolver",
+    "ipm": "workbench.solvers.ipm:IPMSolver",
 }
 
 

@@ -1,0 +1,52 @@
+"""The in-house interior-point method (workbench.solvers.ipm) against the analytic relaxed ball and
+Clarabel, on global problems (diagonal and general M, joints, mu = 0 contacts) and local ones."""
+
+import numpy as np
+import pytest
+
+from factories import random_problem
+from problems.scenes import rolling_ball_2d, rolling_ball_2d_exact_impulse, rolling_ball_2d_relaxed_impulse
+from workbench.errors import InputError
+from workbench.solvers import SolveOptions, StopCause, solve
+
+
+def relative_gap(a, b):
+    return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+@pytest.mark.parametrize("local", [False, True])
+def test_relaxed_ball_gives_the_relaxed_optimum(local):
+    problem = rolling_ball_2d().as_local() if local else rolling_ball_2d()
+    res = solve(problem, "dual", "ipm", SolveOptions(tol=1e-10))
+    assert res.status == "solved" and res.stop is StopCause.CONVERGED
+    np.testing.assert_allclose(res.nu, rolling_ball_2d_relaxed_impulse(), atol=1e-9)
+
+
+def _frictionless_mix():
+    mu = np.full(10, 0.4)
+    mu[::3] = 0.0                   # K_i = {gamma_t = 0, gamma_n >= 0}
+    return random_problem(n_contacts=10, n_bodies=5, seed=7, mu=mu)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: random_problem(n_contacts=12, n_bodies=6, seed=3, diagonal_mass=False, n_bilateral=2),
+    lambda: random_problem(n_contacts=15, n_bodies=5, seed=11, d=2).as_local(),
+    _frictionless_mix,
+], ids=["general-M-joints", "local-2d", "mu-zero"])
+def test_relaxed_optimum_agrees_with_clarabel(make):
+    problem = make()
+    ref = solve(problem, "dual", "clarabel", SolveOptions(tol=1e-6))
+    res = solve(problem, "dual", "ipm", SolveOptions(tol=1e-6))
+    assert ref.status == "solved" and res.status == "solved", (res.solver_status, res.metrics)
+    assert relative_gap(res.metrics["dual_objective"], ref.metrics["dual_objective"]) <= 1e-9
+    assert res.metrics["relaxed_error"] <= 1e-6
+    assert res.iterations <= 40
+
+
+def test_anti_relaxed_runs_the_outer_loop_to_the_coulomb_impulse():
+    res = solve(rolling_ball_2d(), "anti-relaxed", "ipm", SolveOptions(tol=1e-10))
+    assert res.status == "solved", (res.solver_status, res.metrics)
+    assert res.info["anti_relaxation"] == "outer"
+    np.testing.assert_allclose(res.nu, rolling_ball_2d_exact_impulse(), atol=1e-9)
+    with pytest.raises(InputError, match="anti_relaxation"):
+        solve(rolling_ball_2d(), "anti-relaxed", "ipm", SolveOptions(params={"anti_relaxation": "inner"}))

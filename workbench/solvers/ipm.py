@@ -1,0 +1,297 @@
+"""Primal-dual interior-point method with Nesterov-Todd scaling and Mehrotra's predictor-corrector,
+in-house, for the relaxed dual (Melanz et al. 2015 eq. 14; Mazhar et al. 2014 eq. 15):
+
+    min_nu 1/2 nu^T N nu + r^T nu   s.t.  gamma_i in K_i = {||gamma_t,i|| <= mu_i gamma_n,i},  lambda free.
+
+Variables. With nu = S x, S = diag(1, mu_i, mu_i) per contact (1 on the joints), K_i becomes the
+standard second-order cone Q = {||x_t|| <= x_n} (self-dual), also for mu_i = 0 (then nu_t = 0 whatever
+x_t), and the problem is min 1/2 x^T P x + c^T x, x in Q^{n_c} x R^{n_b}, with P = S N S, c = S r.
+Its optimality conditions are z = P x + c, x in Q, z in Q, x o z = 0 (Jordan product per cone; z = 0
+on the joints): z is the scaled relative velocity S u.
+
+Iteration (Vandenberghe's CVXOPT notes, section on second-order cones; Mehrotra 1992). With the
+Nesterov-Todd scaling W (per cone, symmetric, W z = W^-1 x = lambda) and H = W^-2:
+
+    (P + H) dx = -(P x + c - z) + W^-1 (lambda o)^-1 r_c,       dz = W^-1 (lambda o)^-1 r_c - H dx
+
+once with r_c = -lambda o lambda (affine direction, largest step alpha_a), once with
+r_c = sigma mu e - lambda o lambda - (W^-1 dx_a) o (W dz_a), sigma = (1 - alpha_a)^3,
+mu = x^T z / n_c, and the step 0.99 of the way to the boundary of Q. The system with P + H is solved
+through a sparse quasi-definite matrix K, factorised once per iteration by qdldl (LDL^T, AMD ordering
+and symbolic analysis once per solve); both solves reuse the factors, with one step of iterative
+refinement. Global problems: K = [H, S C^T; C S, -rho M] (n + n_dof; C = [D G]), whose Schur complement
+is P + H, so N is never formed. Local problems: K = P + H with W (symmetrised W_s for a relaxed
+non-symmetric W). The joints' rows have no barrier (H = 0) and get 1e-10 on K's diagonal, removed
+again by the refinement.
+
+Scaling and starting point: the IPM works with P = S N S / rho and c = S r / gamma (rho the mean
+diagonal of S N S, gamma the root mean square of S r), whose solution x = (rho / gamma) S^-1 nu is of
+order 1; x from (P + I) x = -c and z = P x + c, each moved into Q by adding t e with
+t = 1 + max(0, max_i (||x_t,i|| - x_n,i)) (e = (1, 0, ..., 0) per cone).
+
+Point offered. Every iterate x is strictly inside Q: the contacts that separate (or stick) keep
+impulses (velocities) of the order of mu / the other member, which the natural-map error sees. Each
+iteration therefore offers :meth:`Run.tick` one projected-gradient step from nu = S x,
+P_K(nu - t (N nu + r)) with t = 1 / (mean diagonal of N), which puts them on their faces exactly (one
+more product with N; on the relaxed duals of 320-sphere packings it saves 3-4 of 25-28 iterations).
+The IPM itself continues from x. Through :meth:`Run.tick` (u = N nu + r), the stopping measure, the best
+iterate, caps and history are those of the other in-house solvers (workbench.solvers.iterative). The
+run stops STALLED when a step length falls below 1e-10, the complementarity mu stops decreasing or
+an iterate reaches the boundary of Q (rounding: in double precision, at mu ~ 1e-10 on the scaled
+problem, the relaxed error reached is then 1e-9 to 1e-6, as Clarabel's on the same problems).
+
+Anti-relaxed models run the outer fixed-point loop of workbench.solvers.iterative (each relaxed
+sub-problem, with its fixed shift, solved by this IPM): the inner mode changes r after every
+iteration, which an interior-point method cannot follow, so ``anti_relaxation`` takes "outer" only.
+The warm start is not used (an interior-point method starts from the centre of the cone).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import qdldl
+import scipy.sparse as sp
+
+from workbench import metrics
+from workbench.params import Param
+from workbench.solvers.base import StopCause
+from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
+
+__all__ = ["IPMSolver"]
+
+_FRACTION = 0.99            # of the step to the boundary of Q
+_MIN_STEP = 1e-10           # below it the iteration has stalled (rounding)
+_REFINE = 5                 # iterative refinement steps at most, per solve
+
+
+def _jordan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a o b per cone (rows of (n_c, d) arrays): (a^T b, a_0 b_1 + b_0 a_1)."""
+    out = a[:, :1] * b + b[:, :1] * a
+    out[:, 0] = np.einsum("ij,ij->i", a, b)
+    return out
+
+
+def _jordan_solve(lam: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """u with lam o u = rhs per cone (lam inside Q)."""
+    u0 = (lam[:, 0] * rhs[:, 0] - np.einsum("ij,ij->i", lam[:, 1:], rhs[:, 1:])) / _det(lam)
+    out = np.empty_like(rhs)
+    out[:, 0] = u0
+    out[:, 1:] = (rhs[:, 1:] - u0[:, None] * lam[:, 1:]) / lam[:, :1]
+    return out
+
+
+def _det(a: np.ndarray) -> np.ndarray:
+    """a_0^2 - ||a_1||^2 per cone, as (a_0 - ||a_1||)(a_0 + ||a_1||): no cancellation near the boundary."""
+    t = np.sqrt(np.einsum("ij,ij->i", a[:, 1:], a[:, 1:]))
+    return (a[:, 0] - t) * (a[:, 0] + t)
+
+
+def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
+    """The largest alpha with x + alpha dx in Q for every cone (x inside): the first root of
+    det(x + alpha dx) = a alpha^2 + 2 b alpha + c, written c / (-b + sqrt(b^2 - a c)) to avoid
+    cancellation."""
+    a = _det(dx)
+    b = x[:, 0] * dx[:, 0] - np.einsum("ij,ij->i", x[:, 1:], dx[:, 1:])
+    c = _det(x)
+    disc = b * b - a * c
+    hits = (a < 0) | ((b < 0) & (disc >= 0))
+    if not hits.any():
+        return np.inf
+    return float(np.min(c[hits] / (-b[hits] + np.sqrt(np.maximum(disc[hits], 0.0)))))
+
+
+def _into_cone(x: np.ndarray) -> None:
+    """x += t e per cone with t = 1 + max(0, max ||x_t|| - x_n), in place (the starting point)."""
+    t = np.max(np.linalg.norm(x[:, 1:], axis=1) - x[:, 0])
+    x[:, 0] += 1.0 + max(t, 0.0)
+
+
+def _nt_scaling(x: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cone: W, W^-1 (d x d, symmetric) with W z = W^-1 x = lambda, and lambda."""
+    d = x.shape[1]
+    J = np.diag(np.r_[1.0, -np.ones(d - 1)])
+    det_x, det_z = _det(x), _det(z)
+    xb, zb = x / np.sqrt(det_x)[:, None], z / np.sqrt(det_z)[:, None]
+    gamma = np.sqrt(0.5 * (1.0 + np.einsum("ij,ij->i", xb, zb)))
+    w = (xb + zb @ J) / (2.0 * gamma)[:, None]
+    eta = (det_x / det_z) ** 0.25
+    # the hyperbolic rotation of w (det w = 1) times eta, and its inverse (w_t negated) over eta
+    B = np.empty((x.shape[0], d, d))
+    B[:, 0, 0] = w[:, 0]
+    B[:, 1:, 1:] = np.eye(d - 1) + w[:, 1:, None] * w[:, None, 1:] / (1.0 + w[:, 0])[:, None, None]
+    B[:, 0, 1:] = B[:, 1:, 0] = w[:, 1:]
+    W = eta[:, None, None] * B
+    B[:, 0, 1:] = B[:, 1:, 0] = -w[:, 1:]
+    W_inv = B / eta[:, None, None]
+    lam = np.einsum("kij,kj->ki", W, z)
+    return W, W_inv, lam
+
+
+class IPMSolver(IterativeSolver):
+    name = "ipm"
+    summary = ("primal-dual interior-point method, Nesterov-Todd scaling and Mehrotra predictor-corrector, "
+               "sparse LDL^T of the KKT system (relaxed problems)")
+
+    params = (Param("anti_relaxation", str, "outer", "anti-relaxed models: the shift is updated by an outer "
+                    "fixed-point loop (an interior-point method cannot follow a shift that moves every iteration)",
+                    ("outer",)),) + ITERATIVE_PARAMS[1:]
+
+    def setup(self, run: Run) -> None:
+        p, d, n_c, n = run.problem, run.d, run.n_c, run.n
+        s = np.ones(n)
+        s[:n_c * d].reshape(n_c, d)[:, 1:] = np.asarray(run.mu, dtype=float)[:, None]
+        self._S = s
+        # P = S N S / rho with rho its mean diagonal: the starting point's unit margin fits the data
+        rho = float(np.mean(s * s * metrics.unknown_diagonal(p)))
+        self._step = 1.0 / metrics.mean_diagonal(p)
+        self._rho = rho if np.isfinite(rho) and rho > 0 else 1.0
+        m = n_c * d
+        rows = np.repeat(np.arange(m).reshape(n_c, d), d, axis=1).ravel()
+        cols = np.tile(np.arange(m).reshape(n_c, d), (1, d)).ravel()
+        upper = rows <= cols
+        rows, cols = rows[upper], cols[upper]
+        self._H_src = np.flatnonzero(upper)     # entries (cone, row, column) of the blocks in K's upper part
+        if p.is_global:
+            # KKT system [H, S C^T; C S, -rho M] (n + n_dof): its Schur complement is P + H
+            CS = sp.csr_matrix(p.C @ sp.diags(s))
+            const = sp.bmat([[sp.csc_matrix((n, n)), CS.T], [None, -self._rho * p.M]], format="csc")
+            size = n + p.M.shape[0]
+        else:
+            const = sp.csc_matrix(sp.diags(s) @ run.N_matrix @ sp.diags(s)) / self._rho
+            size = n
+        const = sp.triu(const, format="csc")
+        const.sum_duplicates()
+        # the pattern of K: the constant part, the cones' blocks and the diagonal of the first n rows
+        diag = np.arange(n)
+        H_pat = sp.csc_matrix((np.ones(rows.size + n), (np.r_[rows, diag], np.r_[cols, diag])), shape=(size, size))
+        K = (abs(const) + H_pat).tocsc()
+        K.sort_indices()
+        const.sort_indices()
+        self._K, self._size = K, size
+        self._const = np.zeros(K.nnz)
+        self._const[_positions(K, const)] = const.data
+        self._H_at = _entry_positions(K, rows, cols)
+        self._diag_at = _entry_positions(K, diag, diag)
+        self._F = None
+
+    @staticmethod
+    def _stall(run: Run) -> None:
+        """End a relaxed run STALLED; in the outer anti-relaxation loop, end only this sub-problem (its
+        best iterate goes back to the loop, which judges progress by itself)."""
+        if run.mode != "outer":
+            run.stopped = StopCause.STALLED
+
+    def _factor(self, H_blocks: np.ndarray | None, reg: np.ndarray) -> None:
+        """K with the blocks H (None: the identity) and the regularisation ``reg`` on the first n
+        diagonal entries, factorised (the symbolic analysis once per solve)."""
+        K = self._K
+        K.data[:] = self._const
+        if H_blocks is None:
+            K.data[self._diag_at] += 1.0
+        else:
+            K.data[self._H_at] += H_blocks.reshape(-1)[self._H_src]
+        K.data[self._diag_at] += reg
+        if self._F is None:
+            self._F = qdldl.Solver(K, upper=True)
+        else:
+            self._F.update(K, upper=True)
+
+    def _solve(self, rhs: np.ndarray, reg: np.ndarray) -> np.ndarray:
+        """K^-1 rhs for K without its regularisation, by iterative refinement: up to _REFINE steps,
+        while the residual decreases and exceeds 1e-14 ||rhs||."""
+        K, F = self._K, self._F
+        full = np.zeros(self._size)
+        full[:rhs.size] = rhs
+        diag = K.diagonal()
+        diag[:rhs.size] -= reg
+        sol = F.solve(full)
+        small = 1e-14 * np.linalg.norm(full, np.inf)
+        last = np.inf
+        for _ in range(_REFINE):
+            res = full - (K @ sol + K.T @ sol - diag * sol)
+            size = np.linalg.norm(res, np.inf)
+            if not size < last or size <= small:
+                break
+            sol += F.solve(res)
+            last = size
+        return sol[:rhs.size]
+
+    def iterate(self, run: Run, x0: np.ndarray) -> None:
+        n_c, d, n = run.n_c, run.d, run.n
+        m = n_c * d
+        S, rho, step = self._S, self._rho, self._step
+        r = run.linear_term
+        # nu = (gamma / rho) S x: c = S r / gamma, gamma the root mean square of S r (module docstring)
+        gamma = float(np.linalg.norm(S * r)) / np.sqrt(n) or 1.0
+        c = S * r / gamma
+        unit = gamma / rho
+
+        def P_times(x):
+            return S * run.apply_N(S * x) / rho
+
+        # the joints' rows carry no barrier: a small regularisation keeps K quasi-definite there
+        reg = np.zeros(n)
+        reg[m:] = 1e-10
+        self._F = None
+        self._factor(None, reg)
+        x = self._solve(-c, reg)
+        z = P_times(x) + c
+        _into_cone(x[:m].reshape(n_c, d))
+        _into_cone(z[:m].reshape(n_c, d))
+        z[m:] = 0.0
+        mu_prev = np.inf
+        e = np.zeros((n_c, d))
+        e[:, 0] = 1.0
+        while True:
+            nu = unit * S * x
+            nu = run.project(nu - step * (run.apply_N(nu) + r))       # the point offered (docstring)
+            if run.tick(nu, run.apply_N(nu) + run.r0):
+                return
+            xc, zc = x[:m].reshape(n_c, d), z[:m].reshape(n_c, d)
+            mu = float(xc.ravel() @ zc.ravel()) / n_c
+            if not (np.all(_det(xc) > 0) and np.all(_det(zc) > 0)):     # rounding put a point on the boundary
+                self._stall(run)
+                return
+            W, W_inv, lam = _nt_scaling(xc, zc)
+            H = W_inv @ W_inv
+            self._factor(H, reg)
+            r_d = P_times(x) + c - z
+
+            def direction(r_c):
+                v = np.einsum("kij,kj->ki", W_inv, _jordan_solve(lam, r_c))
+                rhs = -r_d
+                rhs[:m] += v.ravel()
+                dx = self._solve(rhs, reg)
+                dz = np.zeros(n)
+                dz[:m] = (v - np.einsum("kij,kj->ki", H, dx[:m].reshape(n_c, d))).ravel()
+                return dx, dz
+
+            lam_sq = _jordan(lam, lam)
+            dx, dz = direction(-lam_sq)
+            dxc, dzc = dx[:m].reshape(n_c, d), dz[:m].reshape(n_c, d)
+            alpha = min(1.0, _max_step(xc, dxc), _max_step(zc, dzc))
+            sigma = (1.0 - alpha) ** 3
+            second = _jordan(np.einsum("kij,kj->ki", W_inv, dxc), np.einsum("kij,kj->ki", W, dzc))
+            dx, dz = direction(sigma * mu * e - lam_sq - second)
+            dxc, dzc = dx[:m].reshape(n_c, d), dz[:m].reshape(n_c, d)
+            alpha = min(1.0, _FRACTION * _max_step(xc, dxc), _FRACTION * _max_step(zc, dzc))
+            if alpha < _MIN_STEP or not mu < mu_prev:
+                self._stall(run)
+                return
+            mu_prev = mu
+            x = x + alpha * dx
+            z = z + alpha * dz
+
+
+def _entry_positions(K: sp.csc_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Where in K.data the entries (rows[k], cols[k]) lie (K in CSC with sorted indices, holding them):
+    the keys column * size + row of K's entries are increasing."""
+    size = np.int64(K.shape[0])
+    keys = np.repeat(np.arange(K.shape[1], dtype=np.int64), np.diff(K.indptr)) * size + K.indices
+    return np.searchsorted(keys, np.asarray(cols, dtype=np.int64) * size + rows)
+
+
+def _positions(K: sp.csc_matrix, A: sp.csc_matrix) -> np.ndarray:
+    """Where in K.data each entry of A.data lies (A in CSC, K's pattern holding A's)."""
+    A = A.tocoo()
+    return _entry_positions(K, A.row, A.col)

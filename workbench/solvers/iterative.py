@@ -335,7 +335,7 @@ def apply_operator(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain, tmp, x, out)
 
 
 class IterativeSolver(Solver):
-    """Template of the five in-house solvers: ``solve`` builds the :class:`Run`, runs ``iterate``
+    """Template of the in-house first-order solvers: ``solve`` builds the :class:`Run`, runs ``iterate``
     directly (relaxed, inner anti-relaxation) or inside the outer fixed-point loop, and returns
     ``run.result``. Subclasses set ``name``, ``summary``, ``params`` (ITERATIVE_PARAMS and their own)
     and write ``iterate``; adding one is one module and one line in workbench.solvers.SOLVERS."""

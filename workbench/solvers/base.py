@@ -13,7 +13,6 @@ its backend raises (other than bad input) into a "failed" result with the except
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import time
 import traceback
@@ -115,7 +114,7 @@ class Solver(ABC):
     summary: ClassVar[str] = ""
     #: model kinds accepted: "cvxpy", "ccqo"
     accepts: ClassVar[tuple[str, ...]] = ("cvxpy",)
-    #: declared settings (options.params), checked by execute()
+    #: declared settings (options.params), checked by check_params (through solvers.split_params)
     params: ClassVar[tuple[Param, ...]] = ()
     #: keys with this prefix pass unchecked, for backends whose settings the workbench cannot list
     unchecked_prefix: ClassVar[str | None] = None
@@ -156,12 +155,12 @@ def one_line(exc: BaseException) -> str:
 
 
 def execute(solver: Solver, model, options: SolveOptions) -> SolveResult:
-    """Check ``options.params`` against the solver's declarations and run ``solver.solve(model, ...)``.
+    """Run ``solver.solve(model, options)``; ``options.params`` must already be the solver's checked
+    parameters (:meth:`Solver.check_params`, which ``solvers.solve`` applies through ``split_params``).
 
     Bad input (InputError) propagates; any other exception of the solver or its backend gives a
     "failed" result, stop cause FAILED, with the exception's one-line message (the traceback is kept
     in info["traceback"], for the study worker's log)."""
-    options = dataclasses.replace(options, params=solver.check_params(options.params, model.kind))
     t0 = time.perf_counter()
     try:
         return solver.solve(model, options)

@@ -220,8 +220,9 @@ class PQNSolver(NCPMethod):
             return stop
         warm = result.nu if result.nu is not None and np.all(np.isfinite(result.nu)) else None
         left = None if options.time_limit is None else max(options.time_limit - rec.elapsed(), 1e-3)
-        fb = execute(get_solver(name), model, SolveOptions(tol=options.tol, time_limit=left, warm_start=warm,
-                                                           keep_history=False))
+        fallback = get_solver(name)
+        fb = execute(fallback, model, SolveOptions(tol=options.tol, time_limit=left, warm_start=warm, keep_history=False,
+                                                   params=fallback.check_params({}, model.kind)))
         result.info["fallback"] = {"solver": name, "stop": fb.stop.value if fb.stop else None,
                                    "iterations": fb.iterations, "message": fb.message}
         if fb.nu is None:

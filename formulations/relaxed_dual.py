@@ -38,9 +38,22 @@ from workbench.problem import TimeStepProblem
 __all__ = ["RelaxedDual", "describe", "ccqo_objective"]
 
 
-def ccqo_objective(problem: TimeStepProblem):
-    """The dual objective as a callable (nu, v) -> float."""
-    return lambda nu, v=None: dual_objective(problem, nu)
+class DualObjective:
+    """The dual objective 1/2 nu^T N nu + r^T nu of a problem as a callable (nu, v) -> float.
+    ``metric`` names the same number among the workbench's metrics, which finalize computes anyway and
+    reads instead of calling it again."""
+    metric = "dual_objective"
+
+    def __init__(self, problem: TimeStepProblem):
+        self.problem = problem
+
+    def __call__(self, nu: np.ndarray, v: np.ndarray | None = None) -> float:
+        return dual_objective(self.problem, nu)
+
+
+def ccqo_objective(problem: TimeStepProblem) -> DualObjective:
+    """The dual objective as a callable (nu, v) -> float (:class:`DualObjective`)."""
+    return DualObjective(problem)
 
 
 def describe(problem: TimeStepProblem, *, scaled: bool = True) -> ConicQP:

@@ -42,7 +42,7 @@ from workbench.cones import project_contact_at
 from workbench.problem import TimeStepProblem
 
 __all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift", "stopping_sums",
-           "tangential_speed", "normalisation", "siconos_error", "joint_diagonal", "unknown_diagonal", "mean_diagonal", "lipschitz_estimate",
+           "tangential_speed", "normalisation", "siconos_error", "joint_diagonal", "unknown_diagonal", "mean_diagonal", "lipschitz_estimate", "lipschitz_start",
            "CCP_RESIDUAL_STEP"]
 
 #: g_d of Melanz et al. 2015 eq. 39.
@@ -207,8 +207,14 @@ def lipschitz_estimate(problem: TimeStepProblem, x0: np.ndarray, apply_N=None) -
     and finite (any positive start works where the method backtracks). ``apply_N`` (default
     problem.apply_N) is the operator the method iterates with."""
     diff = np.asarray(x0, dtype=float) - 1.0
-    L = float(np.linalg.norm((apply_N or problem.apply_N)(diff)) / np.linalg.norm(diff))
-    return L if np.isfinite(L) and L > 0 else mean_diagonal(problem)
+    return lipschitz_start(problem, float(np.linalg.norm((apply_N or problem.apply_N)(diff)) / np.linalg.norm(diff)))
+
+
+def lipschitz_start(problem: TimeStepProblem, ratio: float) -> float:
+    """The start of :func:`lipschitz_estimate` from the ratio ||N (x0 - x_hat)|| / ||x0 - x_hat|| (a
+    compiled solver computes it itself): the ratio, or the mean diagonal of N when it is not positive
+    and finite."""
+    return ratio if math.isfinite(ratio) and ratio > 0 else mean_diagonal(problem)
 
 
 def ccp_residual(problem: TimeStepProblem, nu: np.ndarray, grad: np.ndarray,
@@ -269,7 +275,7 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
         v = problem.velocity(nu)
         out["primal_objective"] = float(0.5 * v @ (problem.M @ v) - problem.k @ v)
     out["duality_gap"] = gap
-    norm_r = float(np.linalg.norm(r))
+    norm_r = problem.norm_r
     scale = normalisation(norm_r, math.sqrt(nu_sq), math.sqrt(u_sq))
     out["siconos_error"] = math.sqrt(sic_sq) / scale
     out["siconos_error_q"] = out["siconos_error"] * scale / (norm_r if norm_r > 0 else 1.0)

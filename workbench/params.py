@@ -86,6 +86,8 @@ def check_known(given: Iterable[str], declared: Iterable[Param], owner: str, ope
     """InputError naming the keys of ``given`` that ``declared`` does not have, and the known keys (a
     family ``PREFIX.NAME`` of them shown as ``PREFIX.* (N settings)``); keys starting with
     ``open_prefix`` are not checked."""
+    if not given:
+        return
     declared = tuple(declared)
     known = {p.name for p in declared}
     unknown = sorted(k for k in set(given) - known if not (open_prefix and k.startswith(open_prefix)))

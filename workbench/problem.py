@@ -259,6 +259,23 @@ class TimeStepProblem:
         return out
 
     @cached_property
+    def norm_r(self) -> float:
+        """||r||, the first term of the normalisation of the natural-map errors (workbench.metrics)."""
+        return float(np.linalg.norm(self.r))
+
+    @cached_property
+    def compiled_operator(self) -> tuple:
+        """N as the CSR arrays of two chained products, (A.indptr, A.indices, A.data, B.indptr,
+        B.indices, B.data, chain) with N x = B (A x) when ``chain`` (a global problem with a diagonal M:
+        A = M^-1 C, B = C^T, the products of :meth:`apply_N`) and N x = A x otherwise (W of a local
+        problem; N formed once, sparse, for a general M): the operator of the compiled solvers."""
+        if self.is_global and self.M_is_diagonal:
+            A, B = self._MinvC, self._C_T
+        else:
+            A = B = self.N
+        return A.indptr, A.indices, A.data, B.indptr, B.indices, B.data, A is not B
+
+    @cached_property
     def N(self) -> sp.csr_matrix:
         """Delassus (Schur) matrix N = C^T M^-1 C as a sparse matrix (Melanz et al. 2015 eq. 12); W when local.
 
@@ -285,6 +302,12 @@ class TimeStepProblem:
     @cached_property
     def _MinvC(self) -> sp.csr_matrix | None:
         return (sp.diags(self._M_inv_diag) @ self.C).tocsr() if self.M_is_diagonal else None
+
+    @cached_property
+    def MinvC_T(self) -> sp.csr_matrix | None:
+        """(M^-1 C)^T in CSR form for a diagonal M (None otherwise): row j holds column j of M^-1 C, as
+        ``_C_T`` holds the columns of C (Gauss-Seidel in velocity form, workbench.solvers.pgs)."""
+        return (self._C_T @ sp.diags(self._M_inv_diag)).tocsr() if self.M_is_diagonal else None
 
     def apply_N(self, x: np.ndarray) -> np.ndarray:
         """N x without forming N: C^T (M^-1 (C x)) for global problems, W x for local ones (vectors

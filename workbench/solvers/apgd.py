@@ -45,6 +45,10 @@ Implementation notes (why it differs from a literal transcription without changi
   the dot products of tests (11) and (27), and the momentum step (18) with u. The numpy expressions
   they replace made about twenty passes and as many temporaries, which at 10,000 contacts cost as
   much as half a product with N (benchmarks/bench_iterative.py).
+* The whole algorithm, lines 1-37, is one compiled call on one work array (:func:`_iterations`):
+  Python allocates it and reads the state once per solve (per iteration with a history; per chunk
+  of a few milliseconds of work when a time limit is to be checked). A solve of a few contacts is
+  then a few microseconds of arithmetic, and what remains is the cost of that call.
 
 options.params: anti_relaxation ("inner" | "outer"), outer_patience (workbench.solvers.iterative).
 """
@@ -57,8 +61,8 @@ import numpy as np
 from numba import njit
 
 from workbench.cones import project_contact_at
-from workbench.metrics import _stopping_sums, lipschitz_estimate
-from workbench.solvers.iterative import CCP_RESOLUTION, IterativeSolver, Run, apply_operator
+from workbench.metrics import lipschitz_start
+from workbench.solvers.iterative import IterativeSolver, Run, apply_operator, intermediate_length, measure_and_keep
 
 __all__ = ["APGDSolver"]
 
@@ -108,55 +112,96 @@ def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
         u[k] = N_new[k] + r0[k]
 
 
-#: what _iterations returns: the run met its target, reached max_iter, or did the iterations asked
-CONVERGED, MAX_ITER, CHUNK_DONE = 0, 1, 2
+#: what _iterations returns: the run met its target, reached max_iter, did the iterations asked, or
+#: needs a start for L (lines 6-7 gave no positive finite ratio: the caller sets fs[0] and calls again)
+CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L = 0, 1, 2, 3
+#: rows of the work array: gamma and new (swapped), their products with N (swapped), y, N y, u,
+#: the best iterate, the linear term r, the natural map of the stopping measure
+_GAMMA, _N_GAMMA, _Y, _N_Y, _U, _BEST, _R, _SCRATCH, _ROWS = 0, 2, 4, 5, 6, 7, 8, 9, 10
 
 
 @njit(cache=True)
-def _iterations(op, mu, d, r0, r, a, inner, step, norm_r0, target, max_iter, k_stop,
-                bufs, N_bufs, y, N_y, u, scratch, best_x, fs, ks):
-    """Lines 9-37 (one loop, compiled) until the stopping test holds, ``max_iter`` iterations are done
-    (-1: no cap) or the iteration count reaches ``k_stop`` (a history sampling point or a time check).
+def work_rows(work, n):
+    """The (_ROWS, n) rows of the work array and the intermediate vector of the operator after them."""
+    return work[:_ROWS * n].reshape((_ROWS, n)), work[_ROWS * n:]
 
-    bufs = (gamma, new), N_bufs = (N gamma, N new), swapped every iteration, as the Python loop did
-    (ks[3] counts the swaps: the caller swaps its references when odd). fs = [L, theta, best measure,
-    measure, scale] and ks = [k, backtracks, restarts, swaps, offered] are read and updated. The
-    stopping measure is that of :meth:`Run.tick`: inner runs the Siconos error with a = a(u) written
-    into ``a`` and r = r_0 + a; relaxed runs (a fixed) eq. 39 / s <= max(target, CCP_RESOLUTION) and
-    then the natural map with step 1 <= target. The best iterate is copied into ``best_x``."""
-    gamma, new = bufs
-    N_gamma, N_new = N_bufs
-    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain, tmp = op
+
+@njit(cache=True)
+def _start(op, tmp, x0, r0, a, work):
+    """Lines 1-7: gamma_0 = y_0 = x0, their products with N, r = r_0 + a, and the ratio
+    ||N (x0 - 1)|| / ||x0 - 1|| of line 6 (returned)."""
+    gamma, N_gamma, diff = work[_GAMMA], work[_N_GAMMA], work[_SCRATCH]
+    for k in range(x0.shape[0]):
+        gamma[k] = x0[k]
+        diff[k] = x0[k] - 1.0
+        work[_R, k] = r0[k] + a[k]
+    apply_operator(op, tmp, gamma, N_gamma)
+    work[_Y, :] = gamma
+    work[_N_Y, :] = N_gamma
+    N_diff = work[_U]
+    apply_operator(op, tmp, diff, N_diff)
+    den = _norm(diff)
+    return _norm(N_diff) / den if den > 0 else math.nan
+
+
+@njit(cache=True)
+def _norm(x):
+    """||x||_2, scaled by max |x_k| so that it neither overflows nor underflows."""
+    top = 0.0
+    for k in range(x.shape[0]):
+        top = max(top, abs(x[k]))
+    if not top > 0 or top == np.inf:
+        return top
+    acc = 0.0
+    for k in range(x.shape[0]):
+        acc += (x[k] / top) ** 2
+    return top * math.sqrt(acc)
+
+
+@njit(cache=True)
+def _iterations(op, mu, x0, r0, a, work, fs, ks):
+    """The whole algorithm in one compiled call: lines 1-7 (:func:`_start`) on the first call, then
+    lines 9-37 until the stopping test holds, max_iter iterations are done (-1: no cap) or the
+    iteration count reaches k_stop (a history sampling point or a time check); later calls
+    continue from the state in ``work`` (:func:`work_rows`: rows _GAMMA.. _SCRATCH of the length of
+    r0, then the intermediate vector of the chained operator). The scalars travel in two arrays (each
+    argument of a compiled call costs its conversion): ``fs`` = [L, theta, best measure, measure,
+    scale, copied, step, norm_r0, target] (fs[2:6] as :func:`measure_and_keep` keeps them) and ``ks``
+    = [k, backtracks, restarts, swaps, started, d, inner, max_iter, k_stop], the first six and five
+    read and updated. gamma and new (rows 0 and 1) and their products (rows 2 and 3) are swapped every
+    iteration (ks[3] counts the swaps: the current iterate is row ks[3] % 2). The stopping measure
+    is that of :meth:`Run.tick`: inner runs the Siconos error with a = a(u) written into ``a`` and
+    r = r_0 + a; relaxed runs (a fixed) eq. 39 / s <= max(target, CCP_RESOLUTION) and then the
+    natural map with step 1 <= target. The best iterate is copied into row _BEST."""
+    step, norm_r0, target = fs[6], fs[7], fs[8]
+    d, inner, max_iter, k_stop = ks[5], ks[6] != 0, ks[7], ks[8]
+    rows, tmp = work_rows(work, r0.shape[0])
+    if ks[4] == 0:
+        ratio = _start(op, tmp, x0, r0, a, rows)
+        ks[4] = 1
+        if not (ratio > 0 and ratio < np.inf):
+            return NEEDS_L
+        fs[0] = ratio
+    parity = ks[3] % 2
+    gamma, new = rows[_GAMMA + parity], rows[_GAMMA + 1 - parity]
+    N_gamma, N_new = rows[_N_GAMMA + parity], rows[_N_GAMMA + 1 - parity]
+    y, N_y, u, best_x, r, scratch = rows[_Y], rows[_N_Y], rows[_U], rows[_BEST], rows[_R], rows[_SCRATCH]
     L, theta = fs[0], fs[1]
     while True:
         _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                                  # (9-10)
-        apply_operator(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain, tmp, new, N_new)
+        apply_operator(op, tmp, new, N_new)
         curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
         while curvature > L * length:                                                    # (11)
             L *= 2.0                                                                     # (12-13)
             _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                              # (14)
-            apply_operator(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain, tmp, new, N_new)
+            apply_operator(op, tmp, new, N_new)
             curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
             ks[1] += 1
         theta_new = 0.5 * (-theta * theta + theta * math.sqrt(theta * theta + 4.0))      # (16)
         beta = theta * (1.0 - theta) / (theta * theta + theta_new)                       # (17)
         _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u)                       # (18)
         ks[0] += 1                                                                       # (19-26)
-        x_sq, u_sq, map_sq = _stopping_sums(new, u, a, step, mu, d, inner, scratch)
-        scale = max(norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
-        if not scale > 0:
-            scale = 1.0
-        err = math.sqrt(map_sq) / step / scale
-        if inner:
-            converged = err <= target
-        else:
-            converged = (err <= max(target, CCP_RESOLUTION)
-                         and math.sqrt(_stopping_sums(new, u, a, 1.0, mu, d, False, scratch)[2]) / scale <= target)
-        if err < fs[2] or converged:
-            fs[2] = err
-            best_x[:] = new
-            ks[4] = 1
-        fs[3], fs[4] = err, scale
+        converged = measure_and_keep(new, u, a, mu, d, inner, step, norm_r0, target, scratch, best_x, fs[2:6])
         code = CHUNK_DONE
         if converged:
             code = CONVERGED
@@ -186,40 +231,33 @@ class APGDSolver(IterativeSolver):
     summary = "accelerated projected gradient with adaptive step, restart and anti-relaxation (Melanz et al. 2015 section 2.3)"
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
-        """Lines 1-7 here; lines 9-37 in :func:`_iterations`, called once (no history: in chunks of
-        about a few milliseconds of work between checks of the time limit) or once per iteration
-        (history: a row per iteration)."""
-        mu, d = np.ascontiguousarray(run.mu, dtype=float), run.d
-        rec, op = run.rec, run.compiled_N
-        gamma = np.array(x0, dtype=float)           # own buffers: gamma and new are swapped every iteration
-        N_gamma = run.apply_compiled_N(gamma)
-        L = lipschitz_estimate(run.problem, gamma, run.apply_compiled_N)                 # (6-7)
-        y, N_y = gamma.copy(), N_gamma.copy()
-        bufs, N_bufs = (gamma, np.empty_like(gamma)), (N_gamma, np.empty_like(gamma))
-        u, best_x, r = np.empty_like(gamma), np.empty_like(gamma), run.linear_term
-        inner = run.mode == "inner"
-        fs = np.array([L, 1.0, rec.best_err, np.inf, 1.0])
-        ks = np.zeros(5, dtype=np.int64)
-        ks[0] = run.k
-        cap = -1 if rec.max_iter is None else rec.max_iter
-        chunk = 1 if rec.keep else max(1, 4_000_000 // (op[2].size + op[5].size + 10 * gamma.size))
+        """Lines 1-37 in :func:`_iterations`, called once (no history, and no time limit reached within
+        a chunk of a few milliseconds of work), or once per iteration (history: a row per iteration).
+        Python allocates the work arrays and reads the state between calls only."""
+        rec, op, n = run.rec, run.compiled_N, run.n
+        work = np.empty(_ROWS * n + intermediate_length(op))       # one allocation: see _iterations
+        chunk = 1 if rec.keep else max(1, 4_000_000 // (op[2].size + op[5].size + 10 * n))
+        fs = np.array([0.0, 1.0, rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target])
+        ks = np.array([run.k, 0, 0, 0, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
+                       run.k + chunk], dtype=np.int64)
         while True:
-            ks[3] = 0
-            code = _iterations(op, mu, d, run.r0, r, run.a, inner, run.measure_step, run.norm_r0, run.target,
-                               cap, ks[0] + chunk, bufs, N_bufs, y, N_y, u, run._scratch, best_x, fs, ks)
-            if ks[3] % 2:
-                bufs, N_bufs = bufs[::-1], N_bufs[::-1]
+            code = _iterations(op, run.mu, x0, run.r0, run.a, work, fs, ks)
+            if code == NEEDS_L:                                                          # (6-7)
+                fs[0] = lipschitz_start(run.problem, math.nan)
+                continue
             run.k = int(ks[0])
             run.converged = code == CONVERGED
             if rec.keep:
-                run._record(bufs[0], u, fs[3], fs[4], rec.elapsed())
+                rows = work[:_ROWS * n].reshape(_ROWS, n)
+                run._record(rows[ks[3] % 2], rows[_U], fs[3], fs[4], rec.elapsed())
             if run.converged:
                 break
             run.stopped = rec.capped(run.k)
             if run.stopped is not None:
                 break
-        if ks[4]:
-            rec.best_x, rec.best_err = best_x, float(fs[2])
+            ks[8] = ks[0] + chunk
+        if fs[5]:
+            rec.best_x, rec.best_err = work[_BEST * n:(_BEST + 1) * n].copy(), float(fs[2])
         run.info["backtracks"] = run.info.get("backtracks", 0) + int(ks[1])
         run.info["restarts"] = run.info.get("restarts", 0) + int(ks[2])
         run.info["lipschitz"] = float(fs[0])

@@ -198,7 +198,9 @@ def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
         result.status = cap or "failed"
         return result
     result.metrics = metrics.evaluate(problem, result.nu)
-    result.objective = model.objective(result.nu, result.v)
+    # an objective that is one of the metrics (the dual objective of the CCQO models) is read from them
+    metric = getattr(model.objective, "metric", None)
+    result.objective = result.metrics[metric] if metric else model.objective(result.nu, result.v)
     # a model with measures of its own (the LCP model: its complementarity residual) adds them and
     # names the one it is judged by
     own = getattr(model, "own_metrics", None)

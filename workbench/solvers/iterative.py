@@ -71,6 +71,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from workbench import metrics
+from workbench.metrics import _stopping_sums
 from workbench.cones import project_unknowns
 from workbench.errors import InputError
 from workbench.params import Param
@@ -78,7 +79,7 @@ from workbench.problem import csr_matvec
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
-__all__ = ["IterativeSolver", "Run", "apply_operator", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS"]
+__all__ = ["IterativeSolver", "Run", "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS"]
 
 DEFAULT_MAX_ITER = 10_000
 ANTI_RELAXATION_MODES = ("inner", "outer")
@@ -102,8 +103,8 @@ class Run:
         self.d, self.n_c, self.n = p.d, p.n_contacts, p.n_unknowns
         self.m = p.n_contact_unknowns
         self.mu = p.mu
-        self.r0 = np.asarray(p.r)
-        self.norm_r0 = float(np.linalg.norm(self.r0))
+        self.r0 = p.r
+        self.norm_r0 = p.norm_r
         self.anti = bool(model.anti_relaxed)
         self.mode = params["anti_relaxation"] if self.anti else "relaxed"
         self.tol = float(options.tol)
@@ -111,7 +112,6 @@ class Run:
                             ("ccp_residual",) if self.anti else (), DEFAULT_MAX_ITER)
         self.k = 0                      # iterations done (all inner iterations in the outer mode)
         self.a = np.zeros(self.n)       # the shift in the linear term r + a
-        self._scratch = np.empty(self.n)  # the natural map of the stopping measure
         self.target = self.tol          # the stopping tolerance of the current (sub-)problem
         self.stopped: StopCause | None = None  # MAX_ITER | TIMEOUT
         self.converged = False           # the current (sub-)problem met self.target
@@ -150,25 +150,26 @@ class Run:
         return self.N_matrix @ x if self._symmetrise else self.problem.apply_N(x)
 
     @cached_property
+    def _scratch(self) -> np.ndarray:
+        """Work array of the stopping measure (the natural map), length n_unknowns."""
+        return np.empty(self.n)
+
+    @property
     def compiled_N(self) -> tuple:
-        """The operator of :meth:`apply_N` as the arguments of :func:`apply_operator`: N x = B (A x)
-        with two CSR matrices (global problems with a diagonal M: A = M^-1 C, B = C^T, the same
-        products as ``problem.apply_N``), or N x = A x (local problems: W, or W_s when symmetrised;
-        global problems with a general M: N formed once, sparse)."""
-        p = self.problem
-        if p.is_global and p.M_is_diagonal and not self._symmetrise:
-            A, B = p._MinvC, p._C_T
-        else:
-            A = B = self.N_matrix
-        chain = A is not B
-        return (A.indptr, A.indices, A.data, B.indptr, B.indices, B.data, chain,
-                np.empty(A.shape[0] if chain else 0))
+        """The operator of :meth:`apply_N` as the arguments of :func:`apply_operator` (without its work
+        array): ``problem.compiled_operator`` (N x = B (A x) or A x, workbench.problem), or W_s of a
+        symmetrised relaxed local problem."""
+        if not self._symmetrise:
+            return self.problem.compiled_operator
+        A = self.N_matrix
+        return A.indptr, A.indices, A.data, A.indptr, A.indices, A.data, False
 
     def apply_compiled_N(self, x: np.ndarray) -> np.ndarray:
         """N x through :attr:`compiled_N` (no scipy dispatch, no solve with M: for the solvers whose
         iterations use that operator)."""
+        op = self.compiled_N
         out = np.empty(self.n)
-        apply_operator(*self.compiled_N, np.ascontiguousarray(x, dtype=float), out)
+        apply_operator(op, np.empty(intermediate_length(op)), np.ascontiguousarray(x, dtype=float), out)
         return out
 
     @cached_property
@@ -208,10 +209,6 @@ class Run:
         """The anti-relaxation shift a(u) = [mu_i ||u_t,i||, 0, 0]_i (0 for the joints)."""
         return metrics.de_saxce_shift(self.problem, u)
 
-    def _scale_of(self, x_sq: float, u_sq: float) -> float:
-        """s = max(||r||, ||x||, ||u||) from the squared norms (metrics.normalisation)."""
-        return metrics.normalisation(self.norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
-
     def siconos_error(self, x: np.ndarray, u: np.ndarray, a: np.ndarray, scale: float | None = None) -> float:
         """The exact-problem error of workbench.metrics with a = a(u) at hand (``scale`` = s when the
         caller has it)."""
@@ -224,29 +221,18 @@ class Run:
         error of inner anti-relaxed runs, g_d (Melanz et al. 2015 eq. 39) otherwise."""
         return 1.0 if self.mode == "inner" else metrics.CCP_RESIDUAL_STEP
 
-    def tick(self, x: np.ndarray, u: np.ndarray, sums: tuple[float, float, float] | None = None) -> bool:
+    def tick(self, x: np.ndarray, u: np.ndarray) -> bool:
         """Account one iteration that produced the feasible iterate ``x`` with u = N x + r (no shift).
 
-        Computes the stopping measure (module docstring), keeps the best iterate, records the
-        history row and checks the caps. In the inner anti-relaxed mode it also sets the new shift
-        a(u) (read it through :attr:`linear_term`). A solver that computes the measure in a pass of its
-        own passes ``sums`` = (||x||^2, ||u||^2, ||x - P(x - s (u + a))||^2) with s = :attr:`measure_step`,
-        as :func:`workbench.metrics.stopping_sums` defines them, having written a(u) into :attr:`a` in
-        inner runs. Returns True when the solver must stop."""
+        Computes the stopping measure (module docstring; :func:`stopping_measure`), keeps the best
+        iterate, records the history row and checks the caps. In the inner anti-relaxed mode it also
+        sets the new shift a(u) (read it through :attr:`linear_term`). Returns True when the solver
+        must stop."""
         self.k += 1
-        step = self.measure_step
-        if sums is None:
-            # in inner runs a(u) is written into self.a in place: the Run owns that array
-            sums = metrics.stopping_sums(self.problem, x, u, self.a, step, self.mode == "inner", self._scratch)
-        x_sq, u_sq, map_sq = sums
-        scale = self._scale_of(x_sq, u_sq)
-        err = math.sqrt(map_sq) / step / scale
-        if self.mode == "inner":
-            self.converged = err <= self.target
-        else:                                   # a = 0 in relaxed runs, the outer loop's fixed shift otherwise
-            self.converged = (err <= max(self.target, CCP_RESOLUTION)
-                              and math.sqrt(metrics.stopping_sums(self.problem, x, u, self.a, 1.0, False,
-                                                                  self._scratch)[2]) / scale <= self.target)
+        # in inner runs a(u) is written into self.a in place: the Run owns that array
+        err, scale, self.converged = stopping_measure(
+            np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(u, dtype=float), self.a, self.mu, self.d,
+            self.mode == "inner", self.measure_step, self.norm_r0, self.target, self._scratch)
         rec = self.rec
         rec.offer(x, err, force=self.converged)
         elapsed = rec.elapsed()
@@ -324,14 +310,52 @@ class Run:
 
 
 @njit(cache=True)
-def apply_operator(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain, tmp, x, out):
-    """out = N x for the operator of :attr:`Run.compiled_N` (row by row, in the order of scipy's CSR
-    product, so that the sums are those of ``Run.apply_N``)."""
+def apply_operator(op, tmp, x, out):
+    """out = N x for the operator ``op`` of :attr:`Run.compiled_N` (row by row, in the order of scipy's
+    CSR product, so that the sums are those of ``Run.apply_N``); ``tmp`` holds the intermediate A x
+    of a chained operator (length :func:`intermediate_length`)."""
+    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
     if chain:
         csr_matvec(a_ptr, a_idx, a_val, x, tmp)
         csr_matvec(b_ptr, b_idx, b_val, tmp, out)
     else:
         csr_matvec(a_ptr, a_idx, a_val, x, out)
+
+
+@njit(cache=True)
+def stopping_measure(x, u, a, mu, d, inner, step, norm_r0, target, scratch):
+    """The stopping measure of :meth:`Run.tick` for compiled loops: (err, scale, converged) for the
+    iterate x with u = N x + r_0 and the shift a (inner runs: a(u) written into a, err the Siconos
+    error; relaxed and outer runs: a fixed, err eq. 39 / s, converged when it is <= max(target,
+    CCP_RESOLUTION) and the natural map with step 1 is <= target), s = max(||r||, ||x||, ||u||)."""
+    x_sq, u_sq, map_sq = _stopping_sums(x, u, a, step, mu, d, inner, scratch)
+    scale = max(norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
+    if not scale > 0:
+        scale = 1.0
+    err = math.sqrt(map_sq) / step / scale
+    if inner:
+        return err, scale, err <= target
+    return err, scale, (err <= max(target, CCP_RESOLUTION)
+                        and math.sqrt(_stopping_sums(x, u, a, 1.0, mu, d, False, scratch)[2]) / scale <= target)
+
+
+@njit(cache=True)
+def measure_and_keep(x, u, a, mu, d, inner, step, norm_r0, target, scratch, best_x, kept):
+    """:func:`stopping_measure` of x, and x copied into ``best_x`` when its measure is the smallest so
+    far or it converged (Run.tick's best iterate); ``kept`` = [best measure, measure, scale, copied
+    (1.0 once a point was copied)] is updated. Returns whether the run converged."""
+    err, scale, converged = stopping_measure(x, u, a, mu, d, inner, step, norm_r0, target, scratch)
+    if err < kept[0] or converged:
+        kept[0] = err
+        best_x[:] = x
+        kept[3] = 1.0
+    kept[1], kept[2] = err, scale
+    return converged
+
+
+def intermediate_length(op: tuple) -> int:
+    """Length of the work array ``tmp`` of :func:`apply_operator` for the operator ``op`` (0 unchained)."""
+    return op[0].shape[0] - 1 if op[6] else 0
 
 
 class IterativeSolver(Solver):
@@ -352,6 +376,7 @@ class IterativeSolver(Solver):
             run.fixed_point(lambda x0: self._until_stop(run, x0))
         else:
             self._until_stop(run, run.initial_point())
+        run.rec.stop_clock()
         return run.result(self.name, model.formulation)
 
     def _until_stop(self, run: Run, x0: np.ndarray) -> np.ndarray:

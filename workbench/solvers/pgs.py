@@ -30,8 +30,9 @@ x~^T R x~ = phi(lambda) = sum_j Lam_j c^_j^2 / (1 - lambda Lam_j)^2. phi increas
 psi(m) = sum_j Lam_j c^_j^2 / (m - Lam_j)^2 (phi with lambda = 1/m, times lambda^2) increases on
 (0, Lam_+): each branch has at most one root, found by safeguarded Newton (bisection when Newton leaves
 the bracket) to machine precision; the root with x~0 > 0 (the KKT point of Q rather than of -Q) is
-the minimiser - the problem is strictly convex, so it is unique. G and Lam are computed once per solve
-for all contacts (batched numpy); a sweep costs one pass over the rows of N plus O(d^2) per contact.
+the minimiser - the problem is strictly convex, so it is unique. G and Lam are computed once per solve,
+contact by contact in compiled d x d arithmetic (Cholesky, triangular inverse, cyclic Jacobi
+eigen-decomposition); a sweep costs one pass over the rows of N plus O(d^2) per contact.
 For mu = 0: x* = [max(0, -c_n / S_nn), 0, 0]. A block whose smallest eigenvalue is below 1e-12 times
 the largest gets S_i + eps I (the c = w - S_i nu_i form turns it into a proximal step: the fixed points
 do not change).
@@ -45,8 +46,10 @@ rounding cannot drift. Otherwise (local problems: W is the data; a non-diagonal 
 dense) the sweep reads the rows of N, formed once, sparse (problem.N; W_s for a relaxed non-symmetric
 W). Diagonal blocks S_i come from problem.N_diagonal_blocks, which does not form N either.
 
-Stopping: after each sweep u = N nu + r is formed (one product: C^T z, or N nu) and judged by Run.tick
-(workbench.solvers.iterative).
+Stopping: after each sweep u = N nu + r is formed (one product: C^T z, or N nu) and judged by the
+measure of Run.tick (workbench.solvers.iterative.stopping_measure). Sweeps, products and measure run in
+one compiled loop (:func:`_iterations`); Python touches it once per solve (once per sweep when a
+history is kept or the order is random).
 
 options.params: omega (relaxation, 0 < omega < 2, default 1), random_order (default False), seed
 (random order seed, default 0), anti_relaxation, outer_patience.
@@ -55,13 +58,13 @@ options.params: omega (relaxation, 0 < omega < 2, default 1), random_order (defa
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 from numba import njit
 
 from workbench.cones import project_contact
 from workbench.errors import InputError
 from workbench.params import Param
-from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
+from workbench.problem import csr_matvec
+from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run, intermediate_length, measure_and_keep
 
 __all__ = ["PGSSolver", "local_factors", "solve_local"]
 
@@ -271,28 +274,162 @@ def _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_dia
     return failures
 
 
+#: what _iterations returns (as workbench.solvers.apgd)
+CONVERGED, MAX_ITER, CHUNK_DONE = 0, 1, 2
+
+
+@njit(cache=True)
+def _iterations(op, cols, velocity, x, r0, rlin, a, mu, S, G, lam, joint_diag, order, omega, work, fs, ks):
+    """Sweeps, each followed by u = N x + r_0 and the stopping measure (:func:`stopping_measure`), until
+    it holds, max_iter sweeps are done (-1: no cap) or the count reaches k_stop; one compiled call.
+
+    ``op`` is the operator of Run.compiled_N: in the velocity form (``velocity``) A = M^-1 C and
+    B = C^T chained, and ``cols`` = the CSR arrays of C^T and (M^-1 C)^T (the columns of C and of M^-1 C);
+    otherwise N (or W_s) itself, whose rows the sweep reads. ``work`` rows: z = M^-1 C x (velocity form),
+    u, the natural map, the best iterate. fs = [best measure, measure, scale, copied, step, norm_r0,
+    target] (fs[0:4] as :func:`measure_and_keep` keeps them), ks = [k, local failures, started,
+    d, n_c, inner, max_iter, k_stop] (the first three read and updated)."""
+    step, norm_r0, target = fs[4], fs[5], fs[6]
+    d, n_c, anti, max_iter, k_stop = ks[3], ks[4], ks[5] != 0, ks[6], ks[7]
+    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
+    n = r0.shape[0]
+    z, u, scratch, best_x = work[0, :a_ptr.shape[0] - 1], work[1, :n], work[2, :n], work[3, :n]
+    if velocity and ks[2] == 0:
+        csr_matvec(a_ptr, a_idx, a_val, x, z)
+    ks[2] = 1
+    while True:
+        if velocity:
+            ks[1] += _sweep_velocity(cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], z, x, rlin, mu, S, G,
+                                     lam, joint_diag, order, omega, anti, d, n_c)
+            csr_matvec(a_ptr, a_idx, a_val, x, z)              # M^-1 C x afresh: no drift
+            csr_matvec(b_ptr, b_idx, b_val, z, u)
+        else:
+            ks[1] += _sweep(a_ptr, a_idx, a_val, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c)
+            csr_matvec(a_ptr, a_idx, a_val, x, u)
+        for k in range(u.shape[0]):
+            u[k] += r0[k]
+        ks[0] += 1
+        if measure_and_keep(x, u, a, mu, d, anti, step, norm_r0, target, scratch, best_x, fs[0:4]):
+            return CONVERGED
+        if max_iter >= 0 and ks[0] >= max_iter:
+            return MAX_ITER
+        if ks[0] >= k_stop:
+            return CHUNK_DONE
+
+
 def local_factors(S: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-contact data of the exact local solver, batched: the (regularised) blocks S (n_c, d, d),
+    """Per-contact data of the exact local solver: the (regularised) blocks S (n_c, d, d),
     G = V^T L^-1 and the eigenvalues Lam (ascending, the last one positive) of the module docstring.
     Contacts with mu = 0 get identity factors (their local problem is solved without them)."""
+    S = np.array(S, dtype=float)
     n_c, d, _ = S.shape
-    ev = np.linalg.eigvalsh(S)
-    eps = np.where(ev[:, 0] <= 1e-12 * ev[:, -1], 1e-12 * np.maximum(ev[:, -1], 1e-300) - np.minimum(ev[:, 0], 0.0), 0.0)
-    S = S + eps[:, None, None] * np.eye(d)
-    G = np.broadcast_to(np.eye(d), (n_c, d, d)).copy()
-    lam = np.broadcast_to(np.r_[-np.ones(d - 1), 1.0], (n_c, d)).copy()
-    pos = mu > 0
-    if np.any(pos):
-        tinv = np.ones((int(pos.sum()), d))
-        tinv[:, 0] = 1.0 / mu[pos]
-        A = tinv[:, :, None] * S[pos] * tinv[:, None, :]
-        Linv = np.linalg.inv(np.linalg.cholesky(A))
-        R = np.diag(np.r_[1.0, -np.ones(d - 1)])
-        B = Linv @ R @ np.transpose(Linv, (0, 2, 1))
-        lam_pos, V = np.linalg.eigh(0.5 * (B + np.transpose(B, (0, 2, 1))))
-        G[pos] = np.transpose(V, (0, 2, 1)) @ Linv
-        lam[pos] = lam_pos
+    G, lam = np.empty((n_c, d, d)), np.empty((n_c, d))
+    _local_factors(S, np.ascontiguousarray(mu, dtype=float), G, lam)
     return S, G, lam
+
+
+@njit(cache=True)
+def _symmetric_eig(A, w, V):
+    """Eigenvalues (ascending, into w) and eigenvectors (the columns of V) of the small symmetric
+    matrix A (d <= 3; A is overwritten) by cyclic Jacobi rotations, to round-off: for 2 x 2 and 3 x 3
+    blocks a few sweeps of explicit arithmetic cost less than one LAPACK call."""
+    d = A.shape[0]
+    for j in range(d):
+        for l in range(d):
+            V[j, l] = 1.0 if j == l else 0.0
+    for _ in range(50):
+        off = 0.0
+        diag = 0.0
+        for j in range(d):
+            diag += A[j, j] * A[j, j]
+            for l in range(j + 1, d):
+                off += A[j, l] * A[j, l]
+        if off <= 1e-36 * diag or off == 0.0:
+            break
+        for p_ in range(d - 1):
+            for q in range(p_ + 1, d):
+                if A[p_, q] == 0.0:
+                    continue
+                theta = (A[q, q] - A[p_, p_]) / (2.0 * A[p_, q])
+                t = (1.0 if theta >= 0 else -1.0) / (abs(theta) + np.sqrt(theta * theta + 1.0))
+                c = 1.0 / np.sqrt(t * t + 1.0)
+                s_ = t * c
+                for k in range(d):                       # A <- J^T A J, V <- V J
+                    akp, akq = A[k, p_], A[k, q]
+                    A[k, p_], A[k, q] = c * akp - s_ * akq, s_ * akp + c * akq
+                for k in range(d):
+                    apk, aqk = A[p_, k], A[q, k]
+                    A[p_, k], A[q, k] = c * apk - s_ * aqk, s_ * apk + c * aqk
+                for k in range(d):
+                    vkp, vkq = V[k, p_], V[k, q]
+                    V[k, p_], V[k, q] = c * vkp - s_ * vkq, s_ * vkp + c * vkq
+    for j in range(d):
+        w[j] = A[j, j]
+    for j in range(1, d):                                # insertion sort, columns of V alongside
+        k = j
+        while k > 0 and w[k - 1] > w[k]:
+            w[k - 1], w[k] = w[k], w[k - 1]
+            for m in range(d):
+                V[m, k - 1], V[m, k] = V[m, k], V[m, k - 1]
+            k -= 1
+
+
+@njit(cache=True)
+def _local_factors(S, mu, G, lam):
+    """:func:`local_factors` contact by contact, compiled (S regularised in place), with explicit
+    d x d arithmetic (Cholesky, triangular inverse, Jacobi eigen-decompositions): a solve of a few
+    contacts would otherwise pay the fixed cost of a dozen batched numpy calls."""
+    n_c, d = S.shape[0], S.shape[1]
+    A, V, Linv, B = np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d))
+    ev, tinv = np.empty(d), np.ones(d)
+    for i in range(n_c):
+        A[:, :] = S[i]
+        _symmetric_eig(A, ev, V)
+        if ev[0] <= 1e-12 * ev[d - 1]:
+            eps = 1e-12 * max(ev[d - 1], 1e-300) - min(ev[0], 0.0)
+            for j in range(d):
+                S[i, j, j] += eps
+        for j in range(d):
+            for l in range(d):
+                G[i, j, l] = 1.0 if j == l else 0.0
+            lam[i, j] = -1.0 if j < d - 1 else 1.0
+        if mu[i] <= 0:
+            continue
+        tinv[0] = 1.0 / mu[i]
+        for j in range(d):                                   # A = T^-1 S T^-1 = L L^T (Cholesky)
+            for l in range(d):
+                A[j, l] = tinv[j] * S[i, j, l] * tinv[l]
+        for j in range(d):
+            for l in range(j + 1):
+                acc = A[j, l]
+                for k in range(l):
+                    acc -= B[j, k] * B[l, k]
+                B[j, l] = np.sqrt(acc) if j == l else acc / B[l, l]
+            for l in range(j + 1, d):
+                B[j, l] = 0.0
+        for j in range(d):                                   # Linv = L^-1 (forward substitution)
+            for l in range(d):
+                if l > j:
+                    Linv[j, l] = 0.0
+                    continue
+                acc = 1.0 if j == l else 0.0
+                for k in range(l, j):
+                    acc -= B[j, k] * Linv[k, l]
+                Linv[j, l] = acc / B[j, j]
+        for j in range(d):                                   # A = Linv R Linv^T, R = diag(1, -1, ..)
+            for l in range(d):
+                acc = Linv[j, 0] * Linv[l, 0]
+                for k in range(1, d):
+                    acc -= Linv[j, k] * Linv[l, k]
+                A[j, l] = acc
+        _symmetric_eig(A, ev, V)
+        for j in range(d):                                   # G = V^T Linv
+            lam[i, j] = ev[j]
+            for l in range(d):
+                acc = 0.0
+                for k in range(d):
+                    acc += V[k, j] * Linv[k, l]
+                G[i, j, l] = acc
 
 
 class PGSSolver(IterativeSolver):
@@ -314,15 +451,12 @@ class PGSSolver(IterativeSolver):
             raise InputError("pgs: a joint has a zero diagonal entry in N (redundant or empty joint)")
         # velocity form (never forms N) for a diagonal M; the rows of N otherwise (module docstring)
         self._velocity = p.is_global and p.M_is_diagonal
-        if self._velocity:
-            C = p.C.tocsc()
-            B = (sp.diags(p.solve_M(np.ones(p.n_dof))) @ C).tocsc()
-            self._B, self._CT = B, p.C.T.tocsr()
-            self._cols = (C.indptr, C.indices, C.data, B.indptr, B.indices, B.data)
+        if self._velocity:     # the columns of C and of M^-1 C: rows of C^T and (M^-1 C)^T (CSR)
+            C_T, B_T = p._C_T, p.MinvC_T
+            self._cols = (C_T.indptr, C_T.indices, C_T.data, B_T.indptr, B_T.indices, B_T.data)
         else:
-            N = run.N_matrix
-            self._N = N
-            self._csr = (N.indptr, N.indices, N.data)
+            none = np.zeros(1, dtype=np.int32)
+            self._cols = (none, none, np.zeros(0), none, none, np.zeros(0))
         self._S, self._G, self._lam = local_factors(S, run.mu)
         self._joints = joints
         self._omega = omega
@@ -331,24 +465,36 @@ class PGSSolver(IterativeSolver):
         run.info["velocity_form"] = self._velocity
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
+        """The sweeps in :func:`_iterations`: one compiled call (or one per history row, or per sweep
+        with random_order, whose order Python draws), Python reading the state between calls only."""
+        rec, n = run.rec, run.n
         x = np.array(x0, dtype=float)
         n_items = run.n_c + (run.n - run.m)
         order = np.arange(n_items)
         anti = run.mode == "inner"
-        rlin = run.r0 if anti else run.linear_term
-        factors = (run.mu, self._S, self._G, self._lam, self._joints)
-        z = self._B @ x if self._velocity else None
+        op = run.compiled_N
+        work = np.empty((4, max(n, intermediate_length(op))))
+        chunk = 1 if rec.keep or self._rng is not None else \
+            max(1, 4_000_000 // (op[2].size + op[5].size + 4 * self._cols[2].size + 30 * n))
+        fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target])
+        ks = np.array([run.k, 0, 0, run.d, run.n_c, anti, -1 if rec.max_iter is None else rec.max_iter,
+                       run.k + chunk], dtype=np.int64)
+        args = (op, self._cols, self._velocity, x, run.r0, run.r0 if anti else run.linear_term, run.a, run.mu,
+                self._S, self._G, self._lam, self._joints)
         while True:
             if self._rng is not None:
                 order = self._rng.permutation(n_items)
-            if self._velocity:
-                run.info["local_failures"] += _sweep_velocity(*self._cols, z, x, rlin, *factors, order,
-                                                              self._omega, anti, run.d, run.n_c)
-                z = self._B @ x                                  # M^-1 C x afresh: no drift
-                u = self._CT @ z + run.r0
-            else:
-                run.info["local_failures"] += _sweep(*self._csr, x, rlin, *factors, order, self._omega,
-                                                     anti, run.d, run.n_c)
-                u = self._N @ x + run.r0
-            if run.tick(x, u):
+            code = _iterations(*args, order, self._omega, work, fs, ks)
+            run.k = int(ks[0])
+            run.converged = code == CONVERGED
+            if rec.keep:
+                run._record(x, work[1, :n], fs[1], fs[2], rec.elapsed())
+            if run.converged:
                 break
+            run.stopped = rec.capped(run.k)
+            if run.stopped is not None:
+                break
+            ks[7] = ks[0] + chunk
+        if fs[3]:
+            rec.best_x, rec.best_err = work[3, :n].copy(), float(fs[0])
+        run.info["local_failures"] += int(ks[1])

@@ -2,8 +2,9 @@
 
 A solver makes a :class:`Recorder` when its timed part starts and ends with :meth:`Recorder.finish`,
 which sets the result's ``stop`` (a :class:`~workbench.solvers.base.StopCause`), ``solve_seconds``
-(wall time since the recorder started, unless the solver measured its backend's own time) and
-``history``. In between:
+(wall time since the recorder started, up to :meth:`Recorder.stop_clock` where the solver calls it
+once it has its point, so that wrapping the point into a result is not timed; or the backend's own
+time, where the solver measured it) and ``history``. In between:
 
 - caps: :meth:`Recorder.capped` says MAX_ITER once ``options.max_iter`` (or the solver's default)
   iterations are done and TIMEOUT once ``options.time_limit`` seconds of wall clock have passed;
@@ -48,6 +49,7 @@ class Recorder:
         self.rows: list[tuple] = []
         self.best_x: np.ndarray | None = None
         self.best_err = math.inf
+        self.seconds: float | None = None
 
     def elapsed(self) -> float:
         """Seconds of wall clock since the recorder started."""
@@ -90,10 +92,17 @@ class Recorder:
         frame.insert(3, "error_name", self.error_name)
         return frame
 
+    def stop_clock(self) -> None:
+        """End the timed part: the solver has its point (what remains is bookkeeping)."""
+        self.seconds = self.elapsed()
+
     def finish(self, result: SolveResult, stop: StopCause, seconds: float | None = None) -> SolveResult:
         """Stamp ``result`` with the stop cause, the solve time (``seconds``: the backend's own
-        measurement, where it has one; else the recorder's) and the history."""
+        measurement, where it has one; else the recorder's, up to :meth:`stop_clock` when it was
+        called) and the history."""
         result.stop = StopCause(stop)
-        result.solve_seconds = self.elapsed() if seconds is None else float(seconds)
+        if seconds is None:
+            seconds = self.elapsed() if self.seconds is None else self.seconds
+        result.solve_seconds = float(seconds)
         result.history = self.history()
         return result

@@ -1,16 +1,32 @@
-"""The workbench's exact solvers against Siconos, side by side (python -m benchmarks.bench_peers).
+"""Issue 17's benchmark in one run: ours against Siconos and Clarabel, and at scale (python -m benchmarks.bench_peers).
 
-For every problem with contacts of the shared corpus (../shared/data: fclib/*.hdf5, siconos/*.dat;
-``--problems GLOB`` selects by relative path or file name) and every method, in ONE run with
-interleaved repetitions (repetition k solves every problem with every method, in a rotated order,
-before repetition k + 1 starts), each solve asks for tol = 1e-8 and is judged by the workbench: a
-run counts as reaching Siconos error 1e-8 when its status is "solved" (the workbench's own
-siconos_error <= 1e-8, computed from the returned impulses for Siconos's runs too).
+Four sections and a summary:
 
-Methods. Ours: the in-house exact solvers (anti-relaxed apgd, pgs, jacobi, bb, admm with the inner
-anti-relaxation; newton and pqn on the NCP). Siconos: ``siconos:NAME`` through
-:mod:`workbench.solvers.siconos` (NSN_AC, NSGS, ADMM, PROX, and with the full run FPP, EG),
-left out when python3-siconos is missing, and on problems with joints (no fc3d form).
+1. Exact problem, ours against Siconos. For every problem with contacts of the shared corpus
+   (../shared/data: fclib/*.hdf5, siconos/*.dat; ``--problems GLOB`` selects by relative path or file
+   name) and every method, with interleaved repetitions (repetition k solves every problem with every
+   method, in a rotated order, before repetition k + 1 starts), each solve asks for tol = 1e-8 and is
+   judged by the workbench: a run counts as reaching Siconos error 1e-8 when its status is "solved"
+   (the workbench's own siconos_error <= 1e-8, computed from the returned impulses for Siconos's runs
+   too). Ours: the in-house exact solvers (anti-relaxed apgd, pgs, jacobi, bb, admm with the inner
+   anti-relaxation; newton and pqn on the NCP). Siconos: ``siconos:NAME`` through
+   :mod:`workbench.solvers.siconos` (NSN_AC, NSGS, ADMM, PROX, and with the full run FPP, EG), left out
+   when python3-siconos is missing, and on problems with joints (no fc3d form).
+2. Per-call overhead: for each in-house method, a solve of one iteration (max_iter = 1) of a 1-contact
+   problem already loaded (FrictionContact3D_1c), median of many calls: the whole call, and the part
+   inside the solver (solve_seconds); the one iteration itself costs well under a microsecond of
+   arithmetic, so both are overhead.
+3. Relaxed problem, ours against Clarabel (benchmarks.bench_ipm's measurement): on
+   dataset:settled-00320 and dataset:unsettled-00320 (the full run adds dataset:scaling-02560), the
+   same repetitions, interleaved, of Clarabel on the relaxed dual to tol 1e-6 (its objective is the
+   target) and of the in-house ``ipm`` (the full run adds ``apgd`` on the two 320-sphere packings):
+   seconds to status solved, and seconds to the first iterate whose dual objective is within 1e-6
+   relative of Clarabel's (from a run with a per-iteration history), each capped at 20 s.
+4. Scale (benchmarks.bench_scale's measurement, one fresh process per size): one time step of the
+   sphere packing of problems.synthetic.sphere_packing, 45,500 spheres (about 100,000 contacts; the
+   full run also 1,400, 4,500 and 13,500, and the slope of log(solve seconds) on log(contacts)), the
+   relaxed dual solved by APGD to relaxed error 1e-4 within 60 s.
+5. Issue 17 targets: each target of its "Done when" with this run's figure and met / missed.
 
 What each figure includes:
 
@@ -18,22 +34,29 @@ What each figure includes:
   ``Solver.solve`` (the run's set-up, its factorisations or scalings, the iterations, the stopping
   measure, the best iterate); not the formulation build, the parameter checks or the workbench's
   metrics afterwards (those are the "call" column and the overhead table). Compilation is excluded:
-  every method first solves every selected problem once with max_iter = 2, untimed.
+  every method first solves every selected problem once with a few iterations, untimed.
 * Siconos [s]: fc3d_driver's own wall time, measured inside the Siconos subprocess (not its start-up,
   the import of siconos, or the transfer of the problem).
+* Clarabel [s]: its solve seconds, not cvxpy's compilation of the problem.
 * best: the method with the smallest median among those that reached 1e-8 in every repetition;
-  median [min-max] over the repetitions; ratio = ours / Siconos (< 1: ours faster).
+  median [min-max] over the repetitions; ratio = ours / Siconos (< 1: ours faster), and in the
+  relaxed section ours / Clarabel, ratios of medians.
 * call [s]: the wall time of the whole ``workbench.solvers.solve`` call of our best method (build
   of the formulation's model, parameter checks, solve, metrics and status), median.
 * geometric means of the ratio over the problems both solve, and over those with >= 50 contacts.
-* per-call overhead: for each in-house method, a solve of one iteration (max_iter = 1) of a
-  1-contact problem already loaded (FrictionContact3D_1c), median of many calls: the whole call,
-  and the part inside the solver (solve_seconds); the one iteration itself costs well under a
-  microsecond of arithmetic, so both are overhead.
+* scale: generate = the problem's whole build (contact detection, Jacobian, M, k, b); solve = solve
+  seconds; peak = ru_maxrss of that size's process, imports included.
+* targets: per-call overhead = apgd's whole solve() call (< 50 us); small problems = those with
+  <= 10 contacts that Siconos solves, within 3x when ours / Siconos <= 3 (ours not reaching 1e-8
+  counts as not within); corpus = geometric mean over the problems both solve (<= 1); relaxed = the
+  best in-house method's time to Clarabel's objective over Clarabel's time on settled-00320 (<= 1);
+  scale = the largest packing solved (status solved) in under 60 s, 100,000 contacts or more.
 
-Options: ``--quick`` (3 repetitions, Siconos NSN_AC/NSGS/PROX/ADMM, cap 2 s per run),
-``--repetitions K``, ``--problems GLOB``, ``--time-limit S``. The Siconos subprocess costs about
-0.5 s of start-up per solve, which dominates the benchmark's own duration.
+Options: ``--quick`` (3 repetitions, Siconos NSN_AC/NSGS/PROX/ADMM, cap 2 s per exact run; relaxed:
+ipm only, on the two 320-sphere packings; scale: the largest size only), ``--repetitions K``,
+``--problems GLOB`` (the exact part only), ``--time-limit S`` (per exact run), ``--skip-relaxed``,
+``--skip-scale``. The Siconos subprocess costs about 0.5 s of start-up per solve, which dominates the
+benchmark's own duration.
 """
 
 from __future__ import annotations
@@ -43,6 +66,7 @@ import fnmatch
 import math
 import os
 import platform
+import subprocess
 import sys
 import time
 import warnings
@@ -51,11 +75,13 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import bench_ipm, bench_scale
 from workbench.errors import InputError
 from workbench.io import load_problem
 from workbench.shared_data import shared_data_dir
 from workbench.solvers import SolveOptions, solve
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
+from workbench.sources import load
 
 TOL = 1e-8
 OURS = [("anti-relaxed", "apgd"), ("anti-relaxed", "pgs"), ("anti-relaxed", "jacobi"), ("anti-relaxed", "bb"),
@@ -64,6 +90,19 @@ SICONOS_QUICK = ("NSN_AC", "NSGS", "PROX", "ADMM")
 SICONOS_FULL = SICONOS_QUICK + ("FPP", "EG")
 #: the 1-contact problem of the overhead measurement
 ONE_CONTACT = "siconos/FrictionContact3D_1c.dat"
+#: relaxed problems against Clarabel, and the in-house methods run on each (quick run, full run)
+SETTLED = "dataset:settled-00320"
+RELAXED_QUICK = {SETTLED: ("ipm",), "dataset:unsettled-00320": ("ipm",)}
+RELAXED_FULL = {SETTLED: ("ipm", "apgd"), "dataset:unsettled-00320": ("ipm", "apgd"), "dataset:scaling-02560": ("ipm",)}
+#: cap of each in-house run of the relaxed part [s]
+RELAXED_CAP = 20.0
+#: issue 17's targets: per-call overhead [s], small problems (contacts) and their ratio, corpus
+#: geometric mean, relaxed ratio to Clarabel, contacts and seconds of the scale problem
+OVERHEAD_MAX = 50e-6
+SMALL_CONTACTS, SMALL_RATIO = 10, 3.0
+GEOMEAN_MAX = 1.0
+RELAXED_RATIO_MAX = 1.0
+SCALE_CONTACTS, SCALE_SECONDS = 100_000, 60.0
 
 
 def corpus(pattern: str) -> tuple[list[tuple[str, object]], list[str]]:
@@ -144,12 +183,108 @@ def geomean(x) -> float:
     return float(np.exp(np.mean(np.log(x)))) if len(x) else float("nan")
 
 
+def relaxed_cell(values) -> str:
+    """median [min-max] of seconds, or how many runs did not get there."""
+    missed = int(np.sum(~np.isfinite(values)))
+    return f"not reached in {missed} of {len(values)}" if missed else spread(values)
+
+
+def relaxed(quick: bool, reps: int) -> dict:
+    """Measure and print the relaxed problems against Clarabel (bench_ipm's measurement); the times."""
+    methods = RELAXED_QUICK if quick else RELAXED_FULL
+    problems = {spec: load(spec) for spec in methods}
+    times = bench_ipm.measure(problems, methods, reps, time_limit=RELAXED_CAP)
+    print(f"\n### Relaxed problem: ours vs Clarabel (relaxed dual, tol {bench_ipm.TARGET_LABEL})\n")
+    print(f"Load average {os.getloadavg()[0]:.1f}; {reps} interleaved repetitions; solve seconds, median "
+          f"[min-max]; Clarabel's exclude cvxpy's compilation, ours include the set-up; \"to Clarabel's "
+          f"objective\": the first iterate within {bench_ipm.TARGET_LABEL} relative of it (from a run with a "
+          f"history, cap {RELAXED_CAP:g} s); ratio = median / Clarabel's median.\n")
+    print("\n".join(bench_ipm.table(times, {spec: p.n_contacts for spec, p in problems.items()}, relaxed_cell)))
+    return times
+
+
+def scale(quick: bool) -> list[dict] | str:
+    """Measure (bench_scale, one fresh process per size) and print the sphere packings up to 100,000
+    contacts, APGD on the relaxed dual; the rows, or why there are none."""
+    sizes = bench_scale.SPHERES[-1:] if quick else bench_scale.SPHERES
+    try:
+        rows = [r for n in sizes for r in bench_scale.measure_in_child(n, ["apgd"], bench_scale.TOL,
+                                                                       bench_scale.TIME_LIMIT)]
+    except subprocess.CalledProcessError as exc:
+        why = f"the scale process failed (exit {exc.returncode}): {exc.stderr.strip().splitlines()[-1:]}"
+        print(f"\n### Scale\n\n{why}")
+        return why
+    print(f"\n### Scale: sphere packings (problems.synthetic.sphere_packing), relaxed dual, APGD\n")
+    print(f"Load average {os.getloadavg()[0]:.1f}; relaxed error {bench_scale.TOL:g}, cap "
+          f"{bench_scale.TIME_LIMIT:g} s; one fresh process per size: generate = the problem's whole build, "
+          "solve = solve seconds, peak = that process's ru_maxrss.\n")
+    status = ("status", "---", lambda r: r["status"])
+    print("\n".join(bench_scale.table(rows, bench_scale.COLUMNS[:-1] + (status, bench_scale.COLUMNS[-1]))))
+    if len(sizes) > 1:
+        print(f"\nSlope of log(solve seconds) on log(contacts): {bench_scale.slope(rows, 'apgd'):.2f}")
+    return rows
+
+
+def targets(over, pairs, relaxed_times, scale_rows) -> list[tuple[str, str, str]]:
+    """Issue 17's "Done when" targets against this run's figures: (target, measured, verdict) with
+    verdict met, missed or not measured.
+
+    over: (method, call s, solver s) of the overhead table; pairs: (contacts, ours / Siconos) of
+    every problem Siconos solves (inf where ours does not); relaxed_times: bench_ipm.measure's
+    times (None: skipped); scale_rows: bench_scale's rows, or why there are none."""
+    def verdict(ok):
+        return "met" if ok else "missed"
+
+    def worst(q):
+        return f"{q:.2f}x" if math.isfinite(q) else "ours not reaching 1e-8"
+    out = []
+    call = {name: c for name, c, _ in over}.get("apgd")
+    out.append((f"per-call overhead < {OVERHEAD_MAX * 1e6:.0f} us (apgd, whole solve() call, median)",
+                *((f"{call * 1e6:.1f} us", verdict(call < OVERHEAD_MAX)) if call is not None
+                  else ("-", "not measured"))))
+    small = [q for n, q in pairs if n <= SMALL_CONTACTS]
+    within = sum(q <= SMALL_RATIO for q in small)
+    out.append((f"problems with <= {SMALL_CONTACTS} contacts within {SMALL_RATIO:g}x of Siconos",
+                *((f"{within} of {len(small)} (worst {worst(max(small))})", verdict(within == len(small)))
+                  if small else ("-", "not measured"))))
+    finite = [q for _, q in pairs if math.isfinite(q)]
+    g = geomean(finite)
+    out.append((f"geometric mean of ours / Siconos over the corpus <= {GEOMEAN_MAX:g}",
+                *((f"{g:.2f} over the {len(finite)} problems both solve ({len(pairs) - len(finite)} only "
+                   "Siconos solves)", verdict(g <= GEOMEAN_MAX)) if finite else ("-", "not measured"))))
+    name = f"{SETTLED.split(':')[1]} relaxed: time to Clarabel's objective / Clarabel <= {RELAXED_RATIO_MAX:g}"
+    if relaxed_times is None or SETTLED not in relaxed_times:
+        out.append((name, "-", "not measured"))
+    else:
+        t = relaxed_times[SETTLED]
+        ratios = {k.rsplit(" ", 1)[0]: bench_ipm.ratio(t, k) for k in t if k.endswith(" target")}
+        reached = {m: q for m, q in ratios.items() if math.isfinite(q)}
+        if reached:
+            m = min(reached, key=reached.get)
+            out.append((name, f"{m} {np.median(t[m + ' target']):.3f} s / Clarabel {np.median(t['clarabel']):.3f} s "
+                              f"= {reached[m]:.2f}x (medians)", verdict(reached[m] <= RELAXED_RATIO_MAX)))
+        else:
+            out.append((name, f"not reached by {', '.join(ratios)}", "missed"))
+    name = f"{SCALE_CONTACTS:,} contacts solved in < {SCALE_SECONDS:g} s"
+    if not isinstance(scale_rows, list):
+        out.append((name, scale_rows or "-", "not measured"))
+        return out
+    r = max(scale_rows, key=lambda r: r["contacts"])
+    out.append((name, f"{r['method']} {r['solve_s']:.2f} s, {r['status']} ({r['contacts']:,} contacts)",
+                verdict(r["contacts"] >= SCALE_CONTACTS and r["status"] == "solved" and r["solve_s"] < SCALE_SECONDS)))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="3 repetitions, 4 Siconos methods, 2 s cap")
+    ap.add_argument("--quick", action="store_true", help="3 repetitions, 4 Siconos methods, 2 s cap; relaxed: ipm only, "
+                    "no scaling-02560; scale: the largest size only")
     ap.add_argument("--repetitions", type=int, default=None, help="interleaved repetitions (default 5; quick 3)")
     ap.add_argument("--problems", default="*", help="glob on the corpus path (fclib/NAME.hdf5) or file name")
-    ap.add_argument("--time-limit", type=float, default=None, help="cap per run [s] (default 5; quick 2)")
+    ap.add_argument("--time-limit", type=float, default=None, help="cap per run of the exact part [s] "
+                    "(default 5; quick 2)")
+    ap.add_argument("--skip-relaxed", action="store_true", help="leave out the relaxed problems against Clarabel")
+    ap.add_argument("--skip-scale", action="store_true", help="leave out the 100,000-contact scale part")
     args = ap.parse_args(argv)
     reps = args.repetitions or (3 if args.quick else 5)
     cap = args.time_limit or (2.0 if args.quick else 5.0)
@@ -186,7 +321,7 @@ def main(argv=None) -> int:
     print("| problem | contacts | ours best | ours [s] | call [s] | Siconos best | Siconos [s] | ratio |")
     print("|---|---:|---|---|---:|---|---|---:|")
     sic_names = [("ncp", f"siconos:{m}") for m in siconos_methods]
-    both = []                                   # (contacts, ratio) of the problems both solve
+    pairs = []                                  # (contacts, ratio; inf: ours none) where Siconos solves
     for name, p in problems:
         ours, sic = best(times[name], OURS), best(times[name], sic_names)
         cells = [label(ours[0]), spread(ours[1]), f"{np.median(calls[name][ours[0]]):.3g}"] if ours else \
@@ -196,10 +331,11 @@ def main(argv=None) -> int:
         else:
             cells += ["-" if p.n_bilateral or not siconos_methods else "none reached 1e-8", "-"]
         ratio = float(np.median(ours[1]) / np.median(sic[1])) if ours and sic else None
-        if ratio is not None:
-            both.append((p.n_contacts, ratio))
+        if sic:
+            pairs.append((p.n_contacts, math.inf if ratio is None else ratio))
         cells.append("-" if ratio is None else f"{ratio:.3g}")
         print(f"| {Path(name).name} | {p.n_contacts} | " + " | ".join(cells) + " |")
+    both = [(n, q) for n, q in pairs if math.isfinite(q)]
     ratios = [q for _, q in both]
     big = [q for n, q in both if n >= 50]
     small = [q for n, q in both if n <= 10]
@@ -215,6 +351,13 @@ def main(argv=None) -> int:
     print("|---|---:|---:|")
     for name, call, inner in over:
         print(f"| {name} | {call * 1e6:.0f} | {inner * 1e6:.0f} |")
+    sys.stdout.flush()
+    relaxed_times = None if args.skip_relaxed else relaxed(args.quick, reps)
+    scale_rows = None if args.skip_scale else scale(args.quick)
+    print("\n### Issue 17 targets (this run)\n")
+    print("| target | measured | |\n|---|---|---|")
+    for target, measured, verdict in targets(over, pairs, relaxed_times, scale_rows):
+        print(f"| {target} | {measured} | {verdict} |")
     print(f"\n(total {time.perf_counter() - t_start:.0f} s)", file=sys.stderr)
     return 0
 

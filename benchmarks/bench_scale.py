@@ -26,6 +26,11 @@ import subprocess
 import sys
 import time
 
+#: the default sizes (spheres; 45,500 give 100,208 contacts), tolerance (relaxed error) and cap [s]
+SPHERES = (1400, 4500, 13500, 45500)
+TOL = 1e-4
+TIME_LIMIT = 60.0
+
 
 def measure(n_spheres: int, methods: list[str], tol: float, time_limit: float) -> list[dict]:
     """Rows for one size, in this process."""
@@ -48,6 +53,29 @@ def measure(n_spheres: int, methods: list[str], tol: float, time_limit: float) -
     return rows
 
 
+def measure_in_child(n_spheres: int, methods: list[str], tol: float, time_limit: float) -> list[dict]:
+    """Rows of :func:`measure` for one size, run in a fresh process (so that its peak memory is its own)."""
+    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_scale", "--one", str(n_spheres),
+                          "--methods", ",".join(methods), "--tol", str(tol), "--time-limit", str(time_limit)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+#: the table's columns: header, alignment, format of a row
+COLUMNS = (("contacts", "---:", lambda r: f"{r['contacts']:,}"), ("method", "---", lambda r: r["method"]),
+           ("generate s", "---:", lambda r: f"{r['generate_s']:.2f}"),
+           ("solve s", "---:", lambda r: f"{r['solve_s']:.2f}"),
+           ("iterations", "---:", lambda r: str(r["iterations"])),
+           ("relaxed error", "---:", lambda r: f"{r['relaxed_error']:.1e}"), ("stop", "---", lambda r: r["stop"]),
+           ("peak MiB", "---:", lambda r: f"{r['peak_MiB']:.0f}"))
+
+
+def table(rows: list[dict], columns=COLUMNS) -> list[str]:
+    """Markdown lines, a row per size and method."""
+    return ["| " + " | ".join(c[0] for c in columns) + " |", "|" + "|".join(c[1] for c in columns) + "|"] + \
+        ["| " + " | ".join(str(c[2](r)) for c in columns) + " |" for r in rows]
+
+
 def slope(rows: list[dict], method: str) -> float:
     """Least-squares slope of log(solve seconds) against log(contacts); NaN below two sizes."""
     import numpy as np
@@ -60,11 +88,11 @@ def slope(rows: list[dict], method: str) -> float:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--spheres", default="1400,4500,13500,45500", help="sizes, comma-separated")
+    ap.add_argument("--spheres", default=",".join(map(str, SPHERES)), help="sizes, comma-separated")
     ap.add_argument("--methods", default="apgd,bb,jacobi", help="in-house solvers, comma-separated")
     ap.add_argument("--clarabel-max", type=int, default=13500, help="largest size Clarabel runs at (0: never)")
-    ap.add_argument("--tol", type=float, default=1e-4)
-    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--tol", type=float, default=TOL)
+    ap.add_argument("--time-limit", type=float, default=TIME_LIMIT)
     ap.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # a child process: one size
     args = ap.parse_args(argv)
     methods = args.methods.split(",")
@@ -73,18 +101,11 @@ def main(argv=None) -> None:
         return
     rows = []
     for n in (int(s) for s in args.spheres.split(",")):
-        size_methods = methods + (["clarabel"] if n <= args.clarabel_max else [])
-        out = subprocess.run([sys.executable, "-m", "benchmarks.bench_scale", "--one", str(n),
-                              "--methods", ",".join(size_methods), "--tol", str(args.tol),
-                              "--time-limit", str(args.time_limit)], capture_output=True, text=True, check=True)
-        rows += json.loads(out.stdout.strip().splitlines()[-1])
+        rows += measure_in_child(n, methods + (["clarabel"] if n <= args.clarabel_max else []), args.tol,
+                                 args.time_limit)
     print(f"load average {os.getloadavg()[0]:.2f}, relaxed dual to relaxed error {args.tol:g}, "
           f"time limit {args.time_limit:g} s")
-    print("| contacts | method | generate s | solve s | iterations | relaxed error | stop | peak MiB |")
-    print("|---:|---|---:|---:|---:|---:|---|---:|")
-    for r in rows:
-        print(f"| {r['contacts']:,} | {r['method']} | {r['generate_s']:.2f} | {r['solve_s']:.2f} | {r['iterations']} "
-              f"| {r['relaxed_error']:.1e} | {r['stop']} | {r['peak_MiB']:.0f} |")
+    print("\n".join(table(rows)))
     for method in dict.fromkeys(r["method"] for r in rows):
         print(f"slope of log(solve s) on log(contacts), {method}: {slope(rows, method):.2f}")
 

@@ -271,3 +271,18 @@ def test_every_export_format_gets_the_same_permissions(tmp_path, umask_027):
         written += export(p, formulation, fmt, tmp_path / f"out{spec.suffixes[0]}")
     assert {stat.S_IMODE(f.stat().st_mode) for f in written} == {umask_027}
     assert sorted(os.listdir(tmp_path)) == sorted(f.name for f in written)  # no temporary left behind
+
+
+def test_set_gives_a_generator_its_parameters_in_process_and_in_the_time_limited_worker(capsys):
+    """`--set` reaches the generator: the packing's size follows n_spheres, in info and in a solve run
+    in this process or (with --time-limit) in the killable worker, which loads the spec itself."""
+    assert main(["info", "generator:sphere_packing", "--set", "n_spheres=40", "--set", "seed=3"]) == 0
+    info = capsys.readouterr().out
+    assert re.search(r"name: sphere-packing-40-s3", info) and re.search(r"n_dof: 240\b", info)
+    for extra in ([], ["--time-limit", "30"]):
+        assert main(["solve", "generator:sphere_packing", "--set", "n_spheres=40", "-f", "dual", "-s", "apgd",
+                     "--tol", "1e-6", "--json", *extra]) == 0
+        rec = json.loads(capsys.readouterr().out)
+        assert rec["problem"] == "sphere-packing-40-s0" and rec["status"] == "solved"
+    assert main(["info", "dataset:settled-00320", "--set", "n=3"]) == 2     # a file takes no parameters
+    assert "a file takes no parameters" in capsys.readouterr().err

@@ -1,12 +1,14 @@
 """``workbench info | list | solve | compare``: look at problems, list methods, solve one, compare all.
 
-    workbench info PROBLEM
+    workbench info PROBLEM [--set KEY=VALUE ...]
     workbench list
     workbench solve PROBLEM --formulation F --solver S [--tol T] [--accept A] [--max-iter N]
-                    [--time-limit S] [--param KEY=VALUE ...] [--history FILE.csv] [--json]
-    workbench compare PROBLEM... [--formulation F ...] [--solver S ...] [--tol T]
+                    [--time-limit S] [--param KEY=VALUE ...] [--set KEY=VALUE ...] [--history FILE.csv] [--json]
+    workbench compare PROBLEM... [--formulation F ...] [--solver S ...] [--tol T] [--set KEY=VALUE ...]
 
-PROBLEM is any spec of :mod:`workbench.sources` (a file, shared:REL, dataset:NAME, scene:NAME).
+PROBLEM is any spec of :mod:`workbench.sources` (a file, shared:REL, dataset:NAME, scene:NAME,
+generator:NAME); ``--set`` gives a scene or generator its parameters (``generator:sphere_packing --set
+n_spheres=45500``: a packing of about 100,000 contacts), a file takes none.
 ``solve`` exits 0 when the run is solved and 1 otherwise; ``compare`` 0 when every run of its table
 is solved, else 1. Both warm the method up first (imports, numba compilation: the study runner's
 :func:`~workbench.study.worker.warm_up`), so the solve times exclude it; ``--json`` reports it as
@@ -77,8 +79,19 @@ def result_record(problem, result, warm_up_seconds: float | None = None) -> dict
     }
 
 
+def source_params(args) -> dict:
+    """The ``--set KEY=VALUE`` parameters of a scene or generator, as a dict."""
+    return dict(args.set or [])
+
+
+def add_source_options(s) -> None:
+    """--set KEY=VALUE (repeatable): parameters of a scene or generator PROBLEM."""
+    s.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE",
+                   help="a parameter of a scene or generator PROBLEM (repeatable), e.g. n_spheres=45500")
+
+
 def cmd_info(args) -> int:
-    problem = load(args.problem)
+    problem = load(args.problem, **source_params(args))
     for key, value in problem.summary().items():
         if value is not None:
             print(f"{key:>12}: {value}")
@@ -110,23 +123,24 @@ def cmd_list(args) -> int:
     return 0
 
 
-def _solve(spec, problem, formulation, solver, options, worker=None):
+def _solve(spec, problem, formulation, solver, options, worker=None, params=None):
     """(result, warm-up seconds): solved in this process after a warm-up, or with --time-limit in a
-    worker killed past it (hard limit), which warms the method up itself before its clock starts."""
+    worker killed past it (hard limit), which warms the method up itself before its clock starts and
+    loads ``spec`` with the source parameters ``params`` itself."""
     if options.time_limit is None:
         from workbench.solvers import solve
         from workbench.study.worker import warm_up
         warm = warm_up(formulation, solver)
         return solve(problem, formulation, solver, options), warm
     from workbench.study.worker import solve_with_hard_limit
-    return solve_with_hard_limit(spec, formulation, solver, options, worker), 0.0
+    return solve_with_hard_limit(spec, formulation, solver, options, worker, params), 0.0
 
 
 def cmd_solve(args) -> int:
     check_method(args.formulation, args.solver)
-    problem = load(args.problem)
+    problem = load(args.problem, **source_params(args))
     result, warm = _solve(args.problem, problem, args.formulation, args.solver,
-                          solve_options(args, keep_history=bool(args.history)))
+                          solve_options(args, keep_history=bool(args.history)), params=source_params(args))
     if args.history and result.history is not None:
         from workbench.files import atomic_output
         with atomic_output(args.history) as tmp:
@@ -159,7 +173,7 @@ def cmd_compare(args) -> int:
         formulation_named(fname)
     for sname in solvers:
         solver_named(sname)
-    problems = [(spec, load(spec)) for spec in args.problems]
+    problems = [(spec, load(spec, **source_params(args))) for spec in args.problems]
     print("| problem | contacts | formulation | solver | status | iterations | warm-up s | build s | solve s "
           "| dual objective | relaxed error | siconos error |")
     print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -185,7 +199,7 @@ def _compare_rows(args, problems, forms, solvers, worker) -> bool:
             for sname in solvers:
                 if not set(get_solver(sname).accepts) & set(form.builds):
                     continue
-                res, warm = _solve(spec, problem, fname, sname, solve_options(args), worker)
+                res, warm = _solve(spec, problem, fname, sname, solve_options(args), worker, source_params(args))
                 all_solved &= res.status == "solved"
                 m = res.metrics
                 fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
@@ -200,6 +214,7 @@ def _compare_rows(args, problems, forms, solvers, worker) -> bool:
 def register(sub) -> None:
     s = sub.add_parser("info", help="print sizes and data ranges of a problem")
     s.add_argument("problem", help=PROBLEM_HELP)
+    add_source_options(s)
     s.set_defaults(func=cmd_info)
 
     s = sub.add_parser("list", help="list formulations, solvers (and why any is unavailable), scenes and generators")
@@ -210,6 +225,7 @@ def register(sub) -> None:
     s.add_argument("problem", help=PROBLEM_HELP)
     add_method_options(s)
     add_solve_options(s)
+    add_source_options(s)
     s.add_argument("--history", metavar="FILE.csv", help="write the per-iteration history")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.epilog = "exit codes: 0 solved, 1 not solved (inaccurate, max_iter, timeout, failed, unavailable), 2 bad input"
@@ -219,4 +235,5 @@ def register(sub) -> None:
     s.add_argument("problems", nargs="+", metavar="PROBLEM", help=PROBLEM_HELP)
     add_method_options(s, many=True)
     add_solve_options(s)
+    add_source_options(s)
     s.set_defaults(func=cmd_compare)

@@ -82,7 +82,7 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
         warm_up(task["formulation"], task["solver"])
         started("warm")
         scenario = is_simulation(task["source"])
-        problem = None if scenario else load(task["source"])
+        problem = None if scenario else load(task["source"], **(task.get("source_params") or {}))
         started("loaded")
         t0 = time.perf_counter()
         if scenario:
@@ -324,8 +324,9 @@ class WorkerProcess:
 # --------------------------------------------------------------------------- one run, from a command
 
 def solve_with_hard_limit(source: str, formulation: str, solver: str, options,
-                          worker: WorkerProcess | None = None):
-    """Solve problem ``source`` (a path or source spec) in a killable worker: the SolveResult, with
+                          worker: WorkerProcess | None = None, source_params: dict | None = None):
+    """Solve problem ``source`` (a path or source spec; ``source_params`` go to a scene or generator
+    builder, workbench.sources.load) in a killable worker: the SolveResult, with
     status "timeout" (and no point) when the run outlives ``hard_limit(options.time_limit)``, and
     "crash" when the worker dies. Bad input (an InputError in the worker) is raised again here.
 
@@ -338,7 +339,8 @@ def solve_with_hard_limit(source: str, formulation: str, solver: str, options,
         raise InputError("a hard time limit needs options.time_limit")
     own = worker is None
     worker = WorkerProcess(None if options.verbose else os.devnull) if own else worker
-    task = {"key": "solve", "source": source, "formulation": formulation, "solver": solver,
+    task = {"key": "solve", "source": source, "source_params": source_params, "formulation": formulation,
+            "solver": solver,
             "options": options, "scenario_params": None, "return_point": True,
             "preload": {"plugins": [], "methods": [[formulation, solver]]}}
     try:

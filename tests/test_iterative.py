@@ -371,7 +371,11 @@ BOXES, CAPSULES, CAPSULES_100, ONE_OBJECT = ("siconos/BoxesStack1-i100000-32.hdf
 #: their cap (first iterate within 1e-6, measured 2026-11-21 on BoxesStack1, cond(W) ~ 1e18, where both
 #: converge at the sublinear rate of a degenerate problem: pgs 47,836, jacobi 382,277). The runs are
 #: deterministic; the caps leave a margin of 40% or more.
-SLOW_RELAXED = {(BOXES, "pgs"): 70_000, (BOXES, "jacobi"): pytest.param(550_000, marks=pytest.mark.slow)}
+#: BB's non-monotone steps on the ill-conditioned BoxesStack1 follow round-off: the same iterates to 12
+#: digits over 60 iterations, then 1e-6 in the objective at iteration 10,300 (compiled sums) against
+#: under 10,000 (numpy's BLAS sums), so its cap leaves room for either
+SLOW_RELAXED = {(BOXES, "pgs"): 70_000, (BOXES, "jacobi"): pytest.param(550_000, marks=pytest.mark.slow),
+                (BOXES, "bb"): 15_000}
 #: (problem, solver) pairs that do not reach the exact-problem target within the caps below: the test
 #: checks they report it (the benchmark reports the time each needs with a wall-clock cap)
 SLOW_EXACT = {(BOXES, s) for s in ("pgs", "jacobi", "bb", "admm")} | \

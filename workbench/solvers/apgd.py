@@ -62,7 +62,8 @@ from numba import njit
 
 from workbench.cones import project_contact_at
 from workbench.metrics import lipschitz_start
-from workbench.solvers.iterative import IterativeSolver, Run, apply_operator, intermediate_length, measure_and_keep
+from workbench.solvers.iterative import (IterativeSolver, Run, apply_operator, intermediate_length, lipschitz_ratio,
+                                         measure_and_keep)
 
 __all__ = ["APGDSolver"]
 
@@ -133,29 +134,12 @@ def _start(op, tmp, x0, r0, a, work):
     gamma, N_gamma, diff = work[_GAMMA], work[_N_GAMMA], work[_SCRATCH]
     for k in range(x0.shape[0]):
         gamma[k] = x0[k]
-        diff[k] = x0[k] - 1.0
+        diff[k] = x0[k]
         work[_R, k] = r0[k] + a[k]
     apply_operator(op, tmp, gamma, N_gamma)
     work[_Y, :] = gamma
     work[_N_Y, :] = N_gamma
-    N_diff = work[_U]
-    apply_operator(op, tmp, diff, N_diff)
-    den = _norm(diff)
-    return _norm(N_diff) / den if den > 0 else math.nan
-
-
-@njit(cache=True)
-def _norm(x):
-    """||x||_2, scaled by max |x_k| so that it neither overflows nor underflows."""
-    top = 0.0
-    for k in range(x.shape[0]):
-        top = max(top, abs(x[k]))
-    if not top > 0 or top == np.inf:
-        return top
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += (x[k] / top) ** 2
-    return top * math.sqrt(acc)
+    return lipschitz_ratio(op, tmp, diff, work[_U])
 
 
 @njit(cache=True)

@@ -32,20 +32,27 @@ max f(nu_{k-j}) are then re-evaluated with the current linear term from the stor
 1/2 nu_{k-j}^T N nu_{k-j}, so the line search always compares values of one function. Both steps
 use y = N s (not g_{k+1} - g_k, which would include the change of shift).
 
+The iteration, its line search and the stopping measure run in one compiled loop (:func:`_iterations`,
+the reference values in a ring buffer); Python touches it once per solve (once per iteration with a
+history, once per few milliseconds of work when a time limit is to be checked).
+
 info: backtracks (line-search reductions, all iterations).
 options.params: memory (M, default 10), anti_relaxation, outer_patience.
 """
 
 from __future__ import annotations
 
-from collections import deque
+import math
 
 import numpy as np
+from numba import njit
 
+from workbench.cones import _project_rows
 from workbench.errors import InputError
-from workbench.metrics import lipschitz_estimate
+from workbench.metrics import lipschitz_start
 from workbench.params import Param
-from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
+from workbench.solvers.iterative import (ITERATIVE_PARAMS, IterativeSolver, Run, apply_operator, intermediate_length,
+                                         lipschitz_ratio, measure_and_keep)
 
 __all__ = ["BBSolver"]
 
@@ -66,39 +73,144 @@ class BBSolver(IterativeSolver):
         run.info["backtracks"] = 0
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
-        N = run.apply_N
-        x = x0
-        Nx = N(x)
-        L0 = lipschitz_estimate(run.problem, x, N)           # Melanz et al. 2015 line 6
-        sigma, sigma_min, sigma_max = 1.0 / L0, 1e-10 / L0, 1e10 / L0
-        inner = run.mode == "inner"
-        r = run.linear_term
-        # reference values: f(nu_j) for a fixed linear term, (nu_j, 1/2 nu_j^T N nu_j) when it moves
-        past: deque = deque(maxlen=self._memory)
-        quad = 0.5 * (x @ Nx)
-        past.append((x, quad) if inner else quad + r @ x)
-        backtracks = 0
+        """The iterations in :func:`_iterations`: one compiled call (one per history row, or per chunk
+        of a few milliseconds of work when a time limit is to be checked)."""
+        rec, op, n, memory = run.rec, run.compiled_N, run.n, self._memory
+        x = np.array(x0, dtype=float)
+        work = np.empty(_ROWS * n + intermediate_length(op))
+        past = np.empty((memory, n + 1))       # nu_j and 1/2 nu_j^T N nu_j (inner runs), f(nu_j) in column n
+        chunk = 1 if rec.keep else max(1, 4_000_000 // (op[2].size + op[5].size + 12 * n))
+        fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target, 0.0, 0.0, 0.0])
+        ks = np.array([run.k, 0, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
+                       run.k + chunk, 0], dtype=np.int64)
         while True:
-            g = Nx + r
-            d = run.project(x - sigma * g) - x
-            Nd = N(d)
-            gd, dNd = float(g @ d), float(d @ Nd)
-            fx = quad + r @ x
-            f_ref = max(q + r @ xj for xj, q in past) if inner else max(past)
-            alpha = 1.0
-            while fx + alpha * gd + 0.5 * alpha * alpha * dNd > f_ref + GAMMA * alpha * gd:
-                alpha_q = -gd / dNd if dNd > 0 else 0.0
-                alpha = alpha_q if SIGMA_1 * alpha <= alpha_q <= SIGMA_2 * alpha else 0.5 * alpha
-                backtracks += 1
-            x = x + alpha * d
-            Nx = N(x) if run.k % _REFRESH == _REFRESH - 1 else Nx + alpha * Nd
-            quad = 0.5 * (x @ Nx)
-            if run.tick(x, Nx + run.r0):
+            code = _iterations(op, run.mu, x, run.r0, run.a, work, past, fs, ks)
+            if code == NEEDS_L:                                  # Melanz et al. 2015 line 6, fallback
+                fs[7] = 1.0 / lipschitz_start(run.problem, math.nan)
+                continue
+            run.k = int(ks[0])
+            run.converged = code == CONVERGED
+            if rec.keep:
+                run._record(x, work[_U * n:(_U + 1) * n], fs[1], fs[2], rec.elapsed())
+            if run.converged:
                 break
-            if inner:
-                r = run.linear_term
-            past.append((x, quad) if inner else quad + r @ x)
-            # alternate BB1 = s^T s / s^T y and BB2 = s^T y / y^T y (s = alpha d, y = N s: alpha cancels)
-            step = (float(d @ d) / dNd if run.k % 2 else dNd / float(Nd @ Nd)) if dNd > 0 else sigma_max
-            sigma = min(max(step, sigma_min), sigma_max)
-        run.info["backtracks"] += backtracks
+            run.stopped = rec.capped(run.k)
+            if run.stopped is not None:
+                break
+            ks[6] = ks[0] + chunk
+        if fs[3]:
+            rec.best_x, rec.best_err = work[_BEST * n:(_BEST + 1) * n].copy(), float(fs[0])
+        run.info["backtracks"] += int(ks[1])
+
+
+#: what _iterations returns (as workbench.solvers.apgd)
+CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L = 0, 1, 2, 3
+#: rows of the work array (then the intermediate vector of the operator)
+_NX, _R, _D, _ND, _U, _SCRATCH, _BEST, _ROWS = 0, 1, 2, 3, 4, 5, 6, 7
+
+
+@njit(cache=True)
+def _reference(past, count, r, inner):
+    """max_j f(nu_j) over the ``count`` stored values; in inner runs re-evaluated with the current
+    linear term r from nu_j and 1/2 nu_j^T N nu_j (module docstring)."""
+    n = r.shape[0]
+    best = -np.inf
+    for j in range(count):
+        if inner:
+            f = past[j, n]
+            for k in range(n):
+                f += r[k] * past[j, k]
+        else:
+            f = past[j, n]
+        best = max(best, f)
+    return best
+
+
+@njit(cache=True)
+def _dot(x, y):
+    acc = 0.0
+    for k in range(x.shape[0]):
+        acc += x[k] * y[k]
+    return acc
+
+
+@njit(cache=True)
+def _iterations(op, mu, x, r0, a, work, past, fs, ks):
+    """The module docstring's iteration until the stopping measure (:func:`measure_and_keep`) holds,
+    max_iter iterations are done (-1: no cap) or the count reaches k_stop; one compiled call, x
+    updated in place. ``past`` is the ring buffer of the non-monotone reference values (ks[7] of
+    them stored). fs = [best measure, measure, scale, copied, measure step, ||r||, target, sigma,
+    sigma_min, sigma_max], ks = [k, backtracks, started, d, inner, max_iter, k_stop, stored] (fs[0:4],
+    fs[7:10], ks[0:3] and ks[7] read and updated). The first call sets sigma_0 = 1 / L_0 from line 6
+    of Melanz et al. 2015, or returns NEEDS_L when that gives no positive finite L_0: the caller then
+    sets fs[7] = 1 / L_0 and calls again."""
+    n = x.shape[0]
+    rows, tmp = work[:_ROWS * n].reshape((_ROWS, n)), work[_ROWS * n:]
+    Nx, r, dv, Nd, u, scratch, best_x = rows[_NX], rows[_R], rows[_D], rows[_ND], rows[_U], rows[_SCRATCH], rows[_BEST]
+    d, inner, max_iter, k_stop, memory = ks[3], ks[4] != 0, ks[5], ks[6], past.shape[0]
+    m = mu.shape[0] * d
+    if ks[2] == 0:
+        ks[2] = 1
+        apply_operator(op, tmp, x, Nx)
+        for k in range(n):
+            r[k] = r0[k] + a[k]
+            scratch[k] = x[k]
+        ratio = lipschitz_ratio(op, tmp, scratch, Nd)
+        if not (ratio > 0 and ratio < np.inf):
+            return NEEDS_L
+        fs[7] = 1.0 / ratio
+    if ks[7] == 0:                                           # sigma bounds and the first reference value
+        fs[8], fs[9] = 1e-10 * fs[7], 1e10 * fs[7]
+        quad = 0.5 * _dot(x, Nx)
+        past[0, :n] = x
+        past[0, n] = quad if inner else quad + _dot(r, x)
+        ks[7] = 1
+    sigma, sigma_min, sigma_max = fs[7], fs[8], fs[9]
+    while True:
+        for k in range(n):                                   # d = P(x - sigma g) - x, g = N x + r
+            dv[k] = x[k] - sigma * (Nx[k] + r[k])
+        _project_rows(dv[:m], mu, d, dv[:m])
+        gd = 0.0
+        for k in range(n):
+            dv[k] -= x[k]
+            gd += (Nx[k] + r[k]) * dv[k]
+        apply_operator(op, tmp, dv, Nd)
+        dNd = _dot(dv, Nd)
+        fx = 0.5 * _dot(x, Nx) + _dot(r, x)
+        f_ref = _reference(past, min(ks[7], memory), r, inner)
+        alpha = 1.0
+        while fx + alpha * gd + 0.5 * alpha * alpha * dNd > f_ref + GAMMA * alpha * gd:
+            alpha_q = -gd / dNd if dNd > 0 else 0.0
+            alpha = alpha_q if SIGMA_1 * alpha <= alpha_q <= SIGMA_2 * alpha else 0.5 * alpha
+            ks[1] += 1
+        for k in range(n):
+            x[k] += alpha * dv[k]
+        if ks[0] % _REFRESH == _REFRESH - 1:                 # N x afresh: no accumulated rounding
+            apply_operator(op, tmp, x, Nx)
+        else:
+            for k in range(n):
+                Nx[k] += alpha * Nd[k]
+        for k in range(n):
+            u[k] = Nx[k] + r0[k]
+        ks[0] += 1
+        if measure_and_keep(x, u, a, mu, d, inner, fs[4], fs[5], fs[6], scratch, best_x, fs[0:4]):
+            return CONVERGED
+        if max_iter >= 0 and ks[0] >= max_iter:
+            return MAX_ITER
+        if inner:
+            for k in range(n):
+                r[k] = r0[k] + a[k]
+        quad = 0.5 * _dot(x, Nx)
+        slot = ks[7] % memory
+        past[slot, :n] = x
+        past[slot, n] = quad if inner else quad + _dot(r, x)
+        ks[7] += 1
+        # alternate BB1 = s^T s / s^T y and BB2 = s^T y / y^T y (s = alpha d, y = N s: alpha cancels)
+        if dNd > 0:
+            step = _dot(dv, dv) / dNd if ks[0] % 2 else dNd / _dot(Nd, Nd)
+        else:
+            step = sigma_max
+        sigma = min(max(step, sigma_min), sigma_max)
+        fs[7] = sigma
+        if ks[0] >= k_stop:
+            return CHUNK_DONE

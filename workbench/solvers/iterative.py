@@ -79,7 +79,7 @@ from workbench.problem import csr_matvec
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
-__all__ = ["IterativeSolver", "Run", "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS"]
+__all__ = ["IterativeSolver", "Run", "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS"]
 
 DEFAULT_MAX_ITER = 10_000
 ANTI_RELAXATION_MODES = ("inner", "outer")
@@ -351,6 +351,32 @@ def measure_and_keep(x, u, a, mu, d, inner, step, norm_r0, target, scratch, best
         kept[3] = 1.0
     kept[1], kept[2] = err, scale
     return converged
+
+
+@njit(cache=True)
+def lipschitz_ratio(op, tmp, x0, N_diff):
+    """||N (x0 - 1)|| / ||x0 - 1||, Melanz et al. 2015 algorithm line 6 for compiled loops (NaN when x0 = 1):
+    x0 is overwritten with x0 - 1 and N_diff with its product; the caller falls back to
+    :func:`workbench.metrics.lipschitz_start` when the ratio is not positive and finite."""
+    for k in range(x0.shape[0]):
+        x0[k] -= 1.0
+    apply_operator(op, tmp, x0, N_diff)
+    den = _norm(x0)
+    return _norm(N_diff) / den if den > 0 else math.nan
+
+
+@njit(cache=True)
+def _norm(x):
+    """||x||_2, scaled by max |x_k| so that it neither overflows nor underflows."""
+    top = 0.0
+    for k in range(x.shape[0]):
+        top = max(top, abs(x[k]))
+    if not top > 0 or top == np.inf:
+        return top
+    acc = 0.0
+    for k in range(x.shape[0]):
+        acc += (x[k] / top) ** 2
+    return top * math.sqrt(acc)
 
 
 def intermediate_length(op: tuple) -> int:

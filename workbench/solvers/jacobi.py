@@ -1,4 +1,4 @@
-"""Projected Jacobi with per-contact scaling (vectorised numpy), after Anitescu and Tasora's fixed-point
+"""Projected Jacobi with per-contact scaling (a compiled loop), after Anitescu and Tasora's fixed-point
 CCP iteration (Melanz et al. 2015 refs. [10, 11]).
 
     nu <- P_K( nu - omega E (N nu + r + a) ),   E = diag(eta_i I_d),  eta_i = d / trace(S_i)
@@ -29,20 +29,24 @@ does not apply and the default is 1 / lambda_max of the symmetric part. options.
 overrides either.
 
 Anti-relaxed runs update the shift a after each iteration (inner) or per outer loop
-(workbench.solvers.iterative). options.params: omega (None: the estimate above), anti_relaxation,
+(workbench.solvers.iterative). The iteration and its stopping measure run in one compiled loop
+(:func:`_iterations`); Python touches it once per solve. options.params: omega (None: the estimate above), anti_relaxation,
 outer_patience.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from workbench.errors import InputError
 from workbench.metrics import unknown_diagonal
 from workbench.params import Param
-from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
+from workbench.cones import _project_rows
+from workbench.solvers.iterative import (ITERATIVE_PARAMS, IterativeSolver, Run, apply_operator, intermediate_length,
+                                         measure_and_keep)
 
 __all__ = ["JacobiSolver", "scaled_spectrum_bounds"]
 
@@ -57,6 +61,10 @@ def scaled_spectrum_bounds(run: Run, eta: np.ndarray, W: sp.spmatrix | None = No
     clipped at 0); otherwise lambda_max by Lanczos and lambda_min taken as 0, the value of the
     singular N of any problem with more contact unknowns than degrees of freedom (granular packings)."""
     root = np.sqrt(eta)
+    if run.n <= _DENSE_UP_TO:      # N (formed once per problem, sparse) or W, densely
+        A = (run.problem.N if W is None else W).toarray()
+        ev = np.linalg.eigvalsh(root[:, None] * (0.5 * (A + A.T)) * root[None, :])
+        return max(float(ev[0]), 0.0), float(ev[-1])
     if W is None:
         def apply(x):
             return root * run.apply_N(root * x)
@@ -66,10 +74,6 @@ def scaled_spectrum_bounds(run: Run, eta: np.ndarray, W: sp.spmatrix | None = No
         def apply(x):
             y = root * x
             return root * (0.5 * (W @ y + Wt @ y))
-    if run.n <= _DENSE_UP_TO:
-        A = np.column_stack([apply(e) for e in np.eye(run.n)])
-        ev = np.linalg.eigvalsh(0.5 * (A + A.T))
-        return max(float(ev[0]), 0.0), float(ev[-1])
     op = spla.LinearOperator((run.n, run.n), matvec=apply, dtype=float)
     v0 = np.random.default_rng(0).standard_normal(run.n)       # a fixed start: reproducible runs
     return 0.0, float(spla.eigsh(op, k=1, which="LA", tol=1e-6, v0=v0, return_eigenvectors=False)[0])
@@ -77,7 +81,7 @@ def scaled_spectrum_bounds(run: Run, eta: np.ndarray, W: sp.spmatrix | None = No
 
 class JacobiSolver(IterativeSolver):
     name = "jacobi"
-    summary = "projected Jacobi with per-contact diagonal scaling (vectorised)"
+    summary = "projected Jacobi with per-contact diagonal scaling (compiled loop)"
     params = ITERATIVE_PARAMS + (
         Param("omega", float, None, "step (None: 0.95 x 2 / (lambda_max + lambda_min), module docstring)"),)
 
@@ -97,10 +101,62 @@ class JacobiSolver(IterativeSolver):
         run.info["omega"] = float(omega)
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
-        x = x0
-        u = run.apply_N(x) + run.r0
+        """The iterations in :func:`_iterations`: one compiled call (one per history row, or per chunk
+        of a few milliseconds of work when a time limit is to be checked)."""
+        rec, op, n = run.rec, run.compiled_N, run.n
+        x = np.array(x0, dtype=float)
+        work = np.empty(3 * n + intermediate_length(op))
+        chunk = 1 if rec.keep else max(1, 4_000_000 // (op[2].size + op[5].size + 10 * n))
+        fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target])
+        ks = np.array([run.k, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
+                       run.k + chunk], dtype=np.int64)
         while True:
-            x = run.project(x - self._step * (u + run.a))
-            u = run.apply_N(x) + run.r0
-            if run.tick(x, u):
+            code = _iterations(op, run.mu, x, run.r0, run.a, self._step, work, fs, ks)
+            run.k = int(ks[0])
+            run.converged = code == CONVERGED
+            if rec.keep:
+                run._record(x, work[:n], fs[1], fs[2], rec.elapsed())
+            if run.converged:
                 break
+            run.stopped = rec.capped(run.k)
+            if run.stopped is not None:
+                break
+            ks[5] = ks[0] + chunk
+        if fs[3]:
+            rec.best_x, rec.best_err = work[2 * n:3 * n].copy(), float(fs[0])
+
+
+#: what _iterations returns (as workbench.solvers.apgd)
+CONVERGED, MAX_ITER, CHUNK_DONE = 0, 1, 2
+
+
+@njit(cache=True)
+def _iterations(op, mu, x, r0, a, step, work, fs, ks):
+    """x <- P(x - step (u + a)), u = N x + r_0 and the stopping measure (:func:`measure_and_keep`) until
+    it holds, max_iter iterations are done (-1: no cap) or the count reaches k_stop; one compiled call,
+    x updated in place. ``work`` = [u, natural map, best iterate, intermediate of the operator];
+    fs = [best measure, measure, scale, copied, measure step, ||r||, target], ks = [k, started, d,
+    inner, max_iter, k_stop] (the first two read and updated)."""
+    n = x.shape[0]
+    u, scratch, best_x, tmp = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:]
+    d, inner, max_iter, k_stop = ks[2], ks[3] != 0, ks[4], ks[5]
+    m = mu.shape[0] * d
+    if ks[1] == 0:
+        apply_operator(op, tmp, x, u)
+        for k in range(n):
+            u[k] += r0[k]
+        ks[1] = 1
+    while True:
+        for k in range(n):
+            x[k] -= step[k] * (u[k] + a[k])
+        _project_rows(x[:m], mu, d, x[:m])            # the joints (after the contacts) are free
+        apply_operator(op, tmp, x, u)
+        for k in range(n):
+            u[k] += r0[k]
+        ks[0] += 1
+        if measure_and_keep(x, u, a, mu, d, inner, fs[4], fs[5], fs[6], scratch, best_x, fs[0:4]):
+            return CONVERGED
+        if max_iter >= 0 and ks[0] >= max_iter:
+            return MAX_ITER
+        if ks[0] >= k_stop:
+            return CHUNK_DONE

@@ -41,6 +41,7 @@ from typing import Iterator
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from numba import njit
 
 from workbench.metrics import unknown_diagonal
 from workbench.params import Param
@@ -65,45 +66,57 @@ def contact_steps(problem) -> np.ndarray:
 
 def alart_curnier(problem, nu: np.ndarray, u: np.ndarray, rho: np.ndarray, jacobian: bool = True):
     """Phi(nu) of the module docstring and, if ``jacobian``, the block-diagonal A, B with
-    dPhi = A dnu + B du, as (n_c, d, d) stacks for the contacts (joints: A = 0, B = rho_j)."""
-    d, m = problem.d, problem.n_contact_unknowns
-    g = problem.contacts(nu)
-    w = problem.contacts(u)
-    rc = rho[:m:d]
-    mu = problem.mu
-    xi = g[:, 0] - rc * w[:, 0]
-    act = xi > 0
-    R = mu * np.maximum(xi, 0.0)
-    z = g[:, 1:] - rc[:, None] * w[:, 1:]
-    nz = np.sqrt(np.einsum("ij,ij->i", z, z))
-    stick = (nz <= R) & (R > 0)  # R = 0 (open or frictionless): Phi_t = gamma_t
-    safe = np.where(nz > 0, nz, 1.0)
-    zh = z / safe[:, None]
-    proj = np.where(stick[:, None], z, R[:, None] * zh)
-    phi = np.empty_like(nu)
-    pc = phi[:m].reshape(-1, d)
-    pc[:, 0] = g[:, 0] - np.maximum(xi, 0.0)
-    pc[:, 1:] = g[:, 1:] - proj
-    phi[m:] = rho[m:] * u[m:]
-    if not jacobian:
-        return phi
-    n_c = problem.n_contacts
-    eye_t = np.eye(d - 1)
-    A = np.zeros((n_c, d, d))
-    B = np.zeros((n_c, d, d))
-    A[:, 0, 0] = np.where(act, 0.0, 1.0)
-    B[:, 0, 0] = np.where(act, rc, 0.0)
-    # sliding (or R = 0): Phi_t = g_t - R z_hat
-    ratio = np.where(stick, 0.0, R / safe)
-    tang = eye_t[None] - zh[:, :, None] * zh[:, None, :]
-    slide_A = eye_t[None] - ratio[:, None, None] * tang
-    slide_B = (rc * ratio)[:, None, None] * tang
-    A[:, 1:, 1:] = np.where(stick[:, None, None], 0.0, slide_A)
-    B[:, 1:, 1:] = np.where(stick[:, None, None], rc[:, None, None] * eye_t[None], slide_B)
-    dR = np.where(act & ~stick, mu, 0.0)  # dR = mu (dg_n - rho du_n) where xi > 0
-    A[:, 1:, 0] = -dR[:, None] * zh
-    B[:, 1:, 0] = (dR * rc)[:, None] * zh
-    return phi, A, B
+    dPhi = A dnu + B du, as (n_c, d, d) stacks for the contacts (joints: A = 0, B = rho_j); one compiled
+    pass over the contacts (:func:`_alart_curnier`)."""
+    n_c, d = problem.n_contacts, problem.d
+    phi = np.empty(nu.shape[0])
+    A = np.zeros((n_c if jacobian else 0, d, d))
+    B = np.zeros_like(A)
+    _alart_curnier(np.ascontiguousarray(nu, dtype=float), np.ascontiguousarray(u, dtype=float), rho, problem.mu,
+                   d, phi, A, B, jacobian)
+    return (phi, A, B) if jacobian else phi
+
+
+@njit(cache=True)
+def _alart_curnier(nu, u, rho, mu, d, phi, A, B, jacobian):
+    """:func:`alart_curnier` contact by contact (A, B zero on entry)."""
+    n_c = mu.shape[0]
+    z = np.empty(d)
+    for i in range(n_c):
+        o = d * i
+        rc = rho[o]
+        xi = nu[o] - rc * u[o]
+        act = xi > 0
+        R = mu[i] * max(xi, 0.0)
+        nz = 0.0
+        for j in range(1, d):
+            z[j] = nu[o + j] - rc * u[o + j]
+            nz += z[j] * z[j]
+        nz = np.sqrt(nz)
+        stick = nz <= R and R > 0               # R = 0 (open or frictionless): Phi_t = gamma_t
+        safe = nz if nz > 0 else 1.0
+        phi[o] = nu[o] - max(xi, 0.0)
+        for j in range(1, d):
+            phi[o + j] = nu[o + j] - (z[j] if stick else R * z[j] / safe)
+        if not jacobian:
+            continue
+        A[i, 0, 0] = 0.0 if act else 1.0
+        B[i, 0, 0] = rc if act else 0.0
+        ratio = 0.0 if stick else R / safe     # sliding (or R = 0): Phi_t = g_t - R z_hat
+        dR = mu[i] if act and not stick else 0.0   # dR = mu (dg_n - rho du_n) where xi > 0
+        for j in range(1, d):
+            for l in range(1, d):
+                eye = 1.0 if j == l else 0.0
+                if stick:
+                    B[i, j, l] = rc * eye
+                else:
+                    tang = eye - z[j] * z[l] / (safe * safe)
+                    A[i, j, l] = eye - ratio * tang
+                    B[i, j, l] = rc * ratio * tang
+            A[i, j, 0] = -dR * z[j] / safe
+            B[i, j, 0] = dR * rc * z[j] / safe
+    for k in range(d * n_c, nu.shape[0]):
+        phi[k] = rho[k] * u[k]
 
 
 def block_diagonal(blocks: np.ndarray, tail: np.ndarray) -> sp.csr_matrix:
@@ -135,7 +148,7 @@ def newton_matrix(A: np.ndarray, B: np.ndarray, rho_joints: np.ndarray, N, N_den
 
 class NewtonSolver(NCPMethod):
     name = "newton"
-    summary = "nonsmooth Newton on Alart-Curnier with Armijo line search (sparse LU)"
+    summary = "nonsmooth Newton on Alart-Curnier with Armijo line search (compiled Alart-Curnier pass; dense or sparse LU)"
     params = (Param("eps_rel", float, 1e-2, "relative Levenberg-Marquardt shift eps_k = eps_rel ||Phi|| / ||nu||"),)
     default_max_iter = 200
     extras = ("merit",)

@@ -272,6 +272,16 @@ def test_bb_non_monotone_line_search_fires_and_bounds_the_objective(shared_data)
     assert np.diff(mono.history["objective"].to_numpy()).max() <= 1e-12 * scale
 
 
+def test_bb_line_search_ends_when_rounding_leaves_no_descent(shared_data):
+    """On the 2D granular flow (230 contacts, anti-relaxed) BB's line search once never ended: f(x) was
+    evaluated by a different sum than its stored copy among the reference values, came out one
+    rounding above all of them, and no step length could pass the test. With one evaluation of f for
+    both, BB reaches the Siconos error 1e-8 (about 1,400 iterations), well inside its cap."""
+    problem = load_problem(shared_data / "siconos/gfc2d_granularflowonwall_00230_00206.dat")
+    res = solve(problem, "anti-relaxed", "bb", SolveOptions(tol=1e-8, max_iter=5_000, keep_history=False))
+    assert res.status == "solved" and res.metrics["siconos_error"] <= 1e-8 and res.iterations < 5_000
+
+
 def test_admm_residual_balancing_recovers_from_a_bad_rho():
     problem = random_problem(n_contacts=20, n_bodies=8, seed=0)
     ref = solve(problem, "dual", "clarabel", SolveOptions(tol=1e-9))

@@ -80,7 +80,7 @@ class BBSolver(IterativeSolver):
         work = np.empty(_ROWS * n + intermediate_length(op))
         past = np.empty((memory, n + 1))       # nu_j and 1/2 nu_j^T N nu_j (inner runs), f(nu_j) in column n
         chunk = 1 if rec.keep else max(1, 4_000_000 // (op[2].size + op[5].size + 12 * n))
-        fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target, 0.0, 0.0, 0.0])
+        fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target, 0.0, 0.0, 0.0, 0.0])
         ks = np.array([run.k, 0, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
                        run.k + chunk, 0], dtype=np.int64)
         while True:
@@ -110,19 +110,21 @@ _NX, _R, _D, _ND, _U, _SCRATCH, _BEST, _ROWS = 0, 1, 2, 3, 4, 5, 6, 7
 
 
 @njit(cache=True)
+def _value(quad, r, x):
+    """f(x) = 1/2 x^T N x + r^T x from quad = 1/2 x^T N x: the one evaluation of f, so that the current
+    point and its stored copy give the same number to the last bit (else rounding could put f(x)
+    above every reference value and the line search would never end)."""
+    return quad + _dot(r, x)
+
+
+@njit(cache=True)
 def _reference(past, count, r, inner):
     """max_j f(nu_j) over the ``count`` stored values; in inner runs re-evaluated with the current
     linear term r from nu_j and 1/2 nu_j^T N nu_j (module docstring)."""
     n = r.shape[0]
     best = -np.inf
     for j in range(count):
-        if inner:
-            f = past[j, n]
-            for k in range(n):
-                f += r[k] * past[j, k]
-        else:
-            f = past[j, n]
-        best = max(best, f)
+        best = max(best, _value(past[j, n], r, past[j, :n]) if inner else past[j, n])
     return best
 
 
@@ -140,8 +142,8 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
     max_iter iterations are done (-1: no cap) or the count reaches k_stop; one compiled call, x
     updated in place. ``past`` is the ring buffer of the non-monotone reference values (ks[7] of
     them stored). fs = [best measure, measure, scale, copied, measure step, ||r||, target, sigma,
-    sigma_min, sigma_max], ks = [k, backtracks, started, d, inner, max_iter, k_stop, stored] (fs[0:4],
-    fs[7:10], ks[0:3] and ks[7] read and updated). The first call sets sigma_0 = 1 / L_0 from line 6
+    sigma_min, sigma_max, 1/2 x^T N x], ks = [k, backtracks, started, d, inner, max_iter, k_stop,
+    stored] (fs[0:4], fs[7:11], ks[0:3] and ks[7] read and updated). The first call sets sigma_0 = 1 / L_0 from line 6
     of Melanz et al. 2015, or returns NEEDS_L when that gives no positive finite L_0: the caller then
     sets fs[7] = 1 / L_0 and calls again."""
     n = x.shape[0]
@@ -161,9 +163,9 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
         fs[7] = 1.0 / ratio
     if ks[7] == 0:                                           # sigma bounds and the first reference value
         fs[8], fs[9] = 1e-10 * fs[7], 1e10 * fs[7]
-        quad = 0.5 * _dot(x, Nx)
+        fs[10] = 0.5 * _dot(x, Nx)
         past[0, :n] = x
-        past[0, n] = quad if inner else quad + _dot(r, x)
+        past[0, n] = fs[10] if inner else _value(fs[10], r, x)
         ks[7] = 1
     sigma, sigma_min, sigma_max = fs[7], fs[8], fs[9]
     while True:
@@ -176,10 +178,10 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
             gd += (Nx[k] + r[k]) * dv[k]
         apply_operator(op, tmp, dv, Nd)
         dNd = _dot(dv, Nd)
-        fx = 0.5 * _dot(x, Nx) + _dot(r, x)
+        fx = _value(fs[10], r, x)
         f_ref = _reference(past, min(ks[7], memory), r, inner)
         alpha = 1.0
-        while fx + alpha * gd + 0.5 * alpha * alpha * dNd > f_ref + GAMMA * alpha * gd:
+        while fx + alpha * gd + 0.5 * alpha * alpha * dNd > f_ref + GAMMA * alpha * gd and alpha > 0:
             alpha_q = -gd / dNd if dNd > 0 else 0.0
             alpha = alpha_q if SIGMA_1 * alpha <= alpha_q <= SIGMA_2 * alpha else 0.5 * alpha
             ks[1] += 1
@@ -200,10 +202,10 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
         if inner:
             for k in range(n):
                 r[k] = r0[k] + a[k]
-        quad = 0.5 * _dot(x, Nx)
+        fs[10] = 0.5 * _dot(x, Nx)
         slot = ks[7] % memory
         past[slot, :n] = x
-        past[slot, n] = quad if inner else quad + _dot(r, x)
+        past[slot, n] = fs[10] if inner else _value(fs[10], r, x)
         ks[7] += 1
         # alternate BB1 = s^T s / s^T y and BB2 = s^T y / y^T y (s = alpha d, y = N s: alpha cancels)
         if dNd > 0:

@@ -30,10 +30,12 @@ Four sections and a summary:
 
 What each figure includes:
 
-* ours [s]: ``SolveResult.solve_seconds``, the solver's own solve: everything inside
-  ``Solver.solve`` (the run's set-up, its factorisations or scalings, the iterations, the stopping
-  measure, the best iterate); not the formulation build, the parameter checks or the workbench's
-  metrics afterwards (those are the "call" column and the overhead table). Compilation is excluded:
+* ours [s]: ``SolveResult.solve_seconds``, the solver's own solve: inside ``Solver.solve``, from the
+  run's set-up (allocations, factorisations or scalings) through the iterations and the stopping
+  measure to the choice of the best iterate, where the clock stops (Recorder.stop_clock); not the
+  wrapping of that point into a result (with v on global problems), the formulation build, the
+  parameter checks or the workbench's metrics afterwards (those are the "call" column and the
+  overhead table). Compilation is excluded:
   every method first solves every selected problem once with a few iterations, untimed.
 * Siconos [s]: fc3d_driver's own wall time, measured inside the Siconos subprocess (not its start-up,
   the import of siconos, or the transfer of the problem).

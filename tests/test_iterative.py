@@ -410,7 +410,7 @@ def relaxed_cases():
             yield pytest.param(name, solver, *cap.values, marks=cap.marks, id=f"{name}-{solver}")
 
 
-@pytest.mark.parametrize("name, solver, cap", relaxed_cases())
+@pytest.mark.parametrize("name, solver, cap", list(relaxed_cases()))
 def test_relaxed_solvers_agree_with_clarabel_on_shared_problems(clarabel_objective, name, solver, cap):
     """The relaxed optimum to 1e-6 relative in the objective, for every solver on every shared problem.
     tol 1e-11: PerioBox has ||gamma|| ~ 4e5 against ||q|| ~ 0.8, so a relaxed error of 1e-9 leaves 1e-6 in

@@ -61,9 +61,8 @@ import numpy as np
 from numba import njit
 
 from workbench.cones import project_contact_at
-from workbench.metrics import lipschitz_start
-from workbench.solvers.iterative import (IterativeSolver, Run, apply_operator, intermediate_length, lipschitz_ratio,
-                                         measure_and_keep)
+from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, MAX_ITER, NEEDS_L, IterativeSolver, Run, apply_operator,
+                                         intermediate_length, lipschitz_ratio, measure_and_keep)
 
 __all__ = ["APGDSolver"]
 
@@ -113,9 +112,6 @@ def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
         u[k] = N_new[k] + r0[k]
 
 
-#: what _iterations returns: the run met its target, reached max_iter, did the iterations asked, or
-#: needs a start for L (lines 6-7 gave no positive finite ratio: the caller sets fs[0] and calls again)
-CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L = 0, 1, 2, 3
 #: rows of the work array: gamma and new (swapped), their products with N (swapped), y, N y, u,
 #: the best iterate, the linear term r, the natural map of the stopping measure
 _GAMMA, _N_GAMMA, _Y, _N_Y, _U, _BEST, _R, _SCRATCH, _ROWS = 0, 2, 4, 5, 6, 7, 8, 9, 10
@@ -220,28 +216,20 @@ class APGDSolver(IterativeSolver):
         Python allocates the work arrays and reads the state between calls only."""
         rec, op, n = run.rec, run.compiled_N, run.n
         work = np.empty(_ROWS * n + intermediate_length(op))       # one allocation: see _iterations
-        chunk = 1 if rec.keep else max(1, 4_000_000 // (op[2].size + op[5].size + 10 * n))
+        chunk = run.chunk(op[2].size + op[5].size + 10 * n)
         fs = np.array([0.0, 1.0, rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target])
         ks = np.array([run.k, 0, 0, 0, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
                        run.k + chunk], dtype=np.int64)
-        while True:
-            code = _iterations(op, run.mu, x0, run.r0, run.a, work, fs, ks)
-            if code == NEEDS_L:                                                          # (6-7)
-                fs[0] = lipschitz_start(run.problem, math.nan)
-                continue
-            run.k = int(ks[0])
-            run.converged = code == CONVERGED
-            if rec.keep:
-                rows = work[:_ROWS * n].reshape(_ROWS, n)
-                run._record(rows[ks[3] % 2], rows[_U], fs[3], fs[4], rec.elapsed())
-            if run.converged:
-                break
-            run.stopped = rec.capped(run.k)
-            if run.stopped is not None:
-                break
-            ks[8] = ks[0] + chunk
-        if fs[5]:
-            rec.best_x, rec.best_err = work[_BEST * n:(_BEST + 1) * n].copy(), float(fs[2])
+
+        def current():
+            rows = work[:_ROWS * n].reshape(_ROWS, n)
+            return rows[ks[3] % 2], rows[_U]
+
+        def start(L):                                                                    # (6-7)
+            fs[0] = L
+
+        run.drive(lambda: _iterations(op, run.mu, x0, run.r0, run.a, work, fs, ks), ks, 8, chunk, fs[2:6],
+                  work[_BEST * n:(_BEST + 1) * n], current, start)
         run.info["backtracks"] = run.info.get("backtracks", 0) + int(ks[1])
         run.info["restarts"] = run.info.get("restarts", 0) + int(ks[2])
         run.info["lipschitz"] = float(fs[0])

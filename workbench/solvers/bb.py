@@ -42,17 +42,14 @@ options.params: memory (M, default 10), anti_relaxation, outer_patience.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
 from workbench.cones import _project_rows
 from workbench.errors import InputError
-from workbench.metrics import lipschitz_start
 from workbench.params import Param
-from workbench.solvers.iterative import (ITERATIVE_PARAMS, IterativeSolver, Run, apply_operator, intermediate_length,
-                                         lipschitz_ratio, measure_and_keep)
+from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, MAX_ITER, NEEDS_L, IterativeSolver, Run,
+                                         apply_operator, intermediate_length, lipschitz_ratio, measure_and_keep)
 
 __all__ = ["BBSolver"]
 
@@ -79,32 +76,19 @@ class BBSolver(IterativeSolver):
         x = np.array(x0, dtype=float)
         work = np.empty(_ROWS * n + intermediate_length(op))
         past = np.empty((memory, n + 1))       # nu_j and 1/2 nu_j^T N nu_j (inner runs), f(nu_j) in column n
-        chunk = 1 if rec.keep else max(1, 4_000_000 // (op[2].size + op[5].size + 12 * n))
+        chunk = run.chunk(op[2].size + op[5].size + 12 * n)
         fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target, 0.0, 0.0, 0.0, 0.0])
         ks = np.array([run.k, 0, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
                        run.k + chunk, 0], dtype=np.int64)
-        while True:
-            code = _iterations(op, run.mu, x, run.r0, run.a, work, past, fs, ks)
-            if code == NEEDS_L:                                  # Melanz et al. 2015 line 6, fallback
-                fs[7] = 1.0 / lipschitz_start(run.problem, math.nan)
-                continue
-            run.k = int(ks[0])
-            run.converged = code == CONVERGED
-            if rec.keep:
-                run._record(x, work[_U * n:(_U + 1) * n], fs[1], fs[2], rec.elapsed())
-            if run.converged:
-                break
-            run.stopped = rec.capped(run.k)
-            if run.stopped is not None:
-                break
-            ks[6] = ks[0] + chunk
-        if fs[3]:
-            rec.best_x, rec.best_err = work[_BEST * n:(_BEST + 1) * n].copy(), float(fs[0])
+
+        def start(L):                                        # Melanz et al. 2015 line 6, fallback
+            fs[7] = 1.0 / L
+
+        run.drive(lambda: _iterations(op, run.mu, x, run.r0, run.a, work, past, fs, ks), ks, 6, chunk, fs[0:4],
+                  work[_BEST * n:(_BEST + 1) * n], lambda: (x, work[_U * n:(_U + 1) * n]), start)
         run.info["backtracks"] += int(ks[1])
 
 
-#: what _iterations returns (as workbench.solvers.apgd)
-CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L = 0, 1, 2, 3
 #: rows of the work array (then the intermediate vector of the operator)
 _NX, _R, _D, _ND, _U, _SCRATCH, _BEST, _ROWS = 0, 1, 2, 3, 4, 5, 6, 7
 

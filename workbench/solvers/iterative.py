@@ -79,7 +79,7 @@ from workbench.problem import csr_matvec
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
-__all__ = ["IterativeSolver", "Run", "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS"]
+__all__ = ["IterativeSolver", "Run", "CONVERGED", "MAX_ITER", "CHUNK_DONE", "NEEDS_L", "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS"]
 
 DEFAULT_MAX_ITER = 10_000
 ANTI_RELAXATION_MODES = ("inner", "outer")
@@ -91,6 +91,13 @@ ITERATIVE_PARAMS = (
 )
 #: relative accuracy below which eq. 39 (g_d = 1e-6) is rounding noise (module docstring)
 CCP_RESOLUTION = 1e-9
+#: what a solver's compiled loop returns: its stopping test held, max_iter iterations are done, it did
+#: the iterations asked of this call, or it needs a start for L (Melanz et al. 2015 line 6 gave no
+#: positive finite ratio): :meth:`Run.drive` acts on each
+CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L = 0, 1, 2, 3
+#: about this many operations between two returns of a compiled loop without a history (a few
+#: milliseconds: the time limit is checked between calls)
+_CHUNK_WORK = 4_000_000
 
 
 class Run:
@@ -242,6 +249,39 @@ class Run:
             return True
         self.stopped = rec.capped(self.k, elapsed)
         return self.stopped is not None
+
+    def chunk(self, work_per_iteration: int) -> int:
+        """Iterations per call of a compiled loop: 1 when a history is kept (a row per iteration), else
+        as many as make about _CHUNK_WORK operations, ``work_per_iteration`` each."""
+        return 1 if self.rec.keep else max(1, _CHUNK_WORK // max(1, work_per_iteration))
+
+    def drive(self, call, ks: np.ndarray, stop_at: int, chunk: int, kept: np.ndarray, best_x: np.ndarray,
+              current, lipschitz=None) -> None:
+        """Run a solver's compiled loop to its end. ``call()`` makes one compiled call and returns its
+        code (CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L); ks[0] is the loop's iteration count and
+        ks[stop_at] the count at which a call returns, moved ``chunk`` further after each. On NEEDS_L,
+        ``lipschitz(L)`` stores the fallback start L (metrics.lipschitz_start) and the call is made
+        again. After each call: the history row of ``current()`` = (x, u) when histories are kept, the
+        stopping test, the caps. At the end the recorder gets a copy of ``best_x`` with its measure, as
+        :func:`measure_and_keep` left them in ``kept``."""
+        rec = self.rec
+        while True:
+            code = call()
+            if code == NEEDS_L:
+                lipschitz(metrics.lipschitz_start(self.problem, math.nan))
+                continue
+            self.k = int(ks[0])
+            self.converged = code == CONVERGED
+            if rec.keep:
+                self._record(*current(), kept[1], kept[2], rec.elapsed())
+            if self.converged:
+                break
+            self.stopped = rec.capped(self.k)
+            if self.stopped is not None:
+                break
+            ks[stop_at] = ks[0] + chunk
+        if kept[3]:
+            rec.best_x, rec.best_err = best_x.copy(), float(kept[0])
 
     def _record(self, x: np.ndarray, u: np.ndarray, err: float, scale: float, elapsed: float) -> None:
         """One history row (module docstring) from the stopping measure ``err`` and its scale s."""

@@ -45,8 +45,8 @@ from workbench.errors import InputError
 from workbench.metrics import unknown_diagonal
 from workbench.params import Param
 from workbench.cones import _project_rows
-from workbench.solvers.iterative import (ITERATIVE_PARAMS, IterativeSolver, Run, apply_operator, intermediate_length,
-                                         measure_and_keep)
+from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, MAX_ITER, IterativeSolver, Run,
+                                         apply_operator, intermediate_length, measure_and_keep)
 
 __all__ = ["JacobiSolver", "scaled_spectrum_bounds"]
 
@@ -106,28 +106,12 @@ class JacobiSolver(IterativeSolver):
         rec, op, n = run.rec, run.compiled_N, run.n
         x = np.array(x0, dtype=float)
         work = np.empty(3 * n + intermediate_length(op))
-        chunk = 1 if rec.keep else max(1, 4_000_000 // (op[2].size + op[5].size + 10 * n))
+        chunk = run.chunk(op[2].size + op[5].size + 10 * n)
         fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target])
         ks = np.array([run.k, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
                        run.k + chunk], dtype=np.int64)
-        while True:
-            code = _iterations(op, run.mu, x, run.r0, run.a, self._step, work, fs, ks)
-            run.k = int(ks[0])
-            run.converged = code == CONVERGED
-            if rec.keep:
-                run._record(x, work[:n], fs[1], fs[2], rec.elapsed())
-            if run.converged:
-                break
-            run.stopped = rec.capped(run.k)
-            if run.stopped is not None:
-                break
-            ks[5] = ks[0] + chunk
-        if fs[3]:
-            rec.best_x, rec.best_err = work[2 * n:3 * n].copy(), float(fs[0])
-
-
-#: what _iterations returns (as workbench.solvers.apgd)
-CONVERGED, MAX_ITER, CHUNK_DONE = 0, 1, 2
+        run.drive(lambda: _iterations(op, run.mu, x, run.r0, run.a, self._step, work, fs, ks), ks, 5, chunk, fs[0:4],
+                  work[2 * n:3 * n], lambda: (x, work[:n]))
 
 
 @njit(cache=True)

@@ -64,7 +64,8 @@ from workbench.cones import project_contact
 from workbench.errors import InputError
 from workbench.params import Param
 from workbench.problem import csr_matvec
-from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run, intermediate_length, measure_and_keep
+from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, MAX_ITER, IterativeSolver, Run,
+                                         intermediate_length, measure_and_keep)
 
 __all__ = ["PGSSolver", "local_factors", "solve_local"]
 
@@ -274,10 +275,6 @@ def _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_dia
     return failures
 
 
-#: what _iterations returns (as workbench.solvers.apgd)
-CONVERGED, MAX_ITER, CHUNK_DONE = 0, 1, 2
-
-
 @njit(cache=True)
 def _iterations(op, cols, velocity, x, r0, rlin, a, mu, S, G, lam, joint_diag, order, omega, work, fs, ks):
     """Sweeps, each followed by u = N x + r_0 and the stopping measure (:func:`stopping_measure`), until
@@ -474,27 +471,16 @@ class PGSSolver(IterativeSolver):
         anti = run.mode == "inner"
         op = run.compiled_N
         work = np.empty((4, max(n, intermediate_length(op))))
-        chunk = 1 if rec.keep or self._rng is not None else \
-            max(1, 4_000_000 // (op[2].size + op[5].size + 4 * self._cols[2].size + 30 * n))
+        chunk = 1 if self._rng is not None else run.chunk(op[2].size + op[5].size + 4 * self._cols[2].size + 30 * n)
         fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target])
         ks = np.array([run.k, 0, 0, run.d, run.n_c, anti, -1 if rec.max_iter is None else rec.max_iter,
                        run.k + chunk], dtype=np.int64)
         args = (op, self._cols, self._velocity, x, run.r0, run.r0 if anti else run.linear_term, run.a, run.mu,
                 self._S, self._G, self._lam, self._joints)
-        while True:
-            if self._rng is not None:
-                order = self._rng.permutation(n_items)
-            code = _iterations(*args, order, self._omega, work, fs, ks)
-            run.k = int(ks[0])
-            run.converged = code == CONVERGED
-            if rec.keep:
-                run._record(x, work[1, :n], fs[1], fs[2], rec.elapsed())
-            if run.converged:
-                break
-            run.stopped = rec.capped(run.k)
-            if run.stopped is not None:
-                break
-            ks[7] = ks[0] + chunk
-        if fs[3]:
-            rec.best_x, rec.best_err = work[3, :n].copy(), float(fs[0])
+
+        def call():
+            sweep_order = order if self._rng is None else self._rng.permutation(n_items)
+            return _iterations(*args, sweep_order, self._omega, work, fs, ks)
+
+        run.drive(call, ks, 7, chunk, fs[0:4], work[3, :n], lambda: (x, work[1, :n]))
         run.info["local_failures"] += int(ks[1])

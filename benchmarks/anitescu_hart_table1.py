@@ -29,7 +29,8 @@ import time
 from datetime import datetime, timezone
 
 from problems.lcp_scenes import cannonball
-from workbench.solvers import SolveOptions, StopCause, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions, StopCause
 
 #: Anitescu and Hart 2003 Table 1: mu -> (LCP0 CPU [s] or None for MAX ITER, LCP2 CPU [s], LCP2 residual error)
 PAPER = {0.1: (29.76, 34.42, 0.06), 0.2: (None, 36.28, 0.12), 0.4: (None, 24.03, 0.07),

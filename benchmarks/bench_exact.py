@@ -40,7 +40,8 @@ from problems.scenes import rolling_ball_2d
 from workbench.io import load_problem
 from workbench.problem import TimeStepProblem
 from workbench.shared_data import reference_files
-from workbench.solvers import SOLVERS, SolveOptions, SolveResult, solve
+from workbench.method import solve
+from workbench.solvers import SOLVERS, SolveOptions, SolveResult
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
 
 TOL = 1e-8

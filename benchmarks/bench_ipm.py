@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from workbench.solvers import SolveOptions, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions
 from workbench.sources import load
 
 TARGET = 1e-6

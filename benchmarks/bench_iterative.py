@@ -50,7 +50,8 @@ import numpy as np  # noqa: E402
 from workbench.cones import project_friction_cone  # noqa: E402
 from workbench.io import load_problem  # noqa: E402
 from workbench.shared_data import reference_files  # noqa: E402
-from workbench.solvers import SolveOptions, solve  # noqa: E402
+from workbench.method import solve  # noqa: E402
+from workbench.solvers import SolveOptions  # noqa: E402
 
 SOLVERS = ("apgd", "pgs", "jacobi", "bb", "admm")
 OBJECTIVE_GAP = 1e-6

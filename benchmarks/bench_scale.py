@@ -35,7 +35,8 @@ TIME_LIMIT = 60.0
 def measure(n_spheres: int, methods: list[str], tol: float, time_limit: float) -> list[dict]:
     """Rows for one size, in this process."""
     from problems.synthetic import sphere_packing
-    from workbench.solvers import SolveOptions, solve
+    from workbench.method import solve
+    from workbench.solvers import SolveOptions
     from workbench.study.worker import warm_up
     for method in methods:
         warm_up("dual", method)

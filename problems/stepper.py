@@ -10,8 +10,8 @@ envelope delta:
 
 The stepper detects the contacts (:func:`problems.contact.detect`), builds the workbench's
 :class:`~workbench.problem.TimeStepProblem` (M diagonal, D of Melanz et al. 2015 eq. 5, k = M v^l + h f,
-b = [Phi_i / h, 0, 0] per contact) and hands it to any formulation x solver through
-:func:`workbench.solvers.solve`: the relaxed formulations solve the CCP with the mu ||u_t|| tilting
+b = [Phi_i / h, 0, 0] per contact) and hands it to any formulation x solver, a
+:class:`workbench.method.Method` resolved and checked once for the whole simulation: the relaxed formulations solve the CCP with the mu ||u_t|| tilting
 term of Mazhar et al. 2014 eq. 2d, the exact ones (anti-relaxed, fixed point, ...) eqs. 8-9 as written. The
 new velocities are v^{l+1} = M^-1 (k + D gamma) (Mazhar et al. 2014 eq. 9) from the returned impulses.
 Impulses of contacts that persist (same body pair and feature) warm-start the next solve.
@@ -32,7 +32,8 @@ from problems.contact import Contacts, detect, jacobian
 from problems.rigid import World
 from workbench.errors import InputError, UnsupportedError
 from workbench.problem import TimeStepProblem
-from workbench.solvers import SolveOptions, solve
+from workbench.method import Method
+from workbench.solvers import SolveOptions
 
 __all__ = ["Simulation", "StepRecord", "SimulationError"]
 
@@ -58,18 +59,25 @@ class StepRecord:
 
 
 class Simulation:
-    """Time stepping of a :class:`~problems.rigid.World` with one formulation x solver.
+    """Time stepping of a :class:`~problems.rigid.World` with one formulation x solver: ``method``, a
+    :class:`~workbench.method.Method`, or a formulation's name with the solver's name in ``solver``
+    (then ``options.params`` are the method's parameters).
 
     ``options`` are the SolveOptions of every step (their warm_start is replaced by the previous
     step's impulses when ``warm_start``). ``name`` labels the step problems.
     """
 
-    def __init__(self, world: World, h: float, formulation: str, solver: str,
+    def __init__(self, world: World, h: float, method: Method | str, solver: str | None = None,
                  options: SolveOptions | None = None, *, warm_start: bool = True, name: str = "simulation"):
         if not (np.isfinite(h) and h > 0):
             raise InputError(f"step size must be positive, got {h}")
-        self.world, self.h, self.formulation, self.solver = world, float(h), formulation, solver
-        self.options = options or SolveOptions(keep_history=False)
+        options = options or SolveOptions(keep_history=False)
+        if not isinstance(method, Method):
+            method = Method(method, solver, options.params)
+        elif solver is not None:
+            raise TypeError("give a Method, or a formulation name and a solver name")
+        self.world, self.h, self.method = world, float(h), method
+        self.options = dataclasses.replace(options, params={})
         self.warm_start, self.name = warm_start, name
         self.t, self.step_index = 0.0, 0
         self._previous: tuple[np.ndarray, np.ndarray] | None = None  # sorted keys, impulses (n_c, d)
@@ -127,12 +135,12 @@ class Simulation:
             self._previous = None
         else:
             options = dataclasses.replace(self.options, warm_start=self._warm_start(contacts, problem.d))
-            res = solve(problem, self.formulation, self.solver, options)
+            res = self.method.solve(problem, options)
             if res.status == "unavailable":
-                raise UnsupportedError(f"solver {self.solver} is unavailable: {res.message}")
+                raise UnsupportedError(f"solver {self.method.solver_name} is unavailable: {res.message}")
             if res.nu is None:
-                raise SimulationError(f"t = {self.t:.6g} s ({contacts.n} contacts): {self.formulation} x "
-                                      f"{self.solver} returned no impulses (status {res.status}"
+                raise SimulationError(f"t = {self.t:.6g} s ({contacts.n} contacts): {self.method.label}"
+                                      f" returned no impulses (status {res.status}"
                                       f"{': ' + res.message if res.message else ''})")
             gamma = problem.contacts(res.nu)
             v.reshape(b.n, b.dof)[bodies] = problem.velocity(res.nu).reshape(-1, b.dof)

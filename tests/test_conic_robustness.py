@@ -4,7 +4,8 @@ import numpy as np
 
 from problems.dynamic_scenes import filling
 from problems.stepper import Simulation
-from workbench.solvers import SolveOptions, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions
 
 
 def separating_step():

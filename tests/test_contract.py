@@ -14,7 +14,8 @@ from factories import random_problem
 from workbench.cli import main
 from workbench.errors import InputError
 from workbench.params import Param, validate
-from workbench.solvers import SolveOptions, StopCause, get_solver, list_solvers, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions, StopCause, get_solver, list_solvers
 from workbench.solvers.base import Solver
 from workbench.solvers.recorder import HISTORY_COLUMNS
 

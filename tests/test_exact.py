@@ -13,7 +13,8 @@ from formulations import get_formulation
 from workbench.io import load_problem
 from workbench.metrics import siconos_error
 from workbench.problem import TimeStepProblem
-from workbench.solvers import SOLVERS, SolveOptions, get_solver, list_solvers, solve
+from workbench.method import solve
+from workbench.solvers import SOLVERS, SolveOptions, get_solver, list_solvers
 from workbench.solvers import siconos as siconos_module
 
 HAS_SICONOS = siconos_module.probe(siconos_module.SICONOS_PYTHON)[0] is not None

@@ -28,7 +28,8 @@ from workbench.errors import InputError, UnsupportedError
 from workbench.export import FORMATS, build_model, export
 from workbench.io import read_fclib, read_fclib_guess, read_siconos_dat, save_problem
 from workbench.metrics import evaluate
-from workbench.solvers import SolveOptions, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions
 from workbench.solvers.siconos import SICONOS_PYTHON
 
 RTOL = 1e-6

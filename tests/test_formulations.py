@@ -7,7 +7,8 @@ import pytest
 from factories import random_problem
 from problems.scenes import rolling_ball_2d, rolling_ball_2d_relaxed_impulse
 from workbench.errors import UnsupportedError
-from workbench.solvers import SolveOptions, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions
 
 TIGHT = SolveOptions(tol=1e-7)
 

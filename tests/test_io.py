@@ -531,7 +531,7 @@ def test_csparse_wrong_norm_and_wrong_count_are_format_errors(tmp_path):
 def test_a_time_step_without_contacts_is_read_and_solve_refuses_it_in_one_line(tmp_path):
     """A global problem with no contact (free flight: v = M^-1 k) is a valid file; a contact solver
     has nothing to do with it, which solve says as bad input."""
-    from workbench.solvers import solve
+    from workbench.method import solve
     path = tmp_path / "free.dat"
     path.write_text("3 0  0 2 2 2 2 1 0 0 1  0 2 0 2 0  2.5 -1\n")  # d nc M(dense 2x2) H(dense 2x0) q
     p = read_siconos_dat(path)

@@ -7,7 +7,8 @@ import pytest
 from factories import random_problem
 from problems.scenes import rolling_ball_2d, rolling_ball_2d_exact_impulse, rolling_ball_2d_relaxed_impulse
 from workbench.errors import InputError
-from workbench.solvers import SolveOptions, StopCause, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions, StopCause
 
 
 def relative_gap(a, b):

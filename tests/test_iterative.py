@@ -16,7 +16,8 @@ from workbench.cones import project_unknowns
 from workbench.errors import InputError
 from workbench.io import load_problem
 from workbench.metrics import de_saxce_shift
-from workbench.solvers import SolveOptions, StopCause, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions, StopCause
 from workbench.solvers.pgs import local_factors, solve_local
 
 SOLVERS = ["apgd", "pgs", "jacobi", "bb", "admm"]

@@ -18,7 +18,8 @@ from problems.scenes import rolling_ball_2d, rolling_ball_2d_exact_impulse, roll
 from workbench.errors import InputError, UnsupportedError
 from workbench.io import load_problem
 from workbench.lcp_metrics import lcp_residual
-from workbench.solvers import SolveOptions, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions
 from workbench.solvers.lemke import MAX_PIVOTS, RAY, SOLVED, lemke
 
 TIGHT = SolveOptions(tol=1e-9)

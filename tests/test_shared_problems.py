@@ -4,7 +4,8 @@ objective to 1e-6 relative, from independent formulations and solvers."""
 import pytest
 
 from workbench.io import load_problem
-from workbench.solvers import SolveOptions, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions
 
 GLOBAL = ["fclib/Box_Stacks-i0122-82-5.hdf5", "fclib/CubeH8.hdf5", "fclib/LMGC_GlobalFrictionContactProblem00046.hdf5",
           "siconos/GFC3D_TwoRods1.dat"]

@@ -47,7 +47,16 @@ from workbench.solvers.base import Solver
 from workbench.solvers.clarabel import ClarabelSolver
 
 class Hang(Solver):
+    """Hangs on a run's problem; refuses the warm-up's (workbench.method.warm_up_problems)."""
     name = "hang"
+    accepts = ("ccqo",)
+    def solve(self, model, options):
+        if model.problem.name.startswith("warm-up"):
+            raise RuntimeError("no warm-up")
+        time.sleep(3600)
+
+class HangAlways(Solver):
+    name = "hang-always"
     accepts = ("ccqo",)
     def solve(self, model, options):
         time.sleep(3600)
@@ -70,7 +79,7 @@ class Slow(ClarabelSolver):
         time.sleep(0.2)
         return super().solve(model, options)
 
-for cls in (Hang, Segfault, Boom, Slow):
+for cls in (Hang, HangAlways, Segfault, Boom, Slow):
     SOLVERS[cls.name] = f"{__name__}:{cls.__name__}"
 '''
 

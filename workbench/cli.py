@@ -30,6 +30,7 @@ COMMANDS = [
     "workbench.commands.generate",
     "workbench.commands.study",
     "workbench.commands.export",
+    "workbench.commands.warm_up",
 ]
 
 EXIT_CODES = """exit codes: 0 done (solve, export --solve: the run was solved); 1 not solved (inaccurate,

@@ -70,18 +70,19 @@ def solver_named(name: str, flag: str = "--solver"):
         raise InputError(f"{flag} {name}: {exc}") from None
 
 
-def check_method(formulation: str, solver: str, formulation_flag: str = "--formulation",
-                 solver_flag: str = "--solver") -> None:
-    """InputError naming the option when the formulation or solver is unknown, or when the solver
-    cannot solve what the formulation builds (saying which formulations it can take)."""
-    from formulations import list_formulations
+def method_named(formulation: str, solver: str, params: dict | None = None, formulation_flag: str = "--formulation",
+                 solver_flag: str = "--solver"):
+    """The :class:`workbench.method.Method` of the options; an InputError naming the option when the
+    formulation or solver is unknown, or when the solver cannot solve what the formulation builds
+    (saying which formulations it can take), or a parameter is bad."""
+    from workbench.errors import UnsupportedError
+    from workbench.method import Method
 
     form, slv = formulation_named(formulation, formulation_flag), solver_named(solver, solver_flag)
-    if not set(slv.accepts) & set(form.builds):
-        fits = [f.name for f in list_formulations() if set(slv.accepts) & set(f.builds)]
-        raise InputError(f"{solver_flag} {solver}: solver {solver} takes {'/'.join(slv.accepts)} models, but "
-                         f"formulation {formulation} builds {'/'.join(form.builds)}; give {formulation_flag} "
-                         f"{' or '.join(fits) if fits else '(no registered formulation fits)'}")
+    try:
+        return Method(form, slv, params)
+    except UnsupportedError as exc:
+        raise InputError(f"{solver_flag} {solver}: {exc}") from None
 
 
 def add_method_options(s, many: bool = False) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 
-from workbench.commands._args import EXIT_NOT_SOLVED, check_method, positive
+from workbench.commands._args import EXIT_NOT_SOLVED, method_named, positive
 from workbench.commands.solve import PROBLEM_HELP
 from workbench.sources import load
 
@@ -34,13 +34,13 @@ def cmd_export(args) -> int:
     formulation = args.formulation or ("raw" if FORMATS[fmt].kind == "data" else None)
     if formulation is None:
         raise InputError(f"format {fmt} writes an optimisation model: give --formulation, one of {', '.join(MODELS)}")
-    if args.solve:
-        check_method(args.solve_formulation, args.solve, "--solve-formulation", "--solve")
+    method = method_named(args.solve_formulation, args.solve, None, "--solve-formulation", "--solve") \
+        if args.solve else None
     problem = load(args.problem)
     solution = guess = None
-    if args.solve:
-        from workbench.solvers import SolveOptions, solve
-        solution = solve(problem, args.solve_formulation, args.solve, SolveOptions(tol=args.tol))
+    if method is not None:
+        from workbench.solvers import SolveOptions
+        solution = method.solve(problem, SolveOptions(tol=args.tol))
         if solution.nu is None:
             raise InputError(f"the solve gave no solution to store ({solution.status}: {solution.message})")
     if args.guess:

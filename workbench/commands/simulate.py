@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.commands._args import EXIT_NOT_SOLVED, add_method_options, check_method, key_value, positive
-from workbench.commands.solve import add_solve_options, solve_options
+from workbench.commands._args import EXIT_NOT_SOLVED, add_method_options, key_value, positive
+from workbench.commands.solve import add_solve_options, method_of, solve_options
 from workbench.errors import InputError
 from workbench.files import atomic_output
 
@@ -102,13 +102,12 @@ def cmd_simulate(args) -> int:
 
     from problems.stepper import Simulation, SimulationError
     from workbench.sources import names, scenario as build_scenario
-    from workbench.study.worker import warm_up
 
     if args.scene not in names("scenario"):
         from workbench.errors import unknown
         raise InputError(f"SCENE {args.scene}: {unknown('scene', args.scene, names('scenario'))} (the dynamic "
                          "ones; static scenes are solved with workbench solve scene:NAME)")
-    check_method(args.formulation, args.solver)
+    method = method_of(args)
     params = dict(args.set or [])
     try:
         scenario = build_scenario(args.scene, **params)
@@ -122,8 +121,8 @@ def cmd_simulate(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create {out}: {exc.strerror or exc}") from None
-    warm_up(args.formulation, args.solver)  # so that no step's solve_seconds include compiling the kernels
-    sim = Simulation(scenario.world, h, args.formulation, args.solver, solve_options(args), name=scenario.name)
+    method.warm_up()  # so that no step's solve_seconds include compiling the kernels
+    sim = Simulation(scenario.world, h, method, options=solve_options(args), name=scenario.name)
     bodies = scenario.world.bodies
     traj = [_state_rows(0.0, bodies)]
     rows = []

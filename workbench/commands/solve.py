@@ -10,19 +10,19 @@ PROBLEM is any spec of :mod:`workbench.sources` (a file, shared:REL, dataset:NAM
 generator:NAME); ``--set`` gives a scene or generator its parameters (``generator:sphere_packing --set
 n_spheres=45500``: a packing of about 100,000 contacts), a file takes none.
 ``solve`` exits 0 when the run is solved and 1 otherwise; ``compare`` 0 when every run of its table
-is solved, else 1. Both warm the method up first (imports, numba compilation: the study runner's
-:func:`~workbench.study.worker.warm_up`), so the solve times exclude it; ``--json`` reports it as
-``warm_up_seconds``.
+is solved, else 1. Both warm the method up first (imports, numba compilation of every kernel
+signature, 2D and 3D: :meth:`workbench.method.Method.warm_up`), so the solve times exclude it;
+``--json`` reports it as ``warm_up_seconds``. With ``--time-limit`` the worker does it, under its own
+limit (workbench.study.worker.WARM_UP_LIMIT), before the run's limit starts.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 
-from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, check_method, formulation_named,
-                                      key_value, positive, solver_named)
+from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, formulation_named, key_value,
+                                      method_named, positive, solver_named)
 from workbench.sources import ACCEPTED, load
 
 PROBLEM_HELP = f"{ACCEPTED} (workbench list shows the scenes)"
@@ -42,41 +42,25 @@ def add_solve_options(s) -> None:
 
 
 def solve_options(args, keep_history: bool = False):
-    """SolveOptions from parsed arguments."""
+    """SolveOptions from parsed arguments (the ``--param`` values go to the Method: :func:`method_of`)."""
     from workbench.solvers import SolveOptions
     return SolveOptions(tol=args.tol, accept=args.accept, max_iter=args.max_iter, time_limit=args.time_limit,
-                        verbose=args.verbose, params=dict(args.param or []), keep_history=keep_history)
+                        verbose=args.verbose, keep_history=keep_history)
 
 
-def _finite(x):
-    return x if x is None or math.isfinite(x) else str(x)
+def method_of(args):
+    """The Method of ``--formulation``, ``--solver`` and ``--param`` (checked once, errors name the option)."""
+    return method_named(args.formulation, args.solver, dict(args.param or []))
 
 
 def result_record(problem, result, warm_up_seconds: float | None = None) -> dict:
-    """The JSON object of ``workbench solve --json``."""
-    return {
-        "problem": problem.name,
-        "n_contacts": problem.n_contacts,
-        "formulation": result.formulation,
-        "solver": result.solver,
-        "status": result.status,
-        "stop": None if result.stop is None else result.stop.value,
-        "solver_status": result.solver_status,
-        "objective": _finite(result.objective),
-        "solver_objective": _finite(result.solver_objective),
-        "iterations": result.iterations,
-        "build_seconds": result.build_seconds,
-        "compile_seconds": result.info.get("compile_seconds"),
-        "solve_seconds": result.solve_seconds,
-        # the one-off cost before the clock started (imports, numba compilation), not in the times above
-        "warm_up_seconds": warm_up_seconds,
-        "metrics": {k: _finite(v) for k, v in result.metrics.items()},
-        "message": result.message,
-        # what the solver or method says of itself (outer iterations of a fixed point, the solver's own
-        # status word, ...): recorded, never used to judge
-        "info": {k: (_finite(v) if isinstance(v, float) else v) for k, v in result.info.items()
-                 if isinstance(v, (str, int, float, bool)) or v is None},
-    }
+    """The JSON object of ``workbench solve --json``: the problem, then the result's record
+    (:meth:`SolveResult.record`, without the point and the history; ``info`` holds what the solver
+    or method says of itself, hand-overs included: recorded, never used to judge), then the warm-up:
+    the one-off cost before the clock started (imports, numba compilation), not in the times."""
+    return {"problem": problem.name, "n_contacts": problem.n_contacts,
+            **result.record(point=False, history=False),
+            "compile_seconds": result.info.get("compile_seconds"), "warm_up_seconds": warm_up_seconds}
 
 
 def source_params(args) -> dict:
@@ -123,24 +107,22 @@ def cmd_list(args) -> int:
     return 0
 
 
-def _solve(spec, problem, formulation, solver, options, worker=None, params=None):
-    """(result, warm-up seconds): solved in this process after a warm-up, or with --time-limit in a
-    worker killed past it (hard limit), which warms the method up itself before its clock starts and
-    loads ``spec`` with the source parameters ``params`` itself."""
+def _solve(spec, problem, method, options, worker=None, params=None):
+    """(result, warm-up seconds): ``method`` solves ``problem`` in this process after its warm-up, or
+    with --time-limit in a worker killed past it (hard limit), which warms the method up itself
+    before its clock starts and loads ``spec`` with the source parameters ``params`` itself."""
     if options.time_limit is None:
-        from workbench.solvers import solve
-        from workbench.study.worker import warm_up
-        warm = warm_up(formulation, solver)
-        return solve(problem, formulation, solver, options), warm
+        warm = method.warm_up()
+        return method.solve(problem, options), warm
     from workbench.study.worker import solve_with_hard_limit
-    return solve_with_hard_limit(spec, formulation, solver, options, worker, params), 0.0
+    return solve_with_hard_limit(spec, method, options, worker, params), 0.0
 
 
 def cmd_solve(args) -> int:
-    check_method(args.formulation, args.solver)
+    method = method_of(args)
     problem = load(args.problem, **source_params(args))
-    result, warm = _solve(args.problem, problem, args.formulation, args.solver,
-                          solve_options(args, keep_history=bool(args.history)), params=source_params(args))
+    result, warm = _solve(args.problem, problem, method, solve_options(args, keep_history=bool(args.history)),
+                          params=source_params(args))
     if args.history and result.history is not None:
         from workbench.files import atomic_output
         with atomic_output(args.history) as tmp:
@@ -167,47 +149,40 @@ def cmd_compare(args) -> int:
     from workbench.solvers import list_solvers
     from workbench.study.worker import WorkerProcess
 
-    forms = args.formulation or list(FORMULATIONS)
-    solvers = args.solver or [s.name for s in list_solvers()]
-    for fname in forms:
-        formulation_named(fname)
-    for sname in solvers:
-        solver_named(sname)
+    from workbench.method import pairings
+
+    forms = [formulation_named(f) for f in args.formulation or list(FORMULATIONS)]
+    solvers = [solver_named(s) for s in args.solver] if args.solver else list_solvers()
+    methods = pairings(forms, solvers, dict(args.param or []))
     problems = [(spec, load(spec, **source_params(args))) for spec in args.problems]
     print("| problem | contacts | formulation | solver | status | iterations | warm-up s | build s | solve s "
           "| dual objective | relaxed error | siconos error |")
     print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     worker = WorkerProcess(None if args.verbose else os.devnull) if args.time_limit is not None else None
     try:
-        all_solved = _compare_rows(args, problems, forms, solvers, worker)
+        all_solved = _compare_rows(args, problems, methods, worker)
     finally:
         if worker is not None:
             worker.close()
     return 0 if all_solved else EXIT_NOT_SOLVED
 
 
-def _compare_rows(args, problems, forms, solvers, worker) -> bool:
+def _compare_rows(args, problems, methods, worker) -> bool:
     """Print the table's rows; whether every run was solved."""
-    from formulations import get_formulation
-    from workbench.solvers import get_solver
     all_solved = True
     for spec, problem in problems:
-        for fname in forms:
-            form = get_formulation(fname)
-            if form.needs_global and not problem.is_global:
+        for method in methods:
+            if method.formulation.needs_global and not problem.is_global:
                 continue
-            for sname in solvers:
-                if not set(get_solver(sname).accepts) & set(form.builds):
-                    continue
-                res, warm = _solve(spec, problem, fname, sname, solve_options(args), worker, source_params(args))
-                all_solved &= res.status == "solved"
-                m = res.metrics
-                fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
-                it = "-" if res.iterations is None else res.iterations
-                status = res.status if res.status != "unavailable" else f"unavailable ({res.message})"
-                print(f"| {problem.name} | {problem.n_contacts} | {fname} | {sname} | {status} | {it} "
-                      f"| {warm:.3f} | {res.build_seconds:.3f} | {res.solve_seconds:.3f} | {fmt('dual_objective')} "
-                      f"| {fmt('relaxed_error')} | {fmt('siconos_error')} |", flush=True)
+            res, warm = _solve(spec, problem, method, solve_options(args), worker, source_params(args))
+            all_solved &= res.status == "solved"
+            m = res.metrics
+            fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
+            it = "-" if res.iterations is None else res.iterations
+            status = res.status if res.status != "unavailable" else f"unavailable ({res.message})"
+            print(f"| {problem.name} | {problem.n_contacts} | {method.formulation_name} | {method.solver_name} "
+                  f"| {status} | {it} | {warm:.3f} | {res.build_seconds:.3f} | {res.solve_seconds:.3f} "
+                  f"| {fmt('dual_objective')} | {fmt('relaxed_error')} | {fmt('siconos_error')} |", flush=True)
     return all_solved
 
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.report import figures, tables
-from workbench.report.accounting import RULE, comparison_groups, pair_table, profile_values, summarise
+from workbench.report.accounting import RULE, comparison_groups, pair_table, profile_values, summarise, warm_up_runs
 from workbench.report.conclusion import conclusion, within_noise
 from workbench.report.document import Code, Figure, Heading, Table, Text, cell, spread, write_pages
 from workbench.report.reference import References
@@ -481,6 +481,21 @@ def _limitations(res: ReportData) -> list:
     return [Heading(1, "Known limitations")] + [Text(f"- {i}") for i in items]
 
 
+def _warm_up(res: ReportData, out: Path) -> list:
+    """The runs killed while their worker warmed the method up, listed apart (accounting rule)."""
+    warm = warm_up_runs(res.runs)
+    if not len(warm):
+        return []
+    warm = warm.assign(method=warm["method"].map(lambda m: res.labels.get(m, m))).set_index("problem")
+    return [Heading(1, "Runs killed while warming up"),
+            Text("These runs were killed while their worker compiled and warmed the method up, before the run's "
+                 "clock and time limit started (status warm-up). They are not the method's failures nor its times: "
+                 "they are left out of every denominator, like an unavailable solver. Run them again (run "
+                 "--rerun-failed) after `workbench warm-up` has filled the compile cache."),
+            Table(warm, "Runs killed while warming up.", tables.write_table(warm, out, "warm_up", "Runs killed while "
+                                                                             "warming up"))]
+
+
 def _machine(res: ReportData, out: Path) -> list:
     sessions = res.store.sessions()
     if not sessions:
@@ -539,5 +554,5 @@ def write_report(results_dir, out_dir=None) -> Path:
     if len(res.runs):
         for name in _sections(res.options["sections"]):
             blocks += SECTIONS[name](res, out)
-    blocks += _limitations(res) + _machine(res, out) + _methods_and_study(res, out)
+    blocks += _limitations(res) + _warm_up(res, out) + _machine(res, out) + _methods_and_study(res, out)
     return write_pages(out, f"Study {res.plan['study']}", blocks)

@@ -5,7 +5,8 @@ RULE (stated at the top of every report):
 - A (problem, method) pair is *not applicable* when the method cannot take the problem (its
   formulation needs M and D and the problem is local) or its solver is not available on the machine
   (status "unavailable"). It is left out of that method's denominators everywhere and counted as a
-  failure nowhere.
+  failure nowhere. So is a run killed while its worker warmed the method up (status "warm-up":
+  compiling before the clock started, not the method's time); reports list those runs apart.
 - Every other run counts. A run not solved within the time limit counts as the time limit
   (qpbenchmark's rule): its accounted time is the limit; a solved run's is its time (at most the limit).
 - Over repetitions, a pair is *solved* when more than half of its repetitions are; its time is then
@@ -27,16 +28,21 @@ import pandas as pd
 
 from workbench.report.stats import shifted_geometric_mean
 
-__all__ = ["RULE", "pair_table", "problem_class", "Group", "comparison_groups", "summarise", "profile_values"]
+__all__ = ["RULE", "NOT_COUNTED", "warm_up_runs", "pair_table", "problem_class", "Group", "comparison_groups", "summarise", "profile_values"]
 
 RULE = ("Accounting rule, used by every table, summary, profile and the conclusion: a (problem, method) pair "
         "is not applicable when the method cannot take the problem (a formulation that needs M and D on a local "
         "problem) or its solver is not available here; it is left out of that method's denominators and counted "
-        "as a failure nowhere. Every other run counts, and a run not solved within the time limit counts as the "
+        "as a failure nowhere, as are runs killed while warming the method up before their clock started (listed "
+        "apart). Every other run counts, and a run not solved within the time limit counts as the "
         "time limit (qpbenchmark's rule). Over repetitions a pair is solved when more than half of its "
         "repetitions are; its time is then their median, else the time limit; spreads are min-max over "
         "repetitions. Methods are ranked only against methods solving the same problem (relaxed, exact or LCP) "
         "at the same acceptance threshold, on the problems all of them can take.")
+
+#: statuses of runs that count nowhere (RULE): the solver is not available here, or the run was killed
+#: while its worker warmed the method up, before its clock started
+NOT_COUNTED = ("unavailable", "warm-up")
 
 #: a judged error that is missing (the run returned no point) counts as this: the relative error of
 #: the zero impulse is at most 1
@@ -66,11 +72,13 @@ def pair_table(runs: pd.DataFrame, problems: list[dict], methods: list[dict], sk
             if (p["problem"], m["method"]) in skipped:
                 rows.append({**row, "applicable": False, "why": "not applicable", "reps": 0})
                 continue
-            if mine is None or (mine["status"] == "unavailable").all():
-                why = "not run" if mine is None else "unavailable"
+            counted = None if mine is None else ~mine["status"].isin(NOT_COUNTED)
+            if mine is None or not counted.any():
+                why = "not run" if mine is None else \
+                    "unavailable" if (mine["status"] == "unavailable").any() else "killed while warming up"
                 rows.append({**row, "applicable": False, "why": why, "reps": 0 if mine is None else len(mine)})
                 continue
-            mine = mine[mine["status"] != "unavailable"]
+            mine = mine[counted]
             solved = (mine["status"] == "solved").to_numpy()
             t = pd.to_numeric(mine[time_column], errors="coerce").to_numpy(dtype=float)
             accounted = np.where(solved & np.isfinite(t), np.minimum(t, time_limit), time_limit)
@@ -177,3 +185,11 @@ def profile_values(pairs: pd.DataFrame, methods: list[str], value: str) -> pd.Da
     table = pd.Series(v.to_numpy(dtype=float), index=pd.MultiIndex.from_frame(mine[["problem", "method"]]))
     table = table.unstack("method").reindex(columns=methods)
     return table.reindex(list(dict.fromkeys(mine["problem"])))
+
+
+def warm_up_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs killed while warming their method up (status "warm-up"), for the report's own list:
+    problem, method, message."""
+    if not len(runs) or "status" not in runs:
+        return pd.DataFrame(columns=["problem", "method", "message"])
+    return runs.loc[runs["status"] == "warm-up", ["problem", "method", "message"]].reset_index(drop=True)

@@ -1,21 +1,19 @@
-"""Solvers, one per module, found through one registry; and ``solve``, which runs one
-(problem, formulation, solver) and judges the result with the workbench's own metrics.
+"""Solvers, one per module, found through one registry. A solver is paired with a formulation
+and solves a problem through :class:`workbench.method.Method` (one layer up).
 
 Adding a solver is one module and one line in ``SOLVERS``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 from typing import Any
 
-from workbench.errors import InputError, UnsupportedError
+from workbench.errors import InputError
 from workbench.params import check_known
-from workbench.solvers.base import (STATUSES, SolveOptions, SolveResult, Solver, StopCause, execute,
-                                    finalize)
+from workbench.solvers.base import STATUSES, SolveOptions, SolveResult, Solver, StopCause
 
-__all__ = ["SOLVERS", "get_solver", "list_solvers", "solve", "split_params", "parameter_lines", "SolveOptions", "SolveResult",
+__all__ = ["SOLVERS", "get_solver", "list_solvers", "split_params", "parameter_lines", "SolveOptions", "SolveResult",
            "Solver", "StopCause", "STATUSES"]
 
 #: name -> "module:Class"; a key "FAMILY:*" registers a family: get_solver("FAMILY:NAME") returns
@@ -97,29 +95,10 @@ def split_params(form, slv: Solver, kind: str | None, params: dict[str, Any]) ->
     return form_params, slv.check_params({k: v for k, v in params.items() if k not in own}, kind)
 
 
-def solve(problem, formulation: str, solver: str, options: SolveOptions | None = None) -> SolveResult:
-    """Build ``formulation`` for ``problem``, solve it with ``solver`` and judge the result.
-
-    Raises InputError for unknown names, parameters or combinations that cannot work; an
-    unavailable solver gives status "unavailable" and a solver that fails or raises gives "failed",
-    both with a message.
-    """
-    from formulations import get_formulation
-
-    options = options or SolveOptions()
-    form = get_formulation(formulation)
-    slv = get_solver(solver)
-    kinds = [k for k in slv.accepts if k in form.builds]
-    if not kinds:
-        raise UnsupportedError(f"solver {solver} takes {'/'.join(slv.accepts)} models; formulation "
-                               f"{formulation} builds {'/'.join(form.builds)}")
-    if problem.n_contacts == 0:
-        raise UnsupportedError(f"{problem.name or 'this problem'} has no contacts: its solution is "
-                               "v = M^-1 k, there is nothing for a contact solver to do")
-    form_params, solver_params = split_params(form, slv, kinds[0], options.params)
-    ok, why = slv.availability()
-    if not ok:
-        return SolveResult(solver=solver, formulation=formulation, status="unavailable", message=why)
-    model = form.build(problem, kinds[0], form_params)
-    options = dataclasses.replace(options, params=solver_params)
-    return finalize(execute(slv, model, options), model, options)
+def __getattr__(name: str):
+    """``workbench.solvers.solve``, kept for callers of the earlier API: the one-call form now lives
+    one layer up, in :func:`workbench.method.solve` (a Method pairs formulation and solver)."""
+    if name == "solve":
+        from workbench.method import solve
+        return solve
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

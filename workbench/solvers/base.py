@@ -50,7 +50,10 @@ class StopCause(str, enum.Enum):
 #:   failed       the solver returned no usable solution (an exception, claimed infeasible, ...)
 #:   crash        a dead worker process (set by the runner)
 #:   unavailable  the solver cannot run here (missing package or licence)
-STATUSES = ("solved", "inaccurate", "max_iter", "timeout", "failed", "crash", "unavailable")
+#:   warm-up      the runner killed the worker while it warmed the method up, before the run's clock
+#:                and time limit started (workbench.study.worker.WARM_UP_LIMIT): not the method's
+#:                failure nor its time; reports list these runs apart
+STATUSES = ("solved", "inaccurate", "max_iter", "timeout", "failed", "crash", "unavailable", "warm-up")
 
 
 @dataclass
@@ -106,6 +109,79 @@ class SolveResult:
         """Alias of ``nu`` (the contact impulses come first)."""
         return self.nu
 
+    def record(self, point: bool = True, history: bool = True) -> dict[str, Any]:
+        """The result as plain data, the one form that leaves a process or goes to disk (the study
+        worker's answer, the results store's row, ``workbench solve --json``): a JSON-able dict of
+        the fields, ``stop`` as its value, a non-finite number as its text ("inf", "nan"), ``info``
+        with its values made plain the same way (others as their text), ``nu`` and ``v`` as lists
+        (only with ``point``), ``history`` as a dict of columns (only with ``history``).
+        :meth:`from_record` gives the result back."""
+        out = {"solver": self.solver, "formulation": self.formulation, "status": self.status,
+               "stop": None if self.stop is None else self.stop.value, "solver_status": self.solver_status,
+               "objective": _plain(self.objective), "solver_objective": _plain(self.solver_objective),
+               "iterations": None if self.iterations is None else int(self.iterations),
+               "build_seconds": float(self.build_seconds), "solve_seconds": float(self.solve_seconds),
+               "metrics": {k: _plain(v) for k, v in self.metrics.items()},
+               "message": " ".join(str(self.message).split()), "info": _plain(self.info)}
+        if point:
+            out.update(nu=None if self.nu is None else _plain(self.nu.tolist()),
+                       v=None if self.v is None else _plain(self.v.tolist()))
+        if history:
+            out["history"] = None if self.history is None else \
+                {c: _plain(self.history[c].tolist()) for c in self.history.columns}
+        return out
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "SolveResult":
+        """The SolveResult of :meth:`record`'s dict (keys it does not know are ignored)."""
+        def number(x):
+            return None if x is None else float(x)
+
+        hist = record.get("history")
+        if hist is not None:
+            import pandas as pd
+            hist = pd.DataFrame(hist)
+            for column in hist.columns:  # numbers written as "inf" / "nan" by _plain become floats again
+                values = hist[column]
+                if values.dtype == object and values.map(lambda x: isinstance(x, (int, float))
+                                                         or x in _NON_FINITE).all():
+                    hist[column] = values.map(float)
+        return cls(solver=record["solver"], formulation=record["formulation"], status=record["status"],
+                   solver_status=record.get("solver_status") or "",
+                   nu=None if record.get("nu") is None else np.asarray(record["nu"], dtype=float),
+                   v=None if record.get("v") is None else np.asarray(record["v"], dtype=float),
+                   objective=number(record.get("objective")), solver_objective=number(record.get("solver_objective")),
+                   iterations=record.get("iterations"), build_seconds=float(record.get("build_seconds") or 0.0),
+                   solve_seconds=float(record.get("solve_seconds") or 0.0),
+                   metrics={k: float(v) for k, v in (record.get("metrics") or {}).items()}, history=hist,
+                   stop=None if record.get("stop") is None else StopCause(record["stop"]),
+                   message=record.get("message") or "", info=dict(record.get("info") or {}))
+
+
+#: the texts of the non-finite numbers in a record
+_NON_FINITE = ("inf", "-inf", "nan")
+
+
+def _plain(x):
+    """``x`` as JSON-able plain data: numpy scalars as Python numbers, non-finite floats as their text
+    ("inf", "-inf", "nan"), containers element-wise, anything else as its text."""
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, (np.bool_,)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        return x if np.isfinite(x) else str(x)
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _plain(x.tolist())
+    return str(x)
+
 
 class Solver(ABC):
     """One solver, one module; registered by one line in workbench.solvers.SOLVERS."""
@@ -118,6 +194,10 @@ class Solver(ABC):
     params: ClassVar[tuple[Param, ...]] = ()
     #: keys with this prefix pass unchecked, for backends whose settings the workbench cannot list
     unchecked_prefix: ClassVar[str | None] = None
+    #: True for the in-house solvers with numba kernels: workbench.method.Method.warm_up then solves
+    #: every form (2D and 3D, global and local, with and without history and warm start), and
+    #: ``workbench warm-up`` fills the on-disk compile cache for them
+    compiled: ClassVar[bool] = False
 
     def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
         """The parameters this solver takes for models of ``kind`` (None: every kind)."""

@@ -431,6 +431,7 @@ class IterativeSolver(Solver):
     and write ``iterate``; adding one is one module and one line in workbench.solvers.SOLVERS."""
 
     accepts: ClassVar[tuple[str, ...]] = ("ccqo",)
+    compiled: ClassVar[bool] = True
     params: ClassVar[tuple[Param, ...]] = ITERATIVE_PARAMS
 
     def solve(self, model, options: SolveOptions) -> SolveResult:

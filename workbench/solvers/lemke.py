@@ -267,6 +267,7 @@ class LemkeSolver(Solver):
     name = "lemke"
     summary = "Lemke's complementary pivoting, lexicographic (dense; up to a few thousand unknowns)"
     accepts = ("lcp",)
+    compiled = True
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         A_s, q_s = model.scaled

@@ -44,6 +44,7 @@ class Iterate:
 class NCPMethod(NCPSolver):
     """Template of the in-house NCP methods (module docstring)."""
     default_max_iter: ClassVar[int] = 200
+    compiled: ClassVar[bool] = True
     #: names of the history columns a method adds after the schema's
     extras: ClassVar[tuple[str, ...]] = ()
 

@@ -55,12 +55,10 @@ def run_key(problem: ProblemRef, method: Method, repetition: int, time_limit: fl
 
 def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict[str, str]]]:
     """The runs of the grid, and the (problem, method) pairs skipped with why."""
-    from formulations import get_formulation
-
     runs, skipped = [], []
     for problem in problems:
         for method in study.methods:
-            if get_formulation(method.formulation).needs_global and problem.kind == "local":
+            if method.resolved.formulation.needs_global and problem.kind == "local":
                 skipped.append({"problem": problem.name, "method": method.name,
                                 "reason": f"formulation {method.formulation} needs M, D (a global problem)"})
                 continue
@@ -71,10 +69,8 @@ def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict
 
 def plan_references(study: Study, problems: list[ProblemRef]) -> list[Run]:
     """One dedicated reference run per single-step problem and [reference] formulation it can take."""
-    from formulations import get_formulation
-
     return [Run(p, m, 0, run_key(p, m, 0, study.time_limit)) for p in problems if p.kind != "simulation"
-            for m in study.references if not (get_formulation(m.formulation).needs_global and p.kind == "local")]
+            for m in study.references if not (m.resolved.formulation.needs_global and p.kind == "local")]
 
 
 def select_problems(problems: list[ProblemRef], patterns: list[str] | None) -> list[ProblemRef]:
@@ -95,11 +91,9 @@ def select_problems(problems: list[ProblemRef], patterns: list[str] | None) -> l
 
 def _task(run: Run, study: Study) -> dict[str, Any]:
     """What a worker needs for a run; ``preload`` is what a fresh worker imports before its first."""
-    preload = {"plugins": [str(p) for p in study.plugins],
-               "methods": sorted({(m.formulation, m.solver) for m in study.methods})}
+    preload = {"plugins": [str(p) for p in study.plugins], "methods": [m.resolved.spec() for m in study.methods]}
     return {"key": run.key, "source": run.problem.source, "scenario_params": run.problem.params,
-            "formulation": run.method.formulation,
-            "solver": run.method.solver, "options": run.method.solve_options(study.time_limit),
+            "method": run.method.resolved.spec(), "options": run.method.solve_options(study.time_limit),
             "preload": preload, "hard_limit": study.hard_limit()}
 
 
@@ -113,8 +107,12 @@ def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str
            "tolerance": m.tolerance.name, "tol": m.tolerance.tol, "accept": m.tolerance.accept,
            "max_iter": m.max_iter, "params": json.dumps(m.params, sort_keys=True), "time_limit": study.time_limit,
            "repetition": run.repetition}
+    # the worker's answer is a SolveResult.record (non-finite numbers as text, info a dict)
     row.update({f: result.get(f) for f in RESULT_FIELDS})
-    row.update(result.get("metrics") or {})
+    for f in ("objective", "solver_objective"):
+        row[f] = None if row[f] is None else float(row[f])
+    row["info"] = json.dumps(row["info"], sort_keys=True) if row["info"] is not None else None
+    row.update({k: float(v) for k, v in (result.get("metrics") or {}).items()})
     row.update(session=session, workbench_version=workbench.__version__,
                finished_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     return row

@@ -24,13 +24,14 @@ __all__ = ["simulate"]
 _ORDER = ("no_contact", "solved", "inaccurate", "max_iter", "timeout", "unavailable", "failed")
 
 
-def simulate(scene: str, params: dict[str, Any], formulation: str, solver: str, options) -> dict[str, Any]:
-    """Run the scene for its duration; the worker's answer (status, metrics, history)."""
+def simulate(scene: str, params: dict[str, Any], method, options) -> dict[str, Any]:
+    """Run the scene for its duration with ``method`` (a :class:`workbench.method.Method`); the
+    worker's answer (status, metrics, history)."""
     from problems.stepper import Simulation, SimulationError
     from workbench.sources import scenario as build_scenario
 
     scenario = build_scenario(scene, **params)
-    sim = Simulation(scenario.world, scenario.h, formulation, solver, options, name=scenario.name)
+    sim = Simulation(scenario.world, scenario.h, method, options=options, name=scenario.name)
     rows: list[dict[str, Any]] = []
 
     def record(_, rec) -> None:

@@ -147,7 +147,9 @@ TOLERANCE_PRESETS = {
 
 @dataclass(frozen=True)
 class Method:
-    """One formulation x solver x options, as a study names it."""
+    """One formulation x solver x options, as a study names it; ``resolved`` is the
+    :class:`workbench.method.Method` (names resolved, pairing and parameters checked once, when the
+    study file is read) that its runs solve with."""
     name: str
     label: str
     formulation: str
@@ -156,12 +158,13 @@ class Method:
     max_iter: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
     keep_history: bool = True
+    resolved: Any = field(default=None, compare=False, repr=False)
 
     def solve_options(self, time_limit: float):
-        """The SolveOptions of a run of this method."""
+        """The SolveOptions of a run of this method (its parameters are the resolved Method's)."""
         from workbench.solvers import SolveOptions
         return SolveOptions(tol=self.tolerance.tol, accept=self.tolerance.accept, max_iter=self.max_iter,
-                            time_limit=time_limit, keep_history=self.keep_history, params=dict(self.params))
+                            time_limit=time_limit, keep_history=self.keep_history)
 
     def identity(self) -> dict[str, Any]:
         """What makes a run of this method what it is (hashed into the run key; label excluded)."""
@@ -316,10 +319,18 @@ def _preset(name, presets: dict[str, Tolerance], where: str) -> Tolerance:
     return presets[name]
 
 
+def _resolve(formulation: str, solver: str, params: dict, label: str, where: str):
+    """The workbench.method.Method of a study's method (the one place names are paired and
+    parameters checked); a StudyError naming ``where`` otherwise."""
+    from workbench.method import Method as Pairing
+    try:
+        return Pairing(formulation, solver, params, label)
+    except InputError as exc:
+        raise StudyError(f"{where}: {exc}") from None
+
+
 def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Tolerance],
              histories) -> list[Method]:
-    from formulations import get_formulation
-    from workbench.solvers import get_solver, split_params
 
     tables = _table(doc.get("methods", {}), "[methods]")
     if not tables:
@@ -339,21 +350,11 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
                 raise StudyError(f"{where} needs {key}")
         formulation, solver = _string(table["formulation"], f"{where} formulation"), \
             _string(table["solver"], f"{where} solver")
-        try:
-            form, slv = get_formulation(formulation), get_solver(solver)
-        except InputError as exc:
-            raise StudyError(f"{where}: {exc}") from None
-        if not set(slv.accepts) & set(form.builds):
-            raise StudyError(f"{where}: solver {solver} takes {'/'.join(slv.accepts)} models but formulation "
-                             f"{formulation} builds {'/'.join(form.builds)}; they cannot be combined")
         label = _string(table.get("label", name), f"{where} label")
         max_iter = table.get("max_iter")
         max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int)
         params = _table(table.get("params", {}), f"{where} params")
-        try:
-            split_params(form, slv, next(k for k in slv.accepts if k in form.builds), params)
-        except InputError as exc:
-            raise StudyError(f"{where}: {exc}") from None
+        resolved = _resolve(formulation, solver, params, label, where)
         keep = histories if isinstance(histories, bool) else name in histories
         own = [_preset(table["tolerance"], presets, f"{where} tolerance")] if "tolerance" in table else None
         for tol in own or study_presets:
@@ -361,7 +362,7 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
             methods.append(Method(name=f"{name}@{tol.name}" if several else name,
                                   label=f"{label} @{tol.name}" if several else label,
                                   formulation=formulation, solver=solver, tolerance=tol, max_iter=max_iter,
-                                  params=dict(params), keep_history=keep))
+                                  params=dict(params), keep_history=keep, resolved=resolved))
     return methods
 
 
@@ -508,8 +509,7 @@ def _report(doc: dict, methods: list[Method]) -> ReportOptions:
 def _reference(doc: dict, methods: list[Method]) -> list[Method]:
     """The dedicated reference runs of [reference]: one Method per formulation, named
     ``reference/FORMULATION``."""
-    from formulations import get_formulation
-    from workbench.solvers import get_solver
+    from workbench.errors import UnsupportedError
 
     if "reference" not in doc:
         return []
@@ -519,10 +519,10 @@ def _reference(doc: dict, methods: list[Method]) -> list[Method]:
     if "solver" not in table:
         raise StudyError(f"{where} needs solver")
     solver = _string(table["solver"], f"{where} solver")
-    try:
-        slv = get_solver(solver)
-    except InputError as exc:
-        raise StudyError(f"{where}: {exc}") from None
+    tol = Tolerance("reference", _positive(table.get("tol", 1e-10), f"{where} tol"))
+    max_iter = table.get("max_iter")
+    max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int)
+    params = _table(table.get("params", {}), f"{where} params")
     compared = list(dict.fromkeys(m.formulation for m in methods))
     if "formulations" in table:
         names = _strings(table["formulations"], f"{where} formulations")
@@ -530,20 +530,20 @@ def _reference(doc: dict, methods: list[Method]) -> list[Method]:
         if unknown:
             raise StudyError(f"{where} formulations: {', '.join(map(repr, unknown))} is not a formulation of "
                              f"the compared methods ({', '.join(compared)})")
-    else:
-        names = [f for f in compared if set(slv.accepts) & set(get_formulation(f).builds)]
-    for f in names:
-        if not set(slv.accepts) & set(get_formulation(f).builds):
-            raise StudyError(f"{where}: solver {solver} cannot take formulation {f}")
-    if not names:
+    resolved = {}
+    for f in names if "formulations" in table else compared:
+        label = f"reference ({solver}, {f}, tol {tol.tol:g})"
+        try:
+            resolved[f] = _resolve(f, solver, params, label, where)
+        except StudyError as exc:
+            # without a list, the formulations the solver cannot take are left out
+            if "formulations" in table or not isinstance(exc.__context__, UnsupportedError):
+                raise
+    if not resolved:
         raise StudyError(f"{where}: solver {solver} takes none of the compared formulations ({', '.join(compared)})")
-    tol = Tolerance("reference", _positive(table.get("tol", 1e-10), f"{where} tol"))
-    max_iter = table.get("max_iter")
-    max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int)
-    params = _table(table.get("params", {}), f"{where} params")
-    return [Method(name=f"reference/{f}", label=f"reference ({solver}, {f}, tol {tol.tol:g})", formulation=f,
-                   solver=solver, tolerance=tol, max_iter=max_iter, params=dict(params), keep_history=False)
-            for f in names]
+    return [Method(name=f"reference/{f}", label=m.label, formulation=f, solver=solver, tolerance=tol,
+                   max_iter=max_iter, params=dict(params), keep_history=False, resolved=m)
+            for f, m in resolved.items()]
 
 
 def _paper_value(table: dict, where: str, methods: list[str]) -> PaperValue:

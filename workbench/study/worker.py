@@ -12,10 +12,13 @@ Why a subprocess and not ``multiprocessing``: the same wrapper runs inside Dask 
 daemonic processes and may not have multiprocessing children, but may start subprocesses.
 Workers are reused between runs so the imports (numpy, scipy, cvxpy: about a second) are paid once
 per worker, not per run; a fresh worker imports what the study's methods use (plugins, formulations,
-solvers) before it takes its first run, and solves a one-contact problem with a method before its
-first run of that method (compiling numba kernels), so no run's times include either. A worker
-exits when its parent goes away (a watchdog thread checks the parent pid), so a killed study leaves
-no solver running.
+solvers) before it takes its first run, and warms a method up (:meth:`workbench.method.Method.warm_up`:
+tiny 2D and 3D problems, compiling or loading every numba kernel signature) before its first run of
+that method, so no run's times include either. The warm-up is not under the run's time limit: it
+has its own, :data:`WARM_UP_LIMIT`, and a run killed while warming up gets the status "warm-up"
+(the report lists those apart; they are never the method's failure or time). A worker exits when
+its parent goes away (a watchdog thread checks the parent pid), so a killed study leaves no solver
+running.
 
 The protocol is ``multiprocessing.connection.Connection`` framing over two pipes. The worker's own
 stdout is moved to stderr first, so whatever a solver prints can never corrupt the protocol.
@@ -39,9 +42,28 @@ from typing import Any
 from workbench import THREAD_ENV
 from workbench.errors import InputError
 
-__all__ = ["WorkerProcess", "execute", "crash_result", "warm_up", "hard_limit", "solve_with_hard_limit"]
+__all__ = ["WorkerProcess", "execute", "crash_result", "hard_limit", "solve_with_hard_limit", "WARM_UP_LIMIT"]
 
 STARTUP_TIMEOUT = 120.0
+#: seconds a worker may take to warm a method up before its first run of it (numba compiles each
+#: kernel signature in about 0.5-5 s on a loaded 2-core machine when the on-disk cache is empty; a
+#: filled cache loads them in milliseconds). Generous on purpose: it bounds a hung solver, nothing
+#: else, and a run killed here is recorded "warm-up", not as the method's timeout. The environment
+#: variable WORKBENCH_WARM_UP_LIMIT (seconds) replaces it.
+WARM_UP_LIMIT = 300.0
+
+
+def warm_up_limit() -> float:
+    """WARM_UP_LIMIT, or WORKBENCH_WARM_UP_LIMIT when set."""
+    text = os.environ.get("WORKBENCH_WARM_UP_LIMIT")
+    try:
+        value = WARM_UP_LIMIT if text is None else float(text)
+    except ValueError:
+        raise InputError(f"WORKBENCH_WARM_UP_LIMIT={text!r}: expected a number of seconds") from None
+    if not value > 0:
+        raise InputError(f"WORKBENCH_WARM_UP_LIMIT={text!r}: expected a positive number of seconds")
+    return value
+
 #: the line before the traceback of a run that failed because its solver raised (status "failed",
 #: recorded): the conformance check tells these from the tracebacks of crashes
 FAILED_RUN_MARK = "workbench: the solver raised; the run is recorded as failed. Traceback of run"
@@ -68,18 +90,20 @@ _PLUGINS: set[str] = set()
 
 
 def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
-    """Run one task in this process: the SolveResult as plain data, or a crash with its message.
+    """Run one task in this process: the SolveResult's record (:meth:`SolveResult.record`, with
+    the history as a DataFrame) plus ``wall_seconds`` and ``host``, or a crash with its message.
 
-    ``started("warm")`` is called once the method is warmed up and ``started("loaded")`` once the
-    problem is loaded: the run's time (and its hard limit) counts from there.
+    ``task["method"]`` is a :meth:`Method.spec` (resolved once per process, after the plugins are
+    imported). ``started("warm")`` is called once the method is warmed up and ``started("loaded")``
+    once the problem is loaded: the run's time (and its hard limit) counts from there.
     ``task["return_point"]`` adds nu and v to the answer.
     """
     t0 = time.perf_counter()
     try:
-        from workbench.solvers import solve
         from workbench.sources import is_simulation, load
         _import_plugins(task["preload"]["plugins"])
-        warm_up(task["formulation"], task["solver"])
+        method = _method(task["method"])
+        method.warm_up()
         started("warm")
         scenario = is_simulation(task["source"])
         problem = None if scenario else load(task["source"], **(task.get("source_params") or {}))
@@ -87,10 +111,10 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
         t0 = time.perf_counter()
         if scenario:
             from workbench.study.simulation import simulate
-            result = simulate(task["source"].partition(":")[2], task["scenario_params"] or {}, task["formulation"],
-                              task["solver"], task["options"])
+            result = simulate(task["source"].partition(":")[2], task["scenario_params"] or {}, method,
+                              task["options"])
             return {**result, "host": socket.gethostname(), "wall_seconds": time.perf_counter() - t0}
-        res = solve(problem, task["formulation"], task["solver"], task["options"])
+        res = method.solve(problem, task["options"])
         if "traceback" in res.info:  # a solver that raised: its run failed, its traceback goes to the log
             print(f"{FAILED_RUN_MARK} {task['key']}:\n{res.info.pop('traceback')}", file=sys.stderr, flush=True)
     except Exception as exc:  # anything a solver raises is that run's crash, not the study's
@@ -99,23 +123,21 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
                     "input_error": " ".join(str(exc).split())}
         traceback.print_exc()
         return crash_result(f"{type(exc).__name__}: {exc}", wall_seconds=time.perf_counter() - t0)
-    point = {"nu": res.nu, "v": res.v} if task.get("return_point") else {}
-    return {**point,
-        "status": res.status,
-        "stop": None if res.stop is None else res.stop.value,
-        "solver_status": res.solver_status,
-        "objective": res.objective,
-        "solver_objective": res.solver_objective,
-        "iterations": res.iterations,
-        "build_seconds": res.build_seconds,
-        "solve_seconds": res.solve_seconds,
-        "wall_seconds": time.perf_counter() - t0,
-        "message": " ".join(str(res.message).split()),
-        "metrics": {k: float(v) for k, v in res.metrics.items()},
-        "info": json.dumps(res.info, default=str),
-        "history": res.history,
-        "host": socket.gethostname(),
-    }
+    # the history goes as the DataFrame it is (pickled by the pipe, written to parquet by the parent)
+    return {**res.record(point=bool(task.get("return_point")), history=False), "history": res.history,
+            "wall_seconds": time.perf_counter() - t0, "host": socket.gethostname()}
+
+
+_METHODS: dict[str, Any] = {}
+
+
+def _method(spec: dict[str, Any]):
+    """The Method of ``spec``, resolved and checked once per process."""
+    from workbench.method import Method
+    key = json.dumps(spec, sort_keys=True, default=str)
+    if key not in _METHODS:
+        _METHODS[key] = Method.from_spec(spec)
+    return _METHODS[key]
 
 
 def _import_plugins(paths: list[str]) -> None:
@@ -129,34 +151,9 @@ def _import_plugins(paths: list[str]) -> None:
 def _preload(spec: dict[str, Any]) -> None:
     """Import what the study's methods use (plugins, formulations, solvers and their packages)
     before the first run is timed."""
-    from formulations import get_formulation
-    from workbench.solvers import get_solver
     _import_plugins(spec["plugins"])
-    for formulation, solver in spec["methods"]:
-        get_formulation(formulation)
-        get_solver(solver).availability()  # imports the solver's package (cvxpy, a licence check)
-
-
-_WARM: set[tuple[str, str]] = set()
-
-
-def warm_up(formulation: str, solver: str) -> float:
-    """Before a process's first run of a (formulation, solver), solve a one-contact problem with it,
-    untimed, so that no run's times include importing and compiling (numba kernels compile or load
-    from their cache on their first call: about 0.5 s). Returns the seconds it took (0 when the
-    method was warm already). The worker does it inside the run, so a solver that hangs or crashes
-    fails its own run only; ``workbench solve`` and ``compare`` do it before their clocks start."""
-    from problems.scenes import rolling_ball_2d
-    from workbench.solvers import SolveOptions, solve
-    if (formulation, solver) in _WARM:
-        return 0.0
-    _WARM.add((formulation, solver))
-    t0 = time.perf_counter()
-    try:  # a warm-up only: what goes wrong shows in the run itself
-        solve(rolling_ball_2d(), formulation, solver, SolveOptions(max_iter=20, keep_history=False))
-    except Exception:
-        pass
-    return time.perf_counter() - t0
+    for method in spec["methods"]:
+        _method(method).availability()  # imports the solver's package (cvxpy, a licence check)
 
 
 def _watch_parent() -> None:
@@ -211,6 +208,9 @@ class WorkerProcess:
         self.proc: subprocess.Popen | None = None
         self._send: Connection | None = None
         self._recv: Connection | None = None
+        #: methods (Method.spec as JSON) whose warm-up this worker slot saw killed: their later
+        #: runs here are recorded "warm-up" at once instead of each waiting the warm-up limit again
+        self.warm_up_killed: dict[str, str] = {}
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
@@ -248,21 +248,23 @@ class WorkerProcess:
         return self.proc is not None and self.proc.poll() is None
 
     def run(self, task: dict[str, Any], hard_limit: float) -> dict[str, Any]:
-        """Execute ``task``; a timeout or crash result when the worker overruns or dies.
+        """Execute ``task``; a timeout, warm-up or crash result when the worker overruns or dies.
 
-        Three phases, each under its own limit: warming the method up on a one-contact problem
-        (``hard_limit``: a method that cannot do that in the run's time is killed, so a hung
-        solver is caught on its first run too), loading the problem (STARTUP_TIMEOUT: reading a
-        large file is not the solver's time), and the run itself (``hard_limit``).
+        Three phases, each under its own limit: warming the method up (WARM_UP_LIMIT; killed there:
+        status "warm-up", which is neither the method's failure nor its time), loading the problem
+        (STARTUP_TIMEOUT: reading a large file is not the solver's time), and the run itself
+        (``hard_limit``: status "timeout").
         """
         try:
             if not self.alive():
                 self._start(task["preload"])
         except (RuntimeError, OSError) as exc:
             return crash_result(str(exc))
-        limits = {"warming up the method on a one-contact problem": hard_limit, "warm": STARTUP_TIMEOUT,
-                  "loaded": hard_limit}
-        phase = "warming up the method on a one-contact problem"
+        method = json.dumps(task["method"], sort_keys=True, default=str)
+        if method in self.warm_up_killed:
+            return crash_result(f"not run: {self.warm_up_killed[method]} on an earlier run of this method", status="warm-up")
+        limits = {"warming": warm_up_limit(), "warm": STARTUP_TIMEOUT, "loaded": hard_limit}
+        phase = "warming"
         t0 = time.monotonic()
         try:
             self._send.send(task)
@@ -275,7 +277,12 @@ class WorkerProcess:
             code = self._reap()
             return crash_result(_describe_exit(code), wall_seconds=time.monotonic() - t0)
         self.kill()
-        doing = {"warm": "loading the problem", "loaded": "the run"}.get(phase, phase)
+        if phase == "warming":
+            self.warm_up_killed[method] = f"killed after {limits[phase]:.3g} s of warming the method up"
+            return crash_result(f"{self.warm_up_killed[method]} before its clock started (the warm-up limit, "
+                                "WORKBENCH_WARM_UP_LIMIT; not the run's time)", status="warm-up",
+                                wall_seconds=time.monotonic() - t0)
+        doing = {"warm": "loading the problem", "loaded": "the run"}[phase]
         return crash_result(f"killed after {limits[phase]:.3g} s of {doing} (the run's hard time limit)",
                             status="timeout", wall_seconds=time.monotonic() - t0)
 
@@ -323,26 +330,28 @@ class WorkerProcess:
 
 # --------------------------------------------------------------------------- one run, from a command
 
-def solve_with_hard_limit(source: str, formulation: str, solver: str, options,
-                          worker: WorkerProcess | None = None, source_params: dict | None = None):
+def solve_with_hard_limit(source: str, method, options, worker: WorkerProcess | None = None,
+                          source_params: dict | None = None):
     """Solve problem ``source`` (a path or source spec; ``source_params`` go to a scene or generator
-    builder, workbench.sources.load) in a killable worker: the SolveResult, with
-    status "timeout" (and no point) when the run outlives ``hard_limit(options.time_limit)``, and
-    "crash" when the worker dies. Bad input (an InputError in the worker) is raised again here.
+    builder, workbench.sources.load) with ``method`` (a :class:`~workbench.method.Method`) in a
+    killable worker: the SolveResult (:meth:`SolveResult.from_record` of the worker's answer), with
+    status "timeout" (and no point) when the run outlives ``hard_limit(options.time_limit)``,
+    "warm-up" when warming the method up outlives WARM_UP_LIMIT, and "crash" when the worker dies.
+    Bad input (an InputError in the worker) is raised again here.
 
     ``worker`` lets a caller reuse one worker over several runs (its imports and warm-ups are
     paid once); without it a worker is started for this run and closed after. The worker's output
     (solver logs, a crash's traceback) is shown only with ``options.verbose``.
     """
-    from workbench.solvers import SolveResult, StopCause
+    from workbench.solvers import SolveResult
     if options.time_limit is None:
         raise InputError("a hard time limit needs options.time_limit")
     own = worker is None
     worker = WorkerProcess(None if options.verbose else os.devnull) if own else worker
-    task = {"key": "solve", "source": source, "source_params": source_params, "formulation": formulation,
-            "solver": solver,
+    spec = method.spec()
+    task = {"key": "solve", "source": source, "source_params": source_params, "method": spec,
             "options": options, "scenario_params": None, "return_point": True,
-            "preload": {"plugins": [], "methods": [[formulation, solver]]}}
+            "preload": {"plugins": [], "methods": [spec]}}
     try:
         answer = worker.run(task, hard_limit(options.time_limit))
     finally:
@@ -350,16 +359,11 @@ def solve_with_hard_limit(source: str, formulation: str, solver: str, options,
             worker.close()
     if "input_error" in answer:
         raise InputError(answer["input_error"])
-    info = answer.get("info")
-    fields = {k: answer[k] for k in ("solver_status", "nu", "v", "objective", "solver_objective", "iterations",
-                                     "build_seconds", "solve_seconds", "history") if answer.get(k) is not None}
-    if answer["status"] in ("timeout", "crash") and "solve_seconds" not in fields:
-        fields["solve_seconds"] = answer.get("wall_seconds") or 0.0
-    if answer.get("stop") or answer["status"] == "timeout":
-        fields["stop"] = StopCause(answer.get("stop") or "timeout")
-    return SolveResult(solver=solver, formulation=formulation, status=answer["status"],
-                       metrics=dict(answer.get("metrics") or {}), message=answer.get("message") or "",
-                       info=json.loads(info) if isinstance(info, str) else {}, **fields)
+    if answer["status"] in ("timeout", "crash", "warm-up") and answer.get("solve_seconds") is None:
+        answer["solve_seconds"] = answer.get("wall_seconds") or 0.0
+    if answer["status"] == "timeout" and not answer.get("stop"):
+        answer["stop"] = "timeout"
+    return SolveResult.from_record({**answer, "solver": method.solver_name, "formulation": method.formulation_name})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,100 @@
+"""workbench.method.Method: names resolved and the pairing and parameters checked once, the one-call
+solve, pickling by name, and SolveResult.record / from_record as the one plain-data form."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+from problems.scenes import rolling_ball_2d, rolling_ball_2d_relaxed_impulse
+from workbench.errors import InputError, UnsupportedError
+from workbench.method import Method, pairings, solve, warm_up_problems
+from workbench.solvers import SolveOptions, SolveResult, StopCause
+
+
+def test_a_method_resolves_and_checks_once_and_solves_the_analytic_ball(monkeypatch):
+    import formulations
+    import workbench.method
+    method = Method("dual", "apgd", {"outer_patience": 5}, label="APGD")
+    assert (method.formulation.name, method.solver.name, method.kind) == ("dual", "apgd", "ccqo")
+    assert method.solver_params == {"anti_relaxation": "inner", "outer_patience": 5} and method.label == "APGD"
+    # solving many times resolves nothing again
+    monkeypatch.setattr(workbench.method, "get_solver", lambda name: pytest.fail("resolved again"))
+    monkeypatch.setattr(formulations, "get_formulation", lambda name: pytest.fail("resolved again"))
+    monkeypatch.setattr(workbench.method, "split_params", lambda *a: pytest.fail("checked again"))
+    for _ in range(2):
+        res = method.solve(rolling_ball_2d(), SolveOptions(tol=1e-10, max_iter=5000))
+        assert res.status == "solved" and (res.formulation, res.solver) == ("dual", "apgd")
+        np.testing.assert_allclose(res.nu, rolling_ball_2d_relaxed_impulse(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("args, words", [
+    (("dual", "newton"), ["solver newton takes ncp models", "formulation dual builds", "formulations it can take: ncp"]),
+    (("dual", "apgdd"), ["unknown solver 'apgdd'"]),
+    (("duall", "apgd"), ["unknown formulation 'duall'", "did you mean 'dual'"]),
+    (("dual", "apgd", {"outer_patiense": 3}), ["outer_patiense", "outer_patience"]),
+])
+def test_a_bad_method_is_one_input_error_line(args, words):
+    with pytest.raises(InputError) as info:
+        Method(*args)
+    text = str(info.value)
+    assert "\n" not in text and all(w in text for w in words), text
+    if args[1] == "newton":
+        assert isinstance(info.value, UnsupportedError)
+
+
+def test_parameters_belong_to_the_method_not_to_the_options():
+    with pytest.raises(InputError, match="parameters belong to the Method"):
+        Method("dual", "apgd").solve(rolling_ball_2d(), SolveOptions(params={"outer_patience": 5}))
+    # the one-call form moves them to the Method
+    res = solve(rolling_ball_2d(), "dual", "apgd", SolveOptions(tol=1e-10, max_iter=5000, params={"outer_patience": 5}))
+    assert res.status == "solved"
+
+
+def test_a_method_pickles_by_name_and_equals_its_spec_copy():
+    method = Method("anti-relaxed", "pgs", {"omega": 0.9}, label="PGS")
+    copy = pickle.loads(pickle.dumps(method))
+    assert copy == method == Method.from_spec(json.loads(json.dumps(method.spec())))
+    assert copy.solver_params == method.solver_params and copy is not method
+
+
+def test_pairings_leave_out_what_cannot_be_combined():
+    methods = pairings(["dual", "ncp"], ["apgd", "newton", "clarabel"])
+    assert [(m.formulation_name, m.solver_name) for m in methods] == [("dual", "apgd"), ("dual", "clarabel"),
+                                                                     ("ncp", "newton")]
+
+
+def test_the_warm_up_problems_cover_both_dimensions_and_forms():
+    problems = warm_up_problems()
+    assert sorted((p.d, p.kind, p.n_contacts) for p in problems) == [(2, "global", 1), (2, "local", 1),
+                                                                   (3, "global", 1), (3, "local", 1)]
+    assert {p.kind for p in warm_up_problems(global_only=True)} == {"global"}
+    # a sliding ball: the exact solution is the sliding impulse (g h, -mu g h) in 2D and its twin in 3D
+    for p in problems:
+        res = Method("ncp", "newton").solve(p, SolveOptions(tol=1e-10))
+        assert res.status == "solved"
+        expected = [9.81 * 0.01, -0.2 * 9.81 * 0.01] + [0.0] * (p.d - 2)
+        np.testing.assert_allclose(res.nu, expected, rtol=1e-6, atol=1e-10)
+
+
+def test_record_round_trip_keeps_every_field_and_is_json():
+    res = Method("dual", "apgd").solve(rolling_ball_2d(), SolveOptions(tol=1e-10, max_iter=5000))
+    res.info["note"], res.metrics["nothing"] = {"hand-over": "none", "steps": np.int64(3)}, float("inf")
+    record = json.loads(json.dumps(res.record(), allow_nan=False))  # strict JSON: no NaN / inf literals
+    back = SolveResult.from_record(record)
+    for field in ("solver", "formulation", "status", "stop", "solver_status", "objective", "iterations",
+                  "build_seconds", "solve_seconds", "message"):
+        assert getattr(back, field) == getattr(res, field), field
+    assert back.stop is StopCause.CONVERGED and back.metrics == res.metrics
+    assert back.info["note"] == {"hand-over": "none", "steps": 3}
+    np.testing.assert_array_equal(back.nu, res.nu)
+    np.testing.assert_array_equal(back.v, res.v)
+    assert list(back.history.columns) == list(res.history.columns)
+    np.testing.assert_allclose(back.history["error"].to_numpy(float), res.history["error"].to_numpy(float))
+    # without the point and the history
+    short = res.record(point=False, history=False)
+    assert not {"nu", "v", "history"} & set(short)
+    assert SolveResult.from_record(short).nu is None

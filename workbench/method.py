@@ -1,0 +1,221 @@
+"""A method: one formulation x one solver x checked parameters, resolved and validated once.
+
+:class:`Method` is the only place where a formulation and a solver are paired: the names become
+objects (an unknown name is an InputError with "did you mean" and the known names), the solver must
+take a model kind the formulation builds (else an InputError naming the formulations it can take),
+and the parameters are split between them and checked (:func:`workbench.solvers.split_params`). Every
+layer above (the CLI, study files, the worker, the simulator, benchmarks) builds a Method once and
+calls :meth:`Method.solve` as often as it likes.
+
+The run contract of :meth:`Method.solve` (ARCHITECTURE.md): the formulation builds a model of the
+paired kind for the problem, :func:`workbench.solvers.base.execute` runs the solver (anything it
+raises becomes status "failed"), :func:`workbench.solvers.base.finalize` judges the returned impulses
+with the workbench's own metrics.
+
+:meth:`Method.warm_up` solves tiny one-contact problems of both dimensions (d = 2 and d = 3), in
+global (M, D, k, b) and local (W, q) form, with and without a history, untimed, so that every numba
+signature a run of the method uses is compiled (or loaded from the on-disk cache) before any clock
+or time limit starts.
+
+    >>> from workbench.method import Method
+    >>> m = Method("dual", "apgd", {"restart": True})
+    >>> m.label
+    'dual / apgd'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from workbench.errors import InputError, UnsupportedError
+from workbench.problem import TimeStepProblem
+from workbench.solvers import SolveOptions, SolveResult, get_solver, split_params
+from workbench.solvers.base import execute, finalize
+
+__all__ = ["Method", "solve", "pairings", "warm_up_problems"]
+
+
+def _formulation(name: str):
+    from formulations import FORMULATIONS, get_formulation
+    from workbench.errors import unknown
+    if name not in FORMULATIONS:
+        raise unknown("formulation", name, FORMULATIONS)
+    return get_formulation(name)
+
+
+class Method:
+    """``formulation`` x ``solver`` (names, or the objects of the registries) with ``params`` (the
+    declared parameters of both, ``--param`` keys) and a ``label`` for tables (default
+    "FORMULATION / SOLVER").
+
+    Attributes: ``formulation``, ``solver`` (the objects), ``kind`` (the model kind they share),
+    ``params`` (as given), ``formulation_params`` and ``solver_params`` (checked, defaults filled
+    in). Raises InputError (one line) for an unknown name, a pairing that cannot work, or a bad
+    parameter. A Method pickles as its names and parameters and is resolved again on the other side
+    (a study worker imports the plugins that register extra names first).
+    """
+
+    def __init__(self, formulation, solver, params: dict[str, Any] | None = None, label: str | None = None):
+        self.formulation = _formulation(formulation) if isinstance(formulation, str) else formulation
+        self.solver = get_solver(solver) if isinstance(solver, str) else solver
+        # the names as given: a family member or another cvxpy solver keeps the user's spelling
+        self.formulation_name = formulation if isinstance(formulation, str) else self.formulation.name
+        self.solver_name = solver if isinstance(solver, str) else self.solver.name
+        form, slv = self.formulation, self.solver
+        kinds = [k for k in slv.accepts if k in form.builds]
+        if not kinds:
+            from formulations import list_formulations
+            fits = [f.name for f in list_formulations() if set(slv.accepts) & set(f.builds)]
+            raise UnsupportedError(
+                f"solver {self.solver_name} takes {'/'.join(slv.accepts)} models and formulation "
+                f"{self.formulation_name} builds {'/'.join(form.builds)}: they cannot be combined; formulations "
+                f"it can take: {', '.join(fits) if fits else '(none registered)'}")
+        self.kind = kinds[0]
+        self.params = dict(params or {})
+        self.formulation_params, self.solver_params = split_params(form, slv, self.kind, self.params)
+        self.label = label or f"{self.formulation_name} / {self.solver_name}"
+        self._warm = False
+
+    # ------------------------------------------------------------------ identity
+    def spec(self) -> dict[str, Any]:
+        """The method as plain data (JSON-able): formulation, solver, params, label."""
+        return {"formulation": self.formulation_name, "solver": self.solver_name, "params": dict(self.params),
+                "label": self.label}
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> "Method":
+        """The Method of :meth:`spec`'s dict."""
+        return cls(spec["formulation"], spec["solver"], spec.get("params"), spec.get("label"))
+
+    def __reduce__(self):
+        return (Method, (self.formulation_name, self.solver_name, self.params, self.label))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Method) and self.spec() == other.spec()
+
+    def __hash__(self) -> int:
+        return hash((self.formulation_name, self.solver_name, self.label))
+
+    def __repr__(self) -> str:
+        params = f", {self.params!r}" if self.params else ""
+        return f"Method({self.formulation_name!r}, {self.solver_name!r}{params})"
+
+    # ------------------------------------------------------------------ solving
+    def availability(self) -> tuple[bool, str]:
+        """The solver's (available, why not); imports its package."""
+        return self.solver.availability()
+
+    def solve(self, problem: TimeStepProblem, options: SolveOptions | None = None) -> SolveResult:
+        """Build the formulation for ``problem``, solve it, judge the result (module docstring).
+
+        ``options.params`` must be empty: a Method's parameters are its own, checked once. An
+        unavailable solver gives status "unavailable" with the reason; a problem without contacts or
+        a local problem for a formulation that needs M and D is an UnsupportedError (exit 2)."""
+        options = options or SolveOptions()
+        if options.params:
+            raise InputError(f"{self.label}: parameters belong to the Method (Method(..., params)), "
+                             f"not to SolveOptions; got {', '.join(options.params)}")
+        if problem.n_contacts == 0:
+            raise UnsupportedError(f"{problem.name or 'this problem'} has no contacts: its solution is "
+                                   "v = M^-1 k, there is nothing for a contact solver to do")
+        ok, why = self.solver.availability()
+        if not ok:
+            return SolveResult(solver=self.solver_name, formulation=self.formulation_name, status="unavailable",
+                               message=why)
+        model = self.formulation.build(problem, self.kind, self.formulation_params)
+        options = dataclasses.replace(options, params=self.solver_params)
+        return finalize(execute(self.solver, model, options), model, options)
+
+    def warm_up(self) -> float:
+        """Solve the :func:`warm_up_problems` untimed (first call in this process only), so that
+        the imports and the numba compilation of every kernel signature a run uses happen here, not
+        inside a timed or time-limited interval. Returns the seconds it took (0 when warm already).
+
+        What goes wrong in a warm-up (an unavailable solver, a refused problem) is not raised: the
+        run itself will say it."""
+        if self._warm:
+            return 0.0
+        self._warm = True
+        key = (self.formulation_name, self.solver_name, tuple(sorted(map(str, self.params.items()))))
+        if key in _WARM:
+            return 0.0
+        t0 = time.perf_counter()
+        # every solver is judged by the compiled metrics (workbench.metrics) of both dimensions; an
+        # in-house solver's own kernels need every form; an outside one (cvxpy, Siconos) needs no more
+        compiled = self.solver.compiled
+        if self.solver.availability()[0]:
+            for problem in warm_up_problems(global_only=self.formulation.needs_global or not compiled):
+                try:
+                    first = self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=True))
+                    if compiled:
+                        self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
+                                                         time_limit=60.0, warm_start=first.nu))
+                except InputError:
+                    continue
+        _WARM.add(key)
+        return time.perf_counter() - t0
+
+
+def pairings(formulations, solvers, params: dict[str, Any] | None = None) -> list[Method]:
+    """Every Method of a formulation of ``formulations`` and a solver of ``solvers`` (names or
+    objects) that can be paired, formulation-major; pairs whose solver cannot take what the
+    formulation builds are left out, any other InputError (a bad parameter) is raised."""
+    out = []
+    for form in formulations:
+        for slv in solvers:
+            try:
+                out.append(Method(form, slv, params))
+            except UnsupportedError:
+                continue
+    return out
+
+
+#: the methods warmed up in this process: (formulation, solver, params)
+_WARM: set[tuple] = set()
+
+
+def _one_contact(d: int) -> TimeStepProblem:
+    """A unit sphere (mass 1, inertia 2/5) sliding at 2 m/s on a plane, one contact with normal along
+    the last translational axis, h = 0.01 s, mu = 0.2; d = 2 is Melanz et al. 2015 section 3.1's ball
+    (q = [x, y, theta]), d = 3 its spatial twin (q = [x, y, z, omega_x, omega_y, omega_z])."""
+    h, g = 0.01, 9.81
+    if d == 2:  # columns n, t (slip x' + R theta')
+        mass = [1.0, 1.0, 0.4]
+        D = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    else:  # columns n, t1, t2 (slips x' + R omega_y, y' - R omega_x)
+        mass = [1.0, 1.0, 1.0, 0.4, 0.4, 0.4]
+        D = np.zeros((6, 3))
+        D[2, 0] = D[0, 1] = D[4, 1] = D[1, 2] = 1.0
+        D[3, 2] = -1.0
+    M = sp.diags(mass)
+    v = np.zeros(len(mass))
+    v[0] = 2.0
+    f = np.zeros(len(mass))
+    f[d - 1] = -g
+    return TimeStepProblem(M=M, D=D, k=M @ v + h * f, b=np.zeros(d), mu=[0.2], d=d, h=h, name=f"warm-up-{d}d")
+
+
+def warm_up_problems(global_only: bool = False) -> list[TimeStepProblem]:
+    """The problems of :meth:`Method.warm_up`: one contact in 2D and in 3D, each in global form and
+    (unless ``global_only``) in local form."""
+    out = []
+    for d in (2, 3):
+        problem = _one_contact(d)
+        out += [problem] if global_only else [problem, problem.as_local()]
+    return out
+
+
+def solve(problem: TimeStepProblem, formulation: str, solver: str, options: SolveOptions | None = None) -> SolveResult:
+    """``Method(formulation, solver, options.params).solve(problem, options)``: the one-call form.
+
+    Raises InputError for unknown names, parameters or pairings that cannot work; an unavailable
+    solver gives status "unavailable" and a solver that fails or raises gives "failed", both with a
+    message."""
+    options = options or SolveOptions()
+    method = Method(formulation, solver, options.params)
+    return method.solve(problem, dataclasses.replace(options, params={}))

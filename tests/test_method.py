@@ -98,3 +98,24 @@ def test_record_round_trip_keeps_every_field_and_is_json():
     short = res.record(point=False, history=False)
     assert not {"nu", "v", "history"} & set(short)
     assert SolveResult.from_record(short).nu is None
+
+
+def test_the_api_page_examples_run(tmp_path, monkeypatch, capsys):
+    """docs/api.md: every python block, in order, in one namespace, prints what its comments say."""
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    blocks = re.findall(r"```python\n(.*?)```", (repo / "docs" / "api.md").read_text(), re.S)
+    assert len(blocks) >= 5
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "docs/api.md", "exec"), namespace)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "1 2 global" and out[1] == "solved converged True"
+    assert out[2].startswith("solver newton takes ncp models") and out[3].startswith("solved [")
+    np.testing.assert_allclose(namespace["exact"].nu, [0.0981, -0.01962], rtol=1e-6)
+    assert "solved True True" in out and "['apgd', 'clarabel']" in out
+    assert set(namespace["runs"]["status"]) == {"solved"} and (namespace["folder"] / "convergence.png").stat().st_size > 0

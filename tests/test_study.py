@@ -456,3 +456,48 @@ def test_scheduler_needs_the_dask_executor(tmp_path, capsys):
     study = write(tmp_path / "s.toml", BASE)
     assert run(study, tmp_path / "out", "--scheduler", "tcp://127.0.0.1:1") == 2
     assert "--scheduler needs --executor dask" in capsys.readouterr().err
+
+
+def test_a_run_killed_while_warming_up_is_recorded_apart_and_never_a_failure(tmp_path, registries, monkeypatch):
+    """A worker that cannot warm its method up within the warm-up limit is killed: the run's status is
+    "warm-up" (the later runs of that method say so at once), the report leaves those runs out of every
+    denominator and time, lists them apart, and the other methods' runs go on."""
+    from workbench.report import read_report_data, write_report
+    from workbench.report.accounting import summarise
+
+    monkeypatch.setenv("WORKBENCH_WARM_UP_LIMIT", "2")
+    write(tmp_path / "plugin.py", MISBEHAVING)
+    study = write(tmp_path / "study.toml", """
+[study]
+name = "warm"
+time_limit = 1
+repetitions = 2
+plugins = ["plugin.py"]
+[[problems]]
+scenes = ["rolling-ball-2d"]
+[methods.stuck]
+formulation = "dual"
+solver = "hang-always"
+[methods.fine]
+formulation = "dual"
+solver = "clarabel"
+""")
+    out = tmp_path / "results"
+    t0 = time.monotonic()
+    assert run(study, out) == 0
+    assert time.monotonic() - t0 < 60  # one warm-up limit waited, not one per run
+    runs = ResultStore(out).read_runs().sort_values("finished_at")
+    stuck = runs[runs["method"] == "stuck"]
+    assert list(stuck["status"]) == ["warm-up", "warm-up"]
+    assert "killed after 2 s of warming the method up" in stuck["message"].iloc[0]
+    assert stuck["message"].iloc[1].startswith("not run: killed after 2 s of warming")
+    assert (runs.loc[runs["method"] == "fine", "status"] == "solved").all()
+    res = read_report_data(out)
+    pairs = res.pairs()
+    row = pairs.set_index("method").loc["stuck"]
+    assert not row["applicable"] and row["why"] == "killed while warming up"
+    table, _ = summarise(pairs, res.plan["methods"], 10.0, 1e-6)
+    assert table.loc["stuck", "problems"] == 0 and table.loc["stuck", "runs solved"] == "0/0"
+    assert np.isnan(table.loc["stuck", "solved %"]) and table.loc["fine", "solved %"] == 100.0
+    page = (write_report(out, tmp_path / "report")).read_text()
+    assert "Runs killed while warming up" in page and "rolling-ball-2d" in page

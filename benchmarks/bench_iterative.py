@@ -146,11 +146,11 @@ def cell(res) -> str:
 
 
 def warm_up() -> None:
-    """Compile the numba kernels (Gauss-Seidel, projection) and load every solver module once."""
-    from problems.scenes import rolling_ball_2d
+    """Compile the numba kernels (every signature, 2D and 3D) and load every solver module once."""
+    from workbench.method import Method
     for s in SOLVERS:
-        solve(rolling_ball_2d(), "anti-relaxed", s, SolveOptions(tol=1e-8))
-        solve(packing(20), "dual", s, SolveOptions(tol=1e-8, max_iter=50))
+        for formulation in ("anti-relaxed", "dual"):
+            Method(formulation, s).warm_up()
 
 
 def main(argv=None) -> int:

@@ -35,18 +35,18 @@ TIME_LIMIT = 60.0
 def measure(n_spheres: int, methods: list[str], tol: float, time_limit: float) -> list[dict]:
     """Rows for one size, in this process."""
     from problems.synthetic import sphere_packing
-    from workbench.method import solve
+    from workbench.method import Method
     from workbench.solvers import SolveOptions
-    from workbench.study.worker import warm_up
-    for method in methods:
-        warm_up("dual", method)
+    resolved = {name: Method("dual", name) for name in methods}
+    for method in resolved.values():
+        method.warm_up()
     t0 = time.perf_counter()
     problem = sphere_packing(n_spheres)
     generate = time.perf_counter() - t0
     rows = []
-    for method in methods:
-        res = solve(problem, "dual", method, SolveOptions(tol=tol, time_limit=time_limit, keep_history=False))
-        rows.append({"spheres": n_spheres, "contacts": problem.n_contacts, "method": method,
+    for name, method in resolved.items():
+        res = method.solve(problem, SolveOptions(tol=tol, time_limit=time_limit, keep_history=False))
+        rows.append({"spheres": n_spheres, "contacts": problem.n_contacts, "method": name,
                      "generate_s": generate, "build_s": res.build_seconds, "solve_s": res.solve_seconds,
                      "iterations": res.iterations, "relaxed_error": res.metrics.get("relaxed_error", math.nan),
                      "status": res.status, "stop": None if res.stop is None else res.stop.value,

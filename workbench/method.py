@@ -136,8 +136,8 @@ class Method:
         the imports and the numba compilation of every kernel signature a run uses happen here, not
         inside a timed or time-limited interval. Returns the seconds it took (0 when warm already).
 
-        What goes wrong in a warm-up (an unavailable solver, a refused problem) is not raised: the
-        run itself will say it."""
+        What goes wrong in a warm-up (an unavailable solver, a refused problem, a solver that raises)
+        is not raised: the run itself will say it."""
         if self._warm:
             return 0.0
         self._warm = True
@@ -155,7 +155,7 @@ class Method:
                     if compiled:
                         self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                                          time_limit=60.0, warm_start=first.nu))
-                except InputError:
+                except Exception:  # noqa: BLE001 - a warm-up only: what goes wrong shows in the run itself
                     continue
         _WARM.add(key)
         return time.perf_counter() - t0

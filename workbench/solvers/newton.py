@@ -151,24 +151,24 @@ def newton_matrix(A: np.ndarray, B: np.ndarray, rho_joints: np.ndarray, N, N_den
 
 
 #: return codes of :func:`_dense_newton` (the Python driver reads them)
-CONVERGED, CHUNK_DONE, NON_FINITE = 0, 1, 2
+CONVERGED, CHUNK_DONE, SINGULAR = 0, 1, 2
 #: named layout of the dense loop's integer state ``ks`` and float state ``fs``
 K, K_STOP, FAILURES = 0, 1, 2           # ks: iterations done, the count at which the call returns, line-search failures
 ERR, PSI = 0, 1                         # fs: siconos_error and merit psi of the current iterate
 
 
 @njit(cache=True)
-def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, trial_nu, trial_u, du, a, scratch,
-                  ks, fs):
+def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, dnu, trial_nu, trial_u, du, a,
+                  scratch, ks, fs):
     """The Newton iteration of :class:`NewtonSolver` on a dense N, whole iterations in one compiled call.
 
     At each iterate (nu, u = N nu + r): Phi, A, B (:func:`_alart_curnier`), the merit psi and the
     workbench's siconos_error (:func:`workbench.solvers.iterative.stopping_measure`, the measure every
     other solver is judged by) go to ``fs``; the call returns CONVERGED when the error is <= tol,
     CHUNK_DONE when ks[K] reaches ks[K_STOP] (the driver then records, checks its caps and moves
-    ks[K_STOP] on), NON_FINITE when a direction is not finite. Otherwise one Newton step: J = A + B N
-    (+ eps_k I), dnu by LAPACK (a least-squares solution of J dnu = -Phi when even the shifted J is
-    singular), Armijo backtracking on psi, nu += t dnu and u = N nu + r afresh."""
+    ks[K_STOP] on), SINGULAR when even the shifted J has a zero (or non-finite) pivot. Otherwise one
+    Newton step: J = A + B N + eps_k I, dnu by Gaussian elimination with partial pivoting
+    (:func:`_gauss_solve`), Armijo backtracking on psi, nu += t dnu and u = N nu + r afresh."""
     n = nu.shape[0]
     n_c = mu.shape[0]
     m = n_c * d
@@ -176,7 +176,7 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, t
         A[:] = 0.0
         B[:] = 0.0
         _alart_curnier(nu, u, rho, mu, d, phi, A, B, True)
-        psi = 0.5 * np.dot(phi, phi)
+        psi = 0.5 * _dot(phi, phi)
         err, _, converged = stopping_measure(nu, u, a, mu, d, True, 1.0, norm_r, tol, scratch)
         fs[ERR], fs[PSI] = err, psi
         if converged:
@@ -202,23 +202,18 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, t
         eps = eps_rel * np.sqrt(2.0 * psi) / top
         for k in range(n):
             J[k, k] += eps
-        try:
-            dnu = np.linalg.solve(J, -phi)
-        except Exception:                         # exactly singular even with the shift
-            for k in range(n):
-                J[k, k] -= eps
-            dnu = np.linalg.lstsq(J, -phi)[0]
         for k in range(n):
-            if not np.isfinite(dnu[k]):
-                return NON_FINITE
-        du[:] = N @ dnu
+            dnu[k] = -phi[k]
+        if not _gauss_solve(J, dnu):              # exactly singular even with the shift: a larger one
+            return SINGULAR
+        _matvec(N, dnu, du)
         t = 1.0
         while True:
             for k in range(n):
                 trial_nu[k] = nu[k] + t * dnu[k]
                 trial_u[k] = u[k] + t * du[k]
             _alart_curnier(trial_nu, trial_u, rho, mu, d, scratch, A, B, False)
-            trial_psi = 0.5 * np.dot(scratch, scratch)
+            trial_psi = 0.5 * _dot(scratch, scratch)
             if trial_psi <= (1.0 - 2.0 * ARMIJO_SIGMA * t) * psi or t <= MIN_STEP:
                 break
             t *= 0.5
@@ -226,8 +221,64 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, t
             ks[FAILURES] += 1
         for k in range(n):
             nu[k] += t * dnu[k]
-        u[:] = N @ nu + r                         # afresh rather than u + t du: no drift over many iterations
+        _matvec(N, nu, u)                         # afresh rather than u + t du: no drift over many iterations
+        for k in range(n):
+            u[k] += r[k]
         ks[K] += 1
+
+
+@njit(cache=True)
+def _matvec(N, x, out):
+    """out = N x for a dense N."""
+    for i in range(N.shape[0]):
+        acc = 0.0
+        for j in range(N.shape[1]):
+            acc += N[i, j] * x[j]
+        out[i] = acc
+
+
+@njit(cache=True)
+def _dot(x, y):
+    acc = 0.0
+    for k in range(x.shape[0]):
+        acc += x[k] * y[k]
+    return acc
+
+
+@njit(cache=True)
+def _gauss_solve(J, x):
+    """Solve J y = x in place (x <- y) by Gaussian elimination with partial pivoting, J overwritten;
+    False when a pivot is zero or not finite. Written out rather than LAPACK through numba's
+    np.linalg.solve, whose compilation took about 20 s (once per machine) for a system of at most
+    DENSE_MAX unknowns."""
+    n = x.shape[0]
+    for c in range(n):
+        p = c
+        best = abs(J[c, c])
+        for i in range(c + 1, n):
+            if abs(J[i, c]) > best:
+                best, p = abs(J[i, c]), i
+        if not (best > 0.0 and best < np.inf):
+            return False
+        if p != c:
+            for j in range(c, n):
+                J[c, j], J[p, j] = J[p, j], J[c, j]
+            x[c], x[p] = x[p], x[c]
+        for i in range(c + 1, n):
+            f = J[i, c] / J[c, c]
+            if f != 0.0:
+                for j in range(c + 1, n):
+                    J[i, j] -= f * J[c, j]
+                x[i] -= f * x[c]
+    for c in range(n - 1, -1, -1):
+        acc = x[c]
+        for j in range(c + 1, n):
+            acc -= J[c, j] * x[j]
+        x[c] = acc / J[c, c]
+    for c in range(n):
+        if not np.isfinite(x[c]):
+            return False
+    return True
 
 
 class NewtonSolver(NCPMethod):
@@ -253,7 +304,7 @@ class NewtonSolver(NCPMethod):
         nu = np.zeros(n) if options.warm_start is None else np.array(options.warm_start, dtype=float)
         u = N @ nu + r
         A = np.empty((problem.n_contacts, d, d))
-        work = [np.empty(n) for _ in range(6)]           # phi, trial nu, trial u, du, a, scratch
+        work = [np.empty(n) for _ in range(7)]           # phi, dnu, trial nu, trial u, du, a, scratch
         ks = np.zeros(3, dtype=np.int64)
         fs = np.zeros(2)
         # a history keeps a row per iteration; without one a call makes as many iterations as about
@@ -264,15 +315,15 @@ class NewtonSolver(NCPMethod):
         while True:
             code = _dense_newton(N, r, mu, d, rho, float(options.params["eps_rel"]), float(options.tol),
                                  float(problem.norm_r), nu, u, work[0], A, np.empty_like(A), np.empty((n, n)),
-                                 work[1], work[2], work[3], work[4], work[5], ks, fs)
+                                 work[1], work[2], work[3], work[4], work[5], work[6], ks, fs)
             k = int(ks[K])
             if rec.keep:
                 rec.record(k, dual_objective(problem, nu, u), fs[ERR], fs[PSI])
             if code == CONVERGED:
                 stop = StopCause.CONVERGED
                 break
-            if code == NON_FINITE:
-                result.message, result.solver_status = "non-finite Newton direction", "diverged"
+            if code == SINGULAR:
+                result.message, result.solver_status = "singular Newton system (even with the shift)", "diverged"
                 stop = StopCause.FAILED
                 break
             stop = rec.capped(k)

@@ -48,7 +48,7 @@ from numba import njit
 from workbench.metrics import dual_objective, unknown_diagonal
 from workbench.params import Param
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
-from workbench.solvers.iterative import _CHUNK_WORK, stopping_measure
+from workbench.solvers.iterative import _CHUNK_WORK, CHUNK_DONE, CONVERGED, dot, stopping_measure
 from workbench.solvers.ncp_base import Iterate, NCPMethod
 from workbench.solvers.recorder import Recorder
 
@@ -150,8 +150,8 @@ def newton_matrix(A: np.ndarray, B: np.ndarray, rho_joints: np.ndarray, N, N_den
     return J
 
 
-#: return codes of :func:`_dense_newton` (the Python driver reads them)
-CONVERGED, CHUNK_DONE, SINGULAR = 0, 1, 2
+#: return code of :func:`_dense_newton` besides iterative's CONVERGED and CHUNK_DONE
+SINGULAR = 4
 #: named layout of the dense loop's integer state ``ks`` and float state ``fs``
 K, K_STOP, FAILURES = 0, 1, 2           # ks: iterations done, the count at which the call returns, line-search failures
 ERR, PSI = 0, 1                         # fs: siconos_error and merit psi of the current iterate
@@ -176,7 +176,7 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, d
         A[:] = 0.0
         B[:] = 0.0
         _alart_curnier(nu, u, rho, mu, d, phi, A, B, True)
-        psi = 0.5 * _dot(phi, phi)
+        psi = 0.5 * dot(phi, phi)
         err, _, converged = stopping_measure(nu, u, a, mu, d, True, 1.0, norm_r, tol, scratch)
         fs[ERR], fs[PSI] = err, psi
         if converged:
@@ -213,7 +213,7 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, d
                 trial_nu[k] = nu[k] + t * dnu[k]
                 trial_u[k] = u[k] + t * du[k]
             _alart_curnier(trial_nu, trial_u, rho, mu, d, scratch, A, B, False)
-            trial_psi = 0.5 * _dot(scratch, scratch)
+            trial_psi = 0.5 * dot(scratch, scratch)
             if trial_psi <= (1.0 - 2.0 * ARMIJO_SIGMA * t) * psi or t <= MIN_STEP:
                 break
             t *= 0.5
@@ -235,14 +235,6 @@ def _matvec(N, x, out):
         for j in range(N.shape[1]):
             acc += N[i, j] * x[j]
         out[i] = acc
-
-
-@njit(cache=True)
-def _dot(x, y):
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += x[k] * y[k]
-    return acc
 
 
 @njit(cache=True)

@@ -60,7 +60,7 @@ from workbench.errors import InputError
 from workbench.files import atomic_output
 from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions
-from workbench.sources import check_params
+from workbench.params import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
            "DEFAULT_DIR"]

@@ -29,3 +29,7 @@ def unknown(what: str, value: str, known) -> InputError:
     close = difflib.get_close_matches(value, known, n=1)
     hint = f"did you mean {close[0]!r}? known: " if close else "known: "
     return InputError(f"unknown {what} {value!r}; {hint}{', '.join(known)}")
+
+
+class StudyError(InputError):
+    """A study file that cannot be run as written."""

@@ -91,17 +91,16 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import glob
-import hashlib
-import importlib.util
 import itertools
 import os
-import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import InputError
+from workbench.errors import InputError, StudyError
+from workbench.params import check_params
+from workbench.study.plugins import import_plugin
 
 __all__ = ["Study", "StudyError", "Method", "ProblemGroup", "ReportOptions", "PaperValue", "Tolerance", "load_study",
            "import_plugin", "select", "TOLERANCE_PRESETS", "SECTIONS", "PAPER_QUANTITIES"]
@@ -123,10 +122,6 @@ _SEED_KEYS = ("what", "source", "value", "method", "tag", "problem", "quantity",
 PAPER_QUANTITIES = ("iterations_to_reference", "iterations", "objective", "solve_seconds", "build_seconds",
                    "n_contacts", "judged_error", "siconos_error", "relaxed_error", "ccp_residual",
                    "complementarity", "dual_objective", "primal_objective", "analytic_error", "steps")
-
-
-class StudyError(InputError):
-    """A study file that cannot be run as written."""
 
 
 @dataclass(frozen=True)
@@ -392,7 +387,7 @@ def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, .
 
 def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
     """The (name, params) of each problem of a generator or scenario group (sweep unrolled)."""
-    from workbench.sources import builder, check_params
+    from workbench.sources import builder
 
     name = _string(table[kind], f"{where} {kind}")
     try:
@@ -568,22 +563,6 @@ def _paper_value(table: dict, where: str, methods: list[str]) -> PaperValue:
 
 
 # --------------------------------------------------------------------------- plugins and entry point
-
-def import_plugin(path: Path) -> None:
-    """Execute a plugin file as the module ``workbench_study_plugin_<hash of its path>`` (it registers
-    solvers, formulations or generators as it is imported: ``SOLVERS["x"] = f"{__name__}:X"``)."""
-    name = "workbench_study_plugin_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise StudyError(f"plugin {path} is not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # registry entries "module:Class" name it, so it must be importable
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # a broken plugin is bad input, whatever it raised
-        del sys.modules[name]
-        raise StudyError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from None
-
 
 def _parse(path: Path, text: str) -> Study:
     try:

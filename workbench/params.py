@@ -19,7 +19,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from workbench.errors import InputError
+from workbench.errors import InputError, did_you_mean
 
 __all__ = ["Param", "validate", "check_known", "describe", "check_params"]
 
@@ -44,8 +44,8 @@ class Param:
         if out is _BAD:
             raise InputError(f"{owner}: parameter {self.name} takes a value of type {self.type.__name__}, got {value!r}")
         if self.choices is not None and out not in self.choices:
-            raise InputError(f"{owner}: parameter {self.name} must be one of "
-                             f"{', '.join(map(str, self.choices))}, got {value!r}")
+            raise InputError(f"{owner}: parameter {self.name} must be one of its choices, got {value!r}; "
+                             f"{did_you_mean(str(out), map(str, self.choices))}")
         return out
 
     def line(self) -> str:
@@ -102,7 +102,7 @@ def check_known(given: Iterable[str], declared: Iterable[Param], owner: str, ope
         shown[family] = shown.get(family, 0) + 1
     names = [f"{k} ({n} settings)" if k.endswith(".*") else k for k, n in shown.items()]
     names += [f"{open_prefix}* (unchecked)"] if open_prefix else []
-    raise InputError(f"{owner} has no parameter {', '.join(unknown)}; known: {', '.join(names) or 'none'}")
+    raise InputError(f"{owner} has no parameter {', '.join(unknown)}; {did_you_mean(unknown, names)}")
 
 
 def validate(declared: Iterable[Param], given: dict[str, Any], owner: str) -> dict[str, Any]:
@@ -127,7 +127,7 @@ def check_params(name: str, func: Callable[..., Any], params: dict[str, Any]) ->
     for key in params:
         if key not in known and not takes_any:
             raise InputError(f"{name!r} has no parameter {key!r} (got {key}={params[key]!r}); "
-                             f"known: {', '.join(known) or 'none'}")
+                             f"{did_you_mean(key, known)}")
     try:
         signature.bind(**params)
     except TypeError as exc:

@@ -34,10 +34,10 @@ from workbench.errors import InputError, unknown
 from workbench.params import check_params
 from workbench.problem import TimeStepProblem
 from workbench.shared_data import PREFIX as SHARED_PREFIX
-from workbench.shared_data import resolve_shared
+from workbench.shared_data import reference_files, resolve_shared, shared_data_dir
 
 __all__ = ["Named", "NAMED", "KINDS", "names", "builder", "scenario", "scene_problem", "load",
-           "resolve_path", "is_simulation", "dataset_dir", "FILE_SUFFIXES", "ACCEPTED"]
+           "resolve_path", "is_simulation", "dataset_dir", "dataset_names", "FILE_SUFFIXES", "ACCEPTED"]
 
 #: kinds of named sources: a static time step, a dynamic scene (problems.dynamic_scenes.Scenario), a
 #: generator of time steps from parameters
@@ -166,6 +166,11 @@ def dataset_dir() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "datasets"
 
 
+def dataset_names() -> list[str]:
+    """The names ``dataset:NAME`` takes: the committed datasets' files without their suffix."""
+    return sorted(p.stem for p in dataset_dir().glob("*.hdf5"))
+
+
 def resolve_path(spec: str, base: os.PathLike | str | None = None) -> Path:
     """The path a file spec names: ``shared:REL`` in the reference data, ``dataset:NAME`` among the
     committed datasets, ``~`` expanded, a relative path against ``base`` (default: the working
@@ -208,6 +213,11 @@ def load(spec: str, **params) -> TimeStepProblem:
     from workbench.io import load_problem
     path = resolve_path(spec)
     if not path.exists():
+        if spec.startswith(_DATASET_PREFIX):
+            raise InputError(f"{spec}: {unknown('dataset', spec[len(_DATASET_PREFIX):], dataset_names())}")
+        if spec.startswith(SHARED_PREFIX):
+            names = [str(f.relative_to(shared_data_dir())) for f in reference_files()]
+            raise InputError(f"{spec}: {unknown('reference problem', spec[len(SHARED_PREFIX):], names)}")
         where = "" if str(path) == spec else f" ({path})"
         raise InputError(f"{spec}: no such file or folder{where}; a problem is {ACCEPTED}")
     if path.suffix.lower() in FILE_SUFFIXES or not path.is_file():

@@ -89,7 +89,6 @@ the file and the place in it.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import glob
 import itertools
 import os
@@ -98,7 +97,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import InputError, StudyError
+from workbench.errors import InputError, StudyError, did_you_mean
 from workbench.params import check_params
 from workbench.study.plugins import import_plugin
 
@@ -241,9 +240,7 @@ class Study:
 def _check_keys(table: dict, allowed: tuple[str, ...], where: str) -> None:
     for key in table:
         if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(allowed)}"
-            raise StudyError(f"unknown key {key!r} in {where}{hint}")
+            raise StudyError(f"unknown key {key!r} in {where}; {did_you_mean(key, allowed)}")
 
 
 def _table(value, where: str) -> dict:
@@ -282,7 +279,7 @@ def _positive(value, where: str, kind=float):
 
 def _choice(value, choices: tuple[str, ...], where: str) -> str:
     if value not in choices:
-        raise StudyError(f"{where} must be one of {', '.join(choices)}; got {value!r}")
+        raise StudyError(f"{where} must be one of its choices, got {value!r}; {did_you_mean(str(value), choices)}")
     return value
 
 
@@ -305,9 +302,7 @@ def _tolerances(doc: dict) -> dict[str, Tolerance]:
 def _preset(name, presets: dict[str, Tolerance], where: str) -> Tolerance:
     name = _string(name, where)
     if name not in presets:
-        close = difflib.get_close_matches(name, list(presets), n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(presets)}"
-        raise StudyError(f"{where}: unknown tolerance preset {name!r}; {hint}")
+        raise StudyError(f"{where}: unknown tolerance preset {name!r}; {did_you_mean(name, presets)}")
     return presets[name]
 
 
@@ -323,7 +318,7 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
         unknown = [h for h in histories if h not in tables]
         if unknown:
             raise StudyError(f"[study] histories names unknown method(s) {', '.join(map(repr, unknown))}; "
-                             f"methods: {', '.join(tables)}")
+                             f"{did_you_mean(unknown, tables)}")
     methods = []
     for name, table in tables.items():
         where = f"[methods.{name}]"
@@ -524,7 +519,7 @@ def _reference(doc: dict, methods: list[Method]) -> list[Method]:
         unknown = [f for f in names if f not in compared]
         if unknown:
             raise StudyError(f"{where} formulations: {', '.join(map(repr, unknown))} is not a formulation of "
-                             f"the compared methods ({', '.join(compared)})")
+                             f"the compared methods; {did_you_mean(unknown, compared)}")
     else:
         names = [f for f in compared if set(slv.accepts) & set(get_formulation(f).builds)]
     for f in names:

@@ -143,6 +143,8 @@ def _array(group: h5py.Group, name: str, *, integer: bool = False) -> np.ndarray
         if not np.issubdtype(a.dtype, np.integer):
             if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
                 raise _Bad(f"{group.name}/{name} must hold integers")
+        if a.size and (a.max() > 2**62 or a.min() < -2**62):   # beyond any index, and int64's range
+            raise _Bad(f"{group.name}/{name} holds integers beyond any matrix size")
         return a.astype(np.int64)
     return a.astype(float)
 

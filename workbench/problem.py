@@ -144,6 +144,18 @@ def csr_matvec(indptr, indices, data, x, out):
         out[i] = acc
 
 
+@njit(cache=True)
+def _csr_diagonal_blocks(indptr, indices, data, d, n_c, blocks):
+    """blocks[i] += the d x d diagonal block of contact i of a CSR matrix (duplicates summed), one
+    pass over the rows of the contact unknowns."""
+    for row in range(d * n_c):
+        i, a = row // d, row % d
+        for jj in range(indptr[row], indptr[row + 1]):
+            col = indices[jj]
+            if col // d == i:
+                blocks[i, a, col - d * i] += data[jj]
+
+
 def csr_product(A: sp.csr_matrix, x: np.ndarray) -> np.ndarray:
     """A x for a CSR matrix A and a vector x (:func:`csr_matvec`)."""
     out = np.empty(A.shape[0])
@@ -403,9 +415,9 @@ class TimeStepProblem:
         d, n_c = self._d, self.n_contacts
         if not self.is_global:
             W = self._W
-            rows = np.repeat(np.arange(d * n_c), d)
-            cols = (np.arange(d * n_c) // d * d).repeat(d) + np.tile(np.arange(d), d * n_c)
-            return np.asarray(W[rows, cols]).reshape(n_c, d, d)
+            blocks = np.zeros((n_c, d, d))
+            _csr_diagonal_blocks(W.indptr, W.indices, W.data, d, n_c, blocks)
+            return blocks
         D = self._D.tocsc()
         if self.M_is_diagonal:
             sqrt_minv = np.sqrt(self._M_inv_diag)

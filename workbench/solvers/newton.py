@@ -23,8 +23,10 @@ on the merit psi = 1/2 ||Phi||^2 (psi(nu + t dnu) <= (1 - 2 sigma t) psi(nu), si
 down to t_min = 2^-20; when no step decreases psi, the smallest is taken and counted).
 
 N is the sparse matrix of the problem, formed once; up to DENSE_MAX unknowns (a few tens of
-contacts) J is assembled and factorised dense instead (LAPACK), where the sparse assembly and SuperLU
-cost hundreds of microseconds of dispatch per iteration for microseconds of arithmetic. A sparse LU of the augmented system
+contacts) N is taken dense and the whole iteration (Alart-Curnier pass, J, LAPACK solve, line search,
+the siconos_error stopping test) runs in one compiled call (:func:`_dense_newton`), where the sparse
+assembly and SuperLU cost hundreds of microseconds of dispatch per iteration for microseconds of
+arithmetic. A sparse LU of the augmented system
 [[M, -C], [B C^T, A + eps I]] instead (the sparsity of M and C) was measured slower: on a packing of
 1,845 contacts its LU took 0.45 s against 0.24 s (COLAMD ordering). The LU's fill grows faster than
 the problem: at 10,000 contacts one iteration takes seconds. The method stops when the
@@ -43,10 +45,12 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
 
-from workbench.metrics import unknown_diagonal
+from workbench.metrics import dual_objective, unknown_diagonal
 from workbench.params import Param
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+from workbench.solvers.iterative import _CHUNK_WORK, CHUNK_DONE, CONVERGED, dot, stopping_measure
 from workbench.solvers.ncp_base import Iterate, NCPMethod
+from workbench.solvers.recorder import Recorder
 
 __all__ = ["NewtonSolver", "alart_curnier"]
 
@@ -146,12 +150,185 @@ def newton_matrix(A: np.ndarray, B: np.ndarray, rho_joints: np.ndarray, N, N_den
     return J
 
 
+#: return code of :func:`_dense_newton` besides iterative's CONVERGED and CHUNK_DONE
+SINGULAR = 4
+#: named layout of the dense loop's integer state ``ks`` and float state ``fs``
+K, K_STOP, FAILURES = 0, 1, 2           # ks: iterations done, the count at which the call returns, line-search failures
+ERR, PSI = 0, 1                         # fs: siconos_error and merit psi of the current iterate
+
+
+@njit(cache=True)
+def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, dnu, trial_nu, trial_u, du, a,
+                  scratch, ks, fs):
+    """The Newton iteration of :class:`NewtonSolver` on a dense N, whole iterations in one compiled call.
+
+    At each iterate (nu, u = N nu + r): Phi, A, B (:func:`_alart_curnier`), the merit psi and the
+    workbench's siconos_error (:func:`workbench.solvers.iterative.stopping_measure`, the measure every
+    other solver is judged by) go to ``fs``; the call returns CONVERGED when the error is <= tol,
+    CHUNK_DONE when ks[K] reaches ks[K_STOP] (the driver then records, checks its caps and moves
+    ks[K_STOP] on), SINGULAR when even the shifted J has a zero (or non-finite) pivot. Otherwise one
+    Newton step: J = A + B N + eps_k I, dnu by Gaussian elimination with partial pivoting
+    (:func:`_gauss_solve`), Armijo backtracking on psi, nu += t dnu and u = N nu + r afresh."""
+    n = nu.shape[0]
+    n_c = mu.shape[0]
+    m = n_c * d
+    while True:
+        A[:] = 0.0
+        B[:] = 0.0
+        _alart_curnier(nu, u, rho, mu, d, phi, A, B, True)
+        psi = 0.5 * dot(phi, phi)
+        err, _, converged = stopping_measure(nu, u, a, mu, d, True, 1.0, norm_r, tol, scratch)
+        fs[ERR], fs[PSI] = err, psi
+        if converged:
+            return CONVERGED
+        if ks[K] >= ks[K_STOP]:
+            return CHUNK_DONE
+        for i in range(n_c):                      # J = A + B N, contact rows
+            for j in range(d):
+                row = d * i + j
+                for col in range(n):
+                    s = 0.0
+                    for l in range(d):
+                        s += B[i, j, l] * N[d * i + l, col]
+                    J[row, col] = s
+                for l in range(d):
+                    J[row, d * i + l] += A[i, j, l]
+        for k in range(m, n):                     # joint rows: Phi_j = rho_j u_j
+            for col in range(n):
+                J[k, col] = rho[k] * N[k, col]
+        top = 1e-300
+        for k in range(n):
+            top = max(top, abs(nu[k]), abs(rho[k] * u[k]))
+        eps = eps_rel * np.sqrt(2.0 * psi) / top
+        for k in range(n):
+            J[k, k] += eps
+        for k in range(n):
+            dnu[k] = -phi[k]
+        if not _gauss_solve(J, dnu):              # exactly singular even with the shift: a larger one
+            return SINGULAR
+        _matvec(N, dnu, du)
+        t = 1.0
+        while True:
+            for k in range(n):
+                trial_nu[k] = nu[k] + t * dnu[k]
+                trial_u[k] = u[k] + t * du[k]
+            _alart_curnier(trial_nu, trial_u, rho, mu, d, scratch, A, B, False)
+            trial_psi = 0.5 * dot(scratch, scratch)
+            if trial_psi <= (1.0 - 2.0 * ARMIJO_SIGMA * t) * psi or t <= MIN_STEP:
+                break
+            t *= 0.5
+        if trial_psi > psi:
+            ks[FAILURES] += 1
+        for k in range(n):
+            nu[k] += t * dnu[k]
+        _matvec(N, nu, u)                         # afresh rather than u + t du: no drift over many iterations
+        for k in range(n):
+            u[k] += r[k]
+        ks[K] += 1
+
+
+@njit(cache=True)
+def _matvec(N, x, out):
+    """out = N x for a dense N."""
+    for i in range(N.shape[0]):
+        acc = 0.0
+        for j in range(N.shape[1]):
+            acc += N[i, j] * x[j]
+        out[i] = acc
+
+
+@njit(cache=True)
+def _gauss_solve(J, x):
+    """Solve J y = x in place (x <- y) by Gaussian elimination with partial pivoting, J overwritten;
+    False when a pivot is zero or not finite. Written out rather than LAPACK through numba's
+    np.linalg.solve, whose compilation took about 20 s (once per machine) for a system of at most
+    DENSE_MAX unknowns."""
+    n = x.shape[0]
+    for c in range(n):
+        p = c
+        best = abs(J[c, c])
+        for i in range(c + 1, n):
+            if abs(J[i, c]) > best:
+                best, p = abs(J[i, c]), i
+        if not (best > 0.0 and best < np.inf):
+            return False
+        if p != c:
+            for j in range(c, n):
+                J[c, j], J[p, j] = J[p, j], J[c, j]
+            x[c], x[p] = x[p], x[c]
+        for i in range(c + 1, n):
+            f = J[i, c] / J[c, c]
+            if f != 0.0:
+                for j in range(c + 1, n):
+                    J[i, j] -= f * J[c, j]
+                x[i] -= f * x[c]
+    for c in range(n - 1, -1, -1):
+        acc = x[c]
+        for j in range(c + 1, n):
+            acc -= J[c, j] * x[j]
+        x[c] = acc / J[c, c]
+    for c in range(n):
+        if not np.isfinite(x[c]):
+            return False
+    return True
+
+
 class NewtonSolver(NCPMethod):
     name = "newton"
     summary = "nonsmooth Newton on Alart-Curnier with Armijo line search (compiled Alart-Curnier pass; dense or sparse LU)"
     params = (Param("eps_rel", float, 1e-2, "relative Levenberg-Marquardt shift eps_k = eps_rel ||Phi|| / ||nu||"),)
     default_max_iter = 200
     extras = ("merit",)
+
+    def solve(self, model, options: SolveOptions) -> SolveResult:
+        """Up to DENSE_MAX unknowns the whole iteration runs compiled (:func:`_dense_newton`); larger
+        problems go through the template (:meth:`iterate`, a sparse LU per iteration)."""
+        if model.problem.n_unknowns > DENSE_MAX:
+            return super().solve(model, options)
+        problem = model.problem
+        result = self.new_result(model)
+        rec = Recorder(options, "siconos_error", self.extras, self.max_iter(options))
+        n, d = problem.n_unknowns, problem.d
+        N = np.ascontiguousarray(problem.N.toarray())
+        r = np.ascontiguousarray(problem.r, dtype=float)
+        mu = np.ascontiguousarray(problem.mu, dtype=float)
+        rho = contact_steps(problem)
+        nu = np.zeros(n) if options.warm_start is None else np.array(options.warm_start, dtype=float)
+        u = N @ nu + r
+        A = np.empty((problem.n_contacts, d, d))
+        work = [np.empty(n) for _ in range(7)]           # phi, dnu, trial nu, trial u, du, a, scratch
+        ks = np.zeros(3, dtype=np.int64)
+        fs = np.zeros(2)
+        # a history keeps a row per iteration; without one a call makes as many iterations as about
+        # _CHUNK_WORK operations (n^3 / 3 for the factorisation) before the caps are checked
+        chunk = 1 if rec.keep else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
+        cap = rec.max_iter if rec.max_iter is not None else np.iinfo(np.int64).max
+        ks[K_STOP] = 0 if rec.keep else min(chunk, cap)
+        while True:
+            code = _dense_newton(N, r, mu, d, rho, float(options.params["eps_rel"]), float(options.tol),
+                                 float(problem.norm_r), nu, u, work[0], A, np.empty_like(A), np.empty((n, n)),
+                                 work[1], work[2], work[3], work[4], work[5], work[6], ks, fs)
+            k = int(ks[K])
+            if rec.keep:
+                rec.record(k, dual_objective(problem, nu, u), fs[ERR], fs[PSI])
+            if code == CONVERGED:
+                stop = StopCause.CONVERGED
+                break
+            if code == SINGULAR:
+                result.message, result.solver_status = "singular Newton system (even with the shift)", "diverged"
+                stop = StopCause.FAILED
+                break
+            stop = rec.capped(k)
+            if stop is not None:
+                break
+            ks[K_STOP] = min(k + chunk, cap)
+        rec.stop_clock()
+        result.nu, result.iterations = nu, k
+        result.solver_status = result.solver_status or stop.value
+        result.info["line_search_failures"] = int(ks[FAILURES])
+        if problem.is_global:
+            result.v = problem.velocity(nu)
+        return rec.finish(result, stop)
 
     def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:
         problem = model.problem

@@ -218,6 +218,27 @@ def _virtual(path: str, same_file: bool):
     return edit
 
 
+def plugin_filtered(f: h5py.File, path: str) -> None:
+    """Replace dataset ``path`` by a chunked copy whose filter pipeline names filter 32004 (LZ4, a
+    plugin), marked optional so that HDF5 writes it without the plugin."""
+    from h5py import h5d, h5p, h5s, h5t, h5z
+    data = np.asarray(f[path][()], dtype=float)
+    del f[path]
+    dcpl = h5p.create(h5p.DATASET_CREATE)
+    dcpl.set_chunk((max(1, data.shape[0]),))
+    dcpl.set_filter(32004, h5z.FLAG_OPTIONAL, ())
+    parent, name = path.rsplit("/", 1)
+    dataset = h5d.create(f[parent or "/"].id, name.encode(), h5t.NATIVE_DOUBLE, h5s.create_simple(data.shape),
+                         dcpl=dcpl)
+    h5py.Dataset(dataset)[...] = data
+
+
+def _plugin(path: str):
+    def edit(f: h5py.File, folder: Path) -> None:
+        plugin_filtered(f, path)
+    return edit
+
+
 def _huge(path: str, shape):
     def edit(f: h5py.File, folder: Path) -> None:
         _replace(f, path, shape=shape, dtype="f8", chunks=(1024,) * len(shape), maxshape=(None,) * len(shape))
@@ -297,6 +318,7 @@ def _hdf5_edits(kind: str) -> dict[str, Callable]:
         "soft link W x": _moved_soft(f"{W}/x"),
         "virtual q other file": _virtual(q, same_file=False),
         "virtual mu same file": _virtual(f"{vec}/mu", same_file=True),
+        "plugin filter q": _plugin(q),
         "complex q": _as(q, lambda a: a + 1j),
         "complex mu": _as(f"{vec}/mu", lambda a: a.astype(complex)),
         "complex W values": _as(f"{W}/x", lambda a: a * (1 + 1j)),

@@ -23,7 +23,7 @@ import pytest
 import scipy.sparse as sp
 
 from factories import random_problem
-from fuzz_files import zip_bomb
+from fuzz_files import plugin_filtered, zip_bomb
 from workbench.cli import main
 from workbench.errors import InputError, ProblemDataError
 from workbench.io import load_problem, save_problem, write_fclib
@@ -187,6 +187,13 @@ def test_virtual_dataset_is_refused(local_h5, tmp_path):
         del f["fclib_local/vectors/q"]
         f.create_virtual_dataset("fclib_local/vectors/q", layout)
     _refused(local_h5, "/fclib_local/vectors/q is a virtual dataset")
+
+
+def test_dataset_needing_a_filter_plugin_is_refused(local_h5):
+    """A filter the library lacks makes HDF5 search its plugin folder and load a shared library."""
+    with h5py.File(local_h5, "r+") as f:
+        plugin_filtered(f, "fclib_local/vectors/q")
+    _refused(local_h5, "/fclib_local/vectors/q needs the HDF5 filter plugin 32004")
 
 
 # --------------------------------------------------------------------------- sizes

@@ -47,6 +47,7 @@ from numba import njit
 
 from workbench.metrics import dual_objective, unknown_diagonal
 from workbench.params import Param
+from workbench.problem import csr_product
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 from workbench.solvers.iterative import _CHUNK_WORK, CHUNK_DONE, CONVERGED, dot, stopping_measure
 from workbench.solvers.ncp_base import Iterate, NCPMethod
@@ -123,31 +124,52 @@ def _alart_curnier(nu, u, rho, mu, d, phi, A, B, jacobian):
         phi[k] = rho[k] * u[k]
 
 
-def block_diagonal(blocks: np.ndarray, tail: np.ndarray) -> sp.csr_matrix:
-    """Sparse block-diagonal matrix from (n_c, d, d) blocks followed by the diagonal ``tail``."""
-    n_c, d, _ = blocks.shape
-    bsr = sp.bsr_matrix((blocks, np.arange(n_c), np.arange(n_c + 1)), shape=(n_c * d, n_c * d))
-    return sp.block_diag([bsr, sp.diags(tail)], format="csr") if tail.size else bsr.tocsr()
-
-
-#: up to this many unknowns the Newton matrix is assembled and factorised dense (LAPACK): on a few
-#: contacts scipy's sparse assembly and SuperLU cost about 0.5 ms per iteration, mostly dispatch
+#: up to this many unknowns the Newton matrix is dense and the whole iteration compiled
+#: (:func:`_dense_newton`): on a few contacts scipy's sparse assembly and SuperLU cost about 0.5 ms per
+#: iteration, mostly dispatch
 DENSE_MAX = 240
 
 
-def newton_matrix(A: np.ndarray, B: np.ndarray, rho_joints: np.ndarray, N, N_dense: np.ndarray | None):
-    """J = A + B N with A, B block diagonal ((n_c, d, d) stacks, joints: A = 0, B = rho_j): dense
-    when ``N_dense`` is given, else sparse (CSR)."""
-    if N_dense is None:
-        return block_diagonal(A, np.zeros(rho_joints.size)) + block_diagonal(B, rho_joints) @ N
-    n_c, d, _ = A.shape
+def newton_pattern(N: sp.csr_matrix, n_c: int, d: int) -> sp.csr_matrix:
+    """The sparsity pattern of J = A + B N + eps I (A, B block diagonal over the contacts, diagonal on
+    the joints): row block i holds the union of N's rows d i ... d i + d - 1, its diagonal block and the
+    diagonal. CSR with sorted indices; the values are placeholders (:func:`_fill_newton_matrix`)."""
+    n = N.shape[0]
     m = n_c * d
-    J = np.empty_like(N_dense)
-    J[:m] = np.matmul(B, N_dense[:m].reshape(n_c, d, -1)).reshape(m, -1)
-    J[m:] = rho_joints[:, None] * N_dense[m:]
-    rows = np.arange(m).reshape(n_c, d)
-    J[rows[:, :, None], rows[:, None, :]] += A
-    return J
+    groups = np.concatenate([np.arange(m) // d, n_c + np.arange(n - m)])   # contact block or joint of each row
+    G = sp.csr_matrix((np.ones(n), (groups, np.arange(n))), shape=(n_c + n - m, n))
+    P = G.T @ (G @ abs(N) + G) + sp.identity(n, format="csr")
+    P = P.tocsr()
+    P.sum_duplicates()
+    P.sort_indices()
+    return P
+
+
+@njit(cache=True)
+def _fill_newton_matrix(N_ptr, N_idx, N_val, J_ptr, J_idx, J_val, A, B, rho, eps, d, work):
+    """J_val of J = A + B N + eps I on the pattern (J_ptr, J_idx) of :func:`newton_pattern`: per row, the
+    row's combination of N's rows is scattered into ``work`` (length n, zero on entry and on exit) and
+    gathered at the pattern's columns."""
+    n_c = A.shape[0]
+    n = J_ptr.shape[0] - 1
+    for row in range(n):
+        if row < n_c * d:
+            i, j = row // d, row % d
+            for l in range(d):
+                b = B[i, j, l]
+                if b != 0.0:
+                    src = d * i + l
+                    for jj in range(N_ptr[src], N_ptr[src + 1]):
+                        work[N_idx[jj]] += b * N_val[jj]
+            for l in range(d):
+                work[d * i + l] += A[i, j, l]
+        else:
+            for jj in range(N_ptr[row], N_ptr[row + 1]):
+                work[N_idx[jj]] += rho[row] * N_val[jj]
+        work[row] += eps
+        for jj in range(J_ptr[row], J_ptr[row + 1]):
+            J_val[jj] = work[J_idx[jj]]
+            work[J_idx[jj]] = 0.0
 
 
 #: return code of :func:`_dense_newton` besides iterative's CONVERGED and CHUNK_DONE
@@ -331,11 +353,14 @@ class NewtonSolver(NCPMethod):
         return rec.finish(result, stop)
 
     def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:
+        """The sparse iteration (above DENSE_MAX unknowns): J filled on a fixed pattern by one compiled
+        pass, SuperLU's LU of it (J's CSR arrays read as CSC are J^T, factorised and solved transposed)."""
         problem = model.problem
         eps_rel = float(options.params["eps_rel"])
         N = problem.N.tocsr()
-        n, m = problem.n_unknowns, problem.n_contact_unknowns
-        N_dense = N.toarray() if n <= DENSE_MAX else None
+        n, d = problem.n_unknowns, problem.d
+        P = newton_pattern(N, problem.n_contacts, d)
+        J_val, work = np.empty(P.nnz), np.zeros(n)
         rho = contact_steps(problem)
         nu = np.zeros(n) if options.warm_start is None else np.array(options.warm_start, dtype=float)
         u = problem.relative_velocity(nu)
@@ -345,20 +370,18 @@ class NewtonSolver(NCPMethod):
             while True:
                 psi = 0.5 * float(phi @ phi)
                 yield Iterate(nu, u, (psi,))
-                J = newton_matrix(A, B, rho[m:], N, N_dense)
                 eps = eps_rel * np.sqrt(2 * psi) / max(float(np.abs(nu).max()), float(np.abs(rho * u).max()), 1e-300)
+                _fill_newton_matrix(N.indptr, N.indices, N.data, P.indptr, P.indices, J_val, A, B, rho, eps, d, work)
+                J_T = sp.csc_matrix((J_val, P.indices, P.indptr), shape=(n, n))
                 try:
-                    if N_dense is None:
-                        dnu = spla.splu((J + eps * sp.eye(n)).tocsc()).solve(-phi)
-                    else:
-                        dnu = np.linalg.solve(J + eps * np.eye(n), -phi)
-                except (RuntimeError, np.linalg.LinAlgError):  # exactly singular even with the shift
-                    dnu = spla.lsqr(J, -phi)[0]
+                    dnu = spla.splu(J_T).solve(-phi, trans="T")
+                except RuntimeError:  # exactly singular even with the shift
+                    dnu = spla.lsqr(J_T.T, -phi)[0]
                 if not np.all(np.isfinite(dnu)):
                     result.message = "non-finite Newton direction"
                     result.solver_status = "diverged"
                     return StopCause.FAILED
-                du = N @ dnu if N_dense is None else N_dense @ dnu
+                du = csr_product(N, dnu)
                 t = 1.0
                 while True:
                     trial_phi = alart_curnier(problem, nu + t * dnu, u + t * du, rho, jacobian=False)
@@ -368,7 +391,7 @@ class NewtonSolver(NCPMethod):
                 if 0.5 * trial_phi @ trial_phi > psi:
                     failures += 1
                 nu = nu + t * dnu
-                u = (N @ nu if N_dense is None else N_dense @ nu) + problem.r  # afresh rather than u + t du: no drift over many iterations
+                u = csr_product(N, nu) + problem.r  # afresh rather than u + t du: no drift over many iterations
                 phi, A, B = alart_curnier(problem, nu, u, rho)
         finally:
             result.info["line_search_failures"] = failures

@@ -43,7 +43,7 @@ What each figure includes:
 * best: the method with the smallest median among those that reached 1e-8 in every repetition;
   median [min-max] over the repetitions; ratio = ours / Siconos (< 1: ours faster), and in the
   relaxed section ours / Clarabel, ratios of medians.
-* call [s]: the wall time of the whole ``workbench.solvers.solve`` call of our best method (build
+* call [s]: the wall time of the whole ``workbench.method.solve`` call of our best method (build
   of the formulation's model, parameter checks, solve, metrics and status), median.
 * geometric means of the ratio over the problems both solve, and over those with >= 50 contacts.
 * scale: generate = the problem's whole build (contact detection, Jacobian, M, k, b); solve = solve
@@ -81,7 +81,8 @@ from benchmarks import bench_ipm, bench_scale
 from workbench.errors import InputError
 from workbench.io import load_problem
 from workbench.shared_data import shared_data_dir
-from workbench.solvers import SolveOptions, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
 from workbench.sources import load
 

@@ -69,8 +69,9 @@ class SolveOptions:
     max_iter, time_limit: caps (None: the solver's default).
     warm_start: initial impulses nu (physical units), where the solver supports it.
     keep_history: record a per-iteration history where the solver can.
-    params: declared parameters (workbench.params) of the formulation and the solver;
-         workbench.solvers.solve splits and checks them, :func:`execute` checks the solver's.
+    params: declared parameters (workbench.params) of the formulation and the solver, for the
+         one-call workbench.method.solve, which gives them to its Method (split and checked once;
+         Method.solve refuses them here); :func:`execute` receives the solver's, checked.
     """
     tol: float = 1e-6
     accept: float | None = None
@@ -236,7 +237,7 @@ def one_line(exc: BaseException) -> str:
 
 def execute(solver: Solver, model, options: SolveOptions) -> SolveResult:
     """Run ``solver.solve(model, options)``; ``options.params`` must already be the solver's checked
-    parameters (:meth:`Solver.check_params`, which ``solvers.solve`` applies through ``split_params``).
+    parameters (:meth:`Solver.check_params`, which ``workbench.method.Method`` applies through ``split_params``).
 
     Bad input (InputError) propagates; any other exception of the solver or its backend gives a
     "failed" result, stop cause FAILED, with the exception's one-line message (the traceback is kept

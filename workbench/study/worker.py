@@ -141,7 +141,7 @@ def _method(spec: dict[str, Any]):
 
 
 def _import_plugins(paths: list[str]) -> None:
-    from workbench.study.spec import import_plugin
+    from workbench.study.plugins import import_plugin
     for plugin in paths:
         if plugin not in _PLUGINS:
             import_plugin(Path(plugin))

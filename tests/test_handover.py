@@ -175,12 +175,20 @@ def test_judged_history_samples_iterates_and_ends_at_the_returned_point(study):
     assert mine["judged_error"].iloc[-1] == pytest.approx(run["judged_error"], rel=1e-9)
 
 
-def test_solve_json_and_text_carry_the_hand_over(capsys):
-    main(["solve", *CANNONBALL, "--formulation", "ncp", "--solver", "pqn", "--tol", str(TOL), "--json"])
+@pytest.mark.parametrize("where", [[], ["--time-limit", "60"]], ids=["here", "in a killable worker"])
+def test_solve_json_carries_the_hand_over(capsys, where):
+    main(["solve", *CANNONBALL, "--formulation", "ncp", "--solver", "pqn", "--tol", str(TOL), "--json", *where])
     record = json.loads(capsys.readouterr().out)
     (h,) = record["handover"]
     assert record["handover_label"] == "ncp/pqn -> pgs fallback" and record["status"] == "solved"
     assert h["status_alone"] == "max_iter" and h["used"] and h["error_before"] > 100 * TOL
+    assert h["at_iteration"] == record["iterations"] == 1000 and 0 < h["at_seconds"] < record["solve_seconds"]
+
+
+def test_solve_text_carries_the_hand_over(capsys):
     main(["solve", *CANNONBALL, "--formulation", "ncp", "--solver", "pqn", "--tol", str(TOL)])
     text = capsys.readouterr().out
     assert "hand-over: ncp/pqn -> pgs fallback at iteration 1000" in text and "ncp/pqn alone: max_iter" in text
+    main(["compare", *CANNONBALL, "-f", "ncp", "-s", "pqn", "--tol", str(TOL)])
+    row = [line for line in capsys.readouterr().out.splitlines() if "| pqn |" in line]
+    assert len(row) == 1 and "| solved (ncp/pqn -> pgs fallback; alone max_iter) |" in row[0]

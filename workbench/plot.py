@@ -275,7 +275,7 @@ def _profile_values(results: pd.DataFrame, value: str) -> pd.DataFrame:
     first = results.drop_duplicates("problem")
     problems = [{"problem": p.problem, "tags": tuple(str(p.tags).split(",")) if p.tags else (), "series": p.series,
                  "kind": p.kind, "n_contacts": p.n_contacts} for p in first.itertuples()]
-    methods = [{"method": m.method, "label": m.label, "tol": m.tol, "accept": m.accept}
+    methods = [{"method": m.method, "label": m.label, "tol": m.tol, "accept": None if pd.isna(m.accept) else m.accept}
                for m in results.drop_duplicates("method").itertuples()]
     pairs = pair_table(results, problems, methods, set(), "solve_seconds", float(results["time_limit"].max()))
     table = profile_values(pairs, [m["method"] for m in methods], value)

@@ -214,6 +214,8 @@ def _compare_rows(args, problems, forms, solvers, worker) -> bool:
                 fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
                 it = "-" if res.iterations is None else res.iterations
                 status = res.status if res.status != "unavailable" else f"unavailable ({res.message})"
+                if res.handover:  # finished by another method: say so, and what the method reached alone
+                    status += f" ({res.handover_label}; alone {res.status_alone})"
                 print(f"| {problem.name} | {problem.n_contacts} | {fname} | {sname} | {status} | {it} "
                       f"| {warm:.3f} | {res.build_seconds:.3f} | {res.solve_seconds:.3f} | {fmt('dual_objective')} "
                       f"| {fmt('relaxed_error')} | {fmt('siconos_error')} |", flush=True)

@@ -115,6 +115,16 @@ class SolveResult:
         return handover_label(self.handover)
 
     @property
+    def status_alone(self) -> str:
+        """The status the method earns alone: at its first hand-over (judged by finalize), else its status."""
+        return self.handover[0].get("status_alone", self.status) if self.handover else self.status
+
+    @property
+    def seconds_alone(self) -> float:
+        """The solve time of the method alone: until its first hand-over, else the solve time."""
+        return self.handover[0]["at_seconds"] if self.handover else self.solve_seconds
+
+    @property
     def gamma(self) -> np.ndarray | None:
         """Alias of ``nu`` (the contact impulses come first)."""
         return self.nu
@@ -228,6 +238,9 @@ def judged_error(m: dict[str, float], relaxed: bool) -> float:
     return m["relaxed_error"] if relaxed else m["siconos_error"]
 
 
+#: seconds judge_history may spend judging sampled iterates (the rest of them stay NaN)
+JUDGE_BUDGET = 0.25
+
 #: the statuses of the stop causes that name a cap
 _CAPS = {StopCause.MAX_ITER: "max_iter", StopCause.TIMEOUT: "timeout"}
 
@@ -282,7 +295,9 @@ def judge_history(result: SolveResult, model) -> None:
     measure, computed by workbench.metrics from the iterate (error_name equal to judged_name: the
     exact methods' siconos_error, the LCP solvers' lcp_residual), keeps it; the last row of a solver
     that exposes no iterates (conic backends, Siconos) gets the returned point's value, which is that
-    row's point. Any other row: NaN (the solver's own ``error`` stays in its column, never judged)."""
+    row's point. Any other row: NaN (the solver's own ``error`` stays in its column, never judged), and so
+    are the samples left when JUDGE_BUDGET seconds are spent (coarse to fine: a large problem's history
+    is thinned, its run never pushed past its hard time limit)."""
     samples, result.sampled_iterates = result.sampled_iterates or {}, None
     h = result.history
     if h is None or not len(h):
@@ -290,9 +305,16 @@ def judge_history(result: SolveResult, model) -> None:
     name = judged_name(model)
     judged = np.full(len(h), np.nan)
     if getattr(model, "own_metrics", None) is None:
-        for row, nu in samples.items():
-            if row < len(h) and np.all(np.isfinite(nu)):
-                judged[row] = judged_error(metrics.evaluate(model.problem, nu), model.relaxed)
+        rows = sorted(r for r in samples if r < len(h))
+        # coarse to fine (every 8th sample, then every 4th, ...), the last row first, within a budget:
+        # a large problem cannot push its run past the hard time limit while its history is judged
+        order = list(dict.fromkeys(rows[-1:] + [r for stride in (8, 4, 2, 1) for r in rows[::stride]]))
+        t0 = time.perf_counter()
+        for row in order:
+            if time.perf_counter() - t0 > JUDGE_BUDGET:
+                break
+            if np.all(np.isfinite(samples[row])):
+                judged[row] = judged_error(metrics.evaluate(model.problem, samples[row]), model.relaxed)
     same = np.isnan(judged) & (h["error_name"] == name).to_numpy()
     judged[same] = pd.to_numeric(h["error"], errors="coerce").to_numpy(dtype=float)[same]
     if np.isnan(judged[-1]) and not samples and "judged_error" in result.metrics:

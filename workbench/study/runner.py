@@ -116,7 +116,9 @@ def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str
            "repetition": run.repetition}
     row.update({f: result.get(f) for f in RESULT_FIELDS})
     handovers = result.get("handover") or []
-    row.update(handover=handover_label(handovers), handover_detail=json.dumps(handovers, default=str))
+    # a simulation names the hand-overs of its steps (no one run to split into the method alone)
+    row.update(handover=result.get("handover_steps") or handover_label(handovers),
+               handover_detail=json.dumps(handovers, default=str))
     row.update(result.get("metrics") or {})
     row.update(session=session, workbench_version=workbench.__version__,
                finished_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))

@@ -192,3 +192,35 @@ def test_solve_text_carries_the_hand_over(capsys):
     main(["compare", *CANNONBALL, "-f", "ncp", "-s", "pqn", "--tol", str(TOL)])
     row = [line for line in capsys.readouterr().out.splitlines() if "| pqn |" in line]
     assert len(row) == 1 and "| solved (ncp/pqn -> pgs fallback; alone max_iter) |" in row[0]
+
+
+def test_corpus_study_shows_the_hand_overs(tmp_path, shared_data):
+    """The same on two corpus problems (Siconos data): PQN hands over to Gauss-Seidel on OneObject
+    (non-symmetric W), the dual fixed point to Newton on FrictionContactProblem00031 (2D)."""
+    (tmp_path / "study.toml").write_text("""
+[study]
+name = "handover-corpus"
+time_limit = 60
+tolerance = "corpus"
+[tolerances.corpus]
+tol = 1e-8
+[[problems]]
+files = ["shared:siconos/FrictionContactProblem00031.dat", "shared:siconos/OneObject-i1028-138.hdf5.dat"]
+[methods.pqn]
+formulation = "ncp"
+solver = "pqn"
+[methods.dfp]
+formulation = "dual-fixed-point"
+solver = "clarabel"
+""")
+    results, out = tmp_path / "results", tmp_path / "report"
+    main(["run", str(tmp_path / "study.toml"), "--out", str(results), "--report-dir", str(out), "--no-progress"])
+    runs = load_results(results).set_index(["problem", "method"])
+    assert runs.loc[("OneObject-i1028-138.hdf5", "pqn"), "handover"] == "ncp/pqn -> pgs fallback"
+    assert runs.loc[("FrictionContactProblem00031", "dfp"), "handover"] == "dual-fixed-point/clarabel + newton polish"
+    handovers = pd.read_csv(out / "tables" / "handovers.csv").set_index("problem")
+    assert handovers.loc["OneObject-i1028-138.hdf5", "status alone"] != "solved"
+    assert handovers.loc["FrictionContactProblem00031", "status alone"] != "solved"
+    summary = pd.read_csv(out / "tables" / "summary_exact_1e-08.csv").set_index("method")
+    assert summary.loc["pqn", "solved %"] == 50 and summary.loc["pqn (+pgs fallback)", "solved %"] == 100
+    assert summary.loc["dfp", "solved %"] == 50 and summary.loc["dfp (+newton polish)", "solved %"] == 100

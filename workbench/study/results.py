@@ -110,7 +110,10 @@ def current_runs(runs: pd.DataFrame, plan: dict, include_reference: bool) -> pd.
 
 def load_histories(results_dir: os.PathLike | str, keys=None) -> pd.DataFrame:
     """The per-iteration histories of the runs ``keys`` (default: every single-step run of the
-    current plan, reference runs included) that kept one, in the schema HISTORY_COLUMNS."""
+    current plan, reference runs included) that kept one, in the schema HISTORY_COLUMNS, then
+    judged_name and judged_error (the workbench's judged measure of the row's iterate, the same for
+    every solver: workbench.solvers.base.judge_history; NaN where it was not computed) and the
+    solver's extra columns."""
     store = ResultStore(results_dir)
     if keys is None:
         runs = load_results(results_dir, include_reference=True)

@@ -32,7 +32,8 @@ import pandas as pd
 
 from workbench.report.stats import shifted_geometric_mean
 
-__all__ = ["RULE", "split_handovers", "pair_table", "problem_class", "Group", "comparison_groups", "summarise", "profile_values"]
+__all__ = ["RULE", "split_handovers", "pair_table", "problem_class", "Group", "comparison_groups", "summarise",
+           "profile_values"]
 
 RULE = ("Accounting rule, used by every table, summary, profile and the conclusion: a (problem, method) pair "
         "is not applicable when the method cannot take the problem (a formulation that needs M and D on a local "
@@ -42,8 +43,9 @@ RULE = ("Accounting rule, used by every table, summary, profile and the conclusi
         "repetitions are; its time is then their median, else the time limit; spreads are min-max over "
         "repetitions. A run finished by another method (fallback, polish) counts for its method with what that "
         "method reached alone (its status and time at the hand-over); the run as returned counts for the "
-        "composite, a row of its own named after the hand-over (e.g. \"(+pgs fallback)\"). Methods are ranked only against methods solving the same problem (relaxed, exact or LCP) "
-        "at the same acceptance threshold, on the problems all of them can take.")
+        "composite, a row of its own named after the hand-over (e.g. \"(+pgs fallback)\"). Methods are ranked "
+        "only against methods solving the same problem (relaxed, exact or LCP) at the same acceptance threshold, "
+        "on the problems all of them can take.")
 
 #: a judged error that is missing (the run returned no point) counts as this: the relative error of
 #: the zero impulse is at most 1

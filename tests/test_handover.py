@@ -240,3 +240,6 @@ def test_a_simulation_names_the_hand_overs_of_its_steps():
     handed = int((steps["handover"] != "").sum())
     assert run["handover_steps"] == "ncp/pqn -> pgs fallback"
     assert f"{handed} of {len(steps)} steps: ncp/pqn -> pgs fallback" in run["message"]
+    fig = plot.time_series(steps.assign(method="pqn"), title="box")
+    marks = [line for line in fig.axes[0].lines if line.get_gid() == "handover"]
+    assert len(marks) == 1 and len(marks[0].get_xdata()) == handed

@@ -24,7 +24,8 @@ one as PNG and SVG. See docs/plotting.md for an example that runs.
   the hand-over (the runs' ``history_until``) and, as its composite (dashed), with the whole run.
 - :func:`performance_profile`: Dolan-More profiles rho_s(tau) on a log2 axis.
 - :func:`scaling`: quantities against contacts, log-log, with the least-squares slope per method.
-- :func:`time_series`: a simulation's per-step quantities against time, analytic curves dashed.
+- :func:`time_series`: a simulation's per-step quantities against time, analytic curves dashed, steps
+  finished by another method marked.
 """
 
 from __future__ import annotations
@@ -394,7 +395,8 @@ _SERIES_LOG = ("complementarity",)
 def time_series(steps: pd.DataFrame, *, title: str = "", max_panels: int = 6) -> Figure | None:
     """A simulation's per-step quantities (the per-step table a simulation records: load_histories
     of a simulation run) against ``t`` (or ``time``, ``step``), one line per ``method`` when the table
-    has that column; a column ``X_analytic`` is drawn dashed black on X's panel. None when there is
+    has that column; a column ``X_analytic`` is drawn dashed black on X's panel; steps whose
+    ``handover`` names another method that finished them are marked (triangles). None when there is
     nothing to plot."""
     x = next((c for c in ("t", "time", "step") if c in steps.columns), None)
     numeric = [c for c in steps.columns if c not in (x, "step", "repetition") and not c.endswith("_analytic")
@@ -406,9 +408,14 @@ def time_series(steps: pd.DataFrame, *, title: str = "", max_panels: int = 6) ->
     fig = Figure(figsize=(9, 2.2 * len(ys) + 0.8), layout="constrained")
     axes = np.atleast_1d(fig.subplots(len(ys), 1, sharex=True))
     for i, (name, frame) in enumerate(groups):
+        # steps finished by another method (a fallback, a polish) are marked on every panel
+        handed = frame["handover"].fillna("").astype(str) != "" if "handover" in frame else None
         for ax, y in zip(axes, ys):
             values = frame[y].where(frame[y] > 0) if y in _SERIES_LOG else frame[y]
             ax.plot(frame[x], values, "-", color=f"C{i % 10}", lw=1.2, label=str(name) or None)
+            if handed is not None and handed.any():
+                ax.plot(frame.loc[handed, x], values[handed], "v", color=f"C{i % 10}", ms=5, ls="",
+                        gid="handover", label="step finished by another method" if ax is axes[0] else None)
     first = groups[0][1]
     for ax, y in zip(axes, ys):
         if f"{y}_analytic" in first:

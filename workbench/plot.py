@@ -409,7 +409,7 @@ def time_series(steps: pd.DataFrame, *, title: str = "", max_panels: int = 6) ->
     axes = np.atleast_1d(fig.subplots(len(ys), 1, sharex=True))
     for i, (name, frame) in enumerate(groups):
         # steps finished by another method (a fallback, a polish) are marked on every panel
-        handed = frame["handover"].fillna("").astype(str) != "" if "handover" in frame else None
+        handed = frame["handover"].map(lambda v: isinstance(v, str) and v != "") if "handover" in frame else None
         for ax, y in zip(axes, ys):
             values = frame[y].where(frame[y] > 0) if y in _SERIES_LOG else frame[y]
             ax.plot(frame[x], values, "-", color=f"C{i % 10}", lw=1.2, label=str(name) or None)

@@ -8,6 +8,7 @@ driver's seconds (median, min, max) and Siconos's info of the last solve.
 """
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -31,6 +32,9 @@ def once(path: str, method: str) -> tuple[float, int]:
 
 
 if __name__ == "__main__":
+    # some Siconos solvers print to the C stdout: the answer keeps a descriptor of its own
+    answer = os.fdopen(os.dup(1), "w")
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     path, method = sys.argv[1], sys.argv[2]
     repetitions = int(sys.argv[3]) if len(sys.argv) > 3 else 20
     once(path, method)
@@ -38,4 +42,5 @@ if __name__ == "__main__":
     for _ in range(repetitions):
         seconds, info = once(path, method)
         times.append(seconds)
-    print(json.dumps({"median": statistics.median(times), "min": min(times), "max": max(times), "info": info}))
+    answer.write(json.dumps({"median": statistics.median(times), "min": min(times), "max": max(times), "info": info}) + "\n")
+    answer.close()

@@ -164,7 +164,8 @@ def run_ours(problem, method, cap: float, warm: bool, inner: int = 1) -> dict:
         solver.append(res.build_seconds + res.solve_seconds)
         call.append(wall)
         if not (err is not None and err <= TOL and solver[-1] <= cap):
-            return {"solved": False, "solver_s": solver[-1], "call_s": wall, "error": err, "status": res.status}
+            status = "past the time limit" if err is not None and err <= TOL else res.status
+            return {"solved": False, "solver_s": solver[-1], "call_s": wall, "error": err, "status": status}
     return {"solved": True, "solver_s": float(np.median(solver)), "call_s": float(np.median(call)), "error": err,
             "status": res.status}
 
@@ -497,7 +498,8 @@ def table(head: list[str], rows: list[list[str]], align: str | None = None) -> l
 
 
 def render(data: dict) -> str:
-    """The results page of a run (markdown)."""
+    """The results page of a run (markdown); the same for the data and for its JSON record, whose
+    objects have sorted keys."""
     s = data["settings"]
     cap = s["cap"]
     ex = exact_figures(data)
@@ -542,7 +544,8 @@ def render(data: dict) -> str:
                  f"{claimed}. Siconos process restarts (a run past the time limit or a crash): {s['restarts']}.")
     if data.get("unread"):
         lines.append(f"Not read by the workbench (left out): {'; '.join(data['unread'])}.")
-    missed = [f"{Path(row['problem']).name}: " + ", ".join(f"{k.split(':', 1)[1]} ({v})" for k, v in row["missed"].items())
+    missed = [f"{Path(row['problem']).name}: " + ", ".join(f"{k.split(':', 1)[1]} ({v})"
+                                                           for k, v in sorted(row["missed"].items()))
               for row in data["exact"] if row["missed"]]
     lines += ["", "<details><summary>Methods that missed 1e-8 (first repetition missed; not run again on that "
               "problem)</summary>", ""] + [f"- {m}" for m in missed] + ["", "</details>"]
@@ -574,7 +577,7 @@ def render(data: dict) -> str:
                   "dual objective is within 1e-6 relative of Clarabel's (from a run with a history), capped at "
                   f"{RELAXED_CAP_FACTOR:g}x Clarabel's time (at least {RELAXED_MIN_CAP:g} s).", ""]
         body = []
-        for spec, e in rel.items():
+        for spec, e in sorted(rel.items(), key=lambda item: (item[0] != SETTLED, item[0])):
             for m in ["clarabel"] + sorted(set(e["to_target"]) | set(e["missed"])):
                 if m == "clarabel":
                     body.append([spec, f"{e['contacts']:,}", "clarabel (own time)", spread(e["clarabel"]), "1"])
@@ -588,8 +591,8 @@ def render(data: dict) -> str:
         lines += ["", "## Cold command line", "",
                   "New processes, after one untimed run (the on-disk compile and byte-code caches are filled); wall "
                   "seconds and peak resident memory, median [min-max].", ""]
-        lines += table(["command", "seconds", "MiB"],
-                       [[f"`{v['command']}`", spread(v["s"]), spread(v["MiB"])] for v in c.values()], "|---|---|---|")
+        lines += table(["command", "seconds", "MiB"], [[f"`{c[k]['command']}`", spread(c[k]["s"]), spread(c[k]["MiB"])]
+                                                      for k in ("version", "solve", "siconos") if k in c], "|---|---|---|")
     return "\n".join(lines) + "\n"
 
 
@@ -640,8 +643,9 @@ def main(argv=None) -> int:
     if args.no_write:
         print(render(data))
     else:
+        from benchmarks import bench_peers     # the renderer by its importable name, also under python -m
         from workbench.provenance import write_results
-        page = write_results("peers", data, render, command)
+        page = write_results("peers", data, bench_peers.render, command)
         print(page.read_text())
     return 0
 

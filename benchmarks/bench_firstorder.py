@@ -134,8 +134,7 @@ def main(argv=None) -> int:
     if args.write:
         command = "python -m benchmarks.bench_firstorder" + (f" --repetitions {args.repetitions}" if args.repetitions != 3
                                                              else "") + (f" --max-iter {args.max_iter}" if args.max_iter != 20_000 else "")
-        from benchmarks.bench_firstorder import render as page     # by its module's name, not __main__'s
-        print(write_results("firstorder", data, page, command))
+        print(write_results("firstorder", data, render, command))
     return 0
 
 

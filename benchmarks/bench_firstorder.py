@@ -124,7 +124,7 @@ def render(data: dict) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repetitions", type=int, default=3)
-    ap.add_argument("--max-iter", type=int, default=20_000)
+    ap.add_argument("--max-iter", type=int, default=50_000)
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args(argv)
     data = {"settled": settled(args.repetitions, args.max_iter), "stacks": stacks(args.repetitions),
@@ -133,7 +133,7 @@ def main(argv=None) -> int:
     print(render(data), end="")
     if args.write:
         command = "python -m benchmarks.bench_firstorder" + (f" --repetitions {args.repetitions}" if args.repetitions != 3
-                                                             else "") + (f" --max-iter {args.max_iter}" if args.max_iter != 20_000 else "")
+                                                             else "") + (f" --max-iter {args.max_iter}" if args.max_iter != 50_000 else "")
         print(write_results("firstorder", data, render, command))
     return 0
 

@@ -15,7 +15,7 @@ from workbench.cli import main
 from workbench.cones import project_unknowns
 from workbench.errors import InputError
 from workbench.io import load_problem
-from workbench.metrics import de_saxce_shift
+from workbench.metrics import de_saxce_shift, siconos_error
 from workbench.solvers import SolveOptions, StopCause, solve
 from workbench.solvers.pgs import local_factors, solve_local
 
@@ -498,3 +498,17 @@ def test_anti_relaxed_solver_reaches_siconos_error_1e8_on_every_other_shared_pro
     failed = {name: reaches_siconos_error_1e8(load_problem(shared_data / name), solver) for name in EASY}
     assert not any(failed.values()), {name: (res.status, res.iterations, res.metrics["siconos_error"])
                                       for name, res in failed.items() if res is not None}
+
+
+def test_a_diverged_iterate_is_never_solved(shared_data):
+    """ADMM with a small fixed penalty diverges on BoxesStack1 (W singular, the shifted iterates run off
+    along K): the norms in the Siconos normalisation overflow, and error / inf = 0 once passed for an
+    exact solution (status "solved" at iteration 171 with a dual objective of 9e306). Neither the
+    stopping measure nor the workbench's verdict may accept such a point."""
+    problem = load_problem(shared_data / BOXES)
+    res = solve(problem, "anti-relaxed", "admm", SolveOptions(tol=1e-8, max_iter=400, keep_history=False,
+                                                              params={"rho": 0.13, "balance_every": 10 ** 6}))
+    assert res.status != "solved" and res.stop != StopCause.CONVERGED
+    assert not res.metrics.get("judged_error", np.nan) <= 1e-8
+    huge = np.full(problem.n_unknowns, 1e160)
+    assert np.isnan(siconos_error(problem, huge, problem.apply_N(huge) + problem.r))

@@ -371,6 +371,8 @@ def stopping_measure(x, u, a, mu, d, inner, step, norm_r0, target, scratch):
     CCP_RESOLUTION) and the natural map with step 1 is <= target), s = max(||r||, ||x||, ||u||)."""
     x_sq, u_sq, map_sq = _stopping_sums(x, u, a, step, mu, d, inner, scratch)
     scale = max(norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
+    if not scale < math.inf:        # overflowed: a diverged iterate, never converged (metrics.normalisation)
+        return math.inf, scale, False
     if not scale > 0:
         scale = 1.0
     err = math.sqrt(map_sq) / step / scale

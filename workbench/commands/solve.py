@@ -24,6 +24,7 @@ import os
 from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, formulation_named, key_value,
                                       method_named, positive, solver_named)
 from workbench.sources import ACCEPTED, load
+from workbench.solvers.base import handover_label
 
 PROBLEM_HELP = f"{ACCEPTED} (workbench list shows the scenes)"
 
@@ -55,11 +56,12 @@ def method_of(args):
 
 def result_record(problem, result, warm_up_seconds: float | None = None) -> dict:
     """The JSON object of ``workbench solve --json``: the problem, then the result's record
-    (:meth:`SolveResult.record`, without the point and the history; ``info`` holds what the solver
-    or method says of itself, hand-overs included: recorded, never used to judge), then the warm-up:
-    the one-off cost before the clock started (imports, numba compilation), not in the times."""
+    (:meth:`SolveResult.record`, without the point and the history; ``handover`` lists a run finished
+    by another method: who, when, why, what the first method reached alone; ``info`` holds what the
+    solver or method says of itself: recorded, never used to judge), the hand-overs in words, then the
+    warm-up: the one-off cost before the clock started (imports, numba compilation), not in the times."""
     return {"problem": problem.name, "n_contacts": problem.n_contacts,
-            **result.record(point=False, history=False),
+            **result.record(point=False, history=False), "handover_label": result.handover_label,
             "compile_seconds": result.info.get("compile_seconds"), "warm_up_seconds": warm_up_seconds}
 
 
@@ -135,6 +137,10 @@ def cmd_solve(args) -> int:
     print(f"{problem.name}: {problem.n_contacts} contacts, formulation {result.formulation}, solver {result.solver}")
     print(f"  status {result.status} (solver said {result.solver_status or '-'})"
           f"{': ' + result.message if result.message else ''}")
+    for h in result.handover:
+        print(f"  hand-over: {handover_label([h])} at iteration {h['at_iteration']} ({h['at_seconds']:.3f} s; "
+              f"{h['reason']}); {h['from']} alone: {h.get('status_alone', '-')} ({h['measure']} "
+              f"{h['error_before']:.3e}); the returned point is {h['to'] if h['used'] else h['from']}'s")
     if result.nu is not None:
         print(f"  objective {result.objective:.10g}, iterations {result.iterations}, "
               f"build {result.build_seconds:.3f} s, solve {result.solve_seconds:.3f} s "
@@ -181,6 +187,8 @@ def _compare_rows(args, problems, methods, worker) -> bool:
             fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
             it = "-" if res.iterations is None else res.iterations
             status = res.status if res.status != "unavailable" else f"unavailable ({res.message})"
+            if res.handover:  # finished by another method: say so, and what the method reached alone
+                status += f" ({res.handover_label}; alone {res.status_alone})"
             print(f"| {problem.name} | {problem.n_contacts} | {method.formulation_name} | {method.solver_name} "
                   f"| {status} | {it} | {warm:.3f} | {res.build_seconds:.3f} | {res.solve_seconds:.3f} "
                   f"| {fmt('dual_objective')} | {fmt('relaxed_error')} | {fmt('siconos_error')} |", flush=True)

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.solvers.base import handover_label
 from workbench.study.problems import ProblemRef, resolve_problems
 from workbench.study.spec import Method, Study
 from workbench.study.store import ResultStore
@@ -112,6 +113,10 @@ def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str
     for f in ("objective", "solver_objective"):
         row[f] = None if row[f] is None else float(row[f])
     row["info"] = json.dumps(row["info"], sort_keys=True) if row["info"] is not None else None
+    handovers = result.get("handover") or []
+    # a simulation names the hand-overs of its steps (no one run to split into the method alone)
+    row.update(handover=result.get("handover_steps") or handover_label(handovers),
+               handover_detail=json.dumps(handovers, default=str))
     row.update({k: float(v) for k, v in (result.get("metrics") or {}).items()})
     row.update(session=session, workbench_version=workbench.__version__,
                finished_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))

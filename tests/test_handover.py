@@ -230,11 +230,12 @@ def test_a_simulation_names_the_hand_overs_of_its_steps():
     """A simulation run records each step's hand-over and names them in its row and message: PQN
     with a budget of one iteration cannot finish the first step of the sliding box (cold start), its
     fallback does; the later steps start from the previous impulses and PQN finishes them alone."""
+    from workbench.method import Method
     from workbench.solvers import SolveOptions
     from workbench.study.simulation import simulate
 
-    run = simulate("box-on-plane", {"duration": 0.03, "h": 0.01}, "ncp", "pqn",
-                   SolveOptions(tol=1e-10, params={"max_iter": 1}))
+    run = simulate("box-on-plane", {"duration": 0.03, "h": 0.01}, Method("ncp", "pqn", {"max_iter": 1}),
+                   SolveOptions(tol=1e-10))
     steps = run["history"]
     assert steps["handover"].iloc[0] == "ncp/pqn -> pgs fallback" and run["status"] == "solved"
     handed = int((steps["handover"] != "").sum())

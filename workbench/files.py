@@ -40,7 +40,8 @@ def atomic_output(path: os.PathLike | str) -> Iterator[Path]:
     Once the ``with`` body has finished, every file the writer left beside the temporary path (the
     file itself, and sidecars such as ``PATH.json`` or ``PATH.col``) is given the umask's permissions
     and moved next to ``path``; if the body raises, nothing is moved and the temporary folder is
-    removed. The folder of ``path`` must exist."""
+    removed. The folder of ``path`` must exist. An OSError (a full disk, a folder in the way) becomes a
+    one-line FileFormatError naming ``path``."""
     target = Path(path)
     try:
         # the writer's pid in the name: a clean-up removes only folders whose writer is gone
@@ -48,11 +49,14 @@ def atomic_output(path: os.PathLike | str) -> Iterator[Path]:
     except OSError as exc:
         raise FileFormatError(f"{target}: cannot write the file: {exc.strerror or exc}") from None
     try:
-        yield Path(folder) / target.name
-        mode = default_mode()
-        for name in sorted(os.listdir(folder)):
-            os.chmod(os.path.join(folder, name), mode)
-            os.replace(os.path.join(folder, name), target.parent / name)
+        try:
+            yield Path(folder) / target.name
+            mode = default_mode()
+            for name in sorted(os.listdir(folder)):
+                os.chmod(os.path.join(folder, name), mode)
+                os.replace(os.path.join(folder, name), target.parent / name)
+        except OSError as exc:  # a full disk, a folder where the file goes, ...: one line naming the file
+            raise FileFormatError(f"{target}: cannot write the file: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

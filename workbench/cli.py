@@ -126,6 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into head & co.
         sys.stdout = open(os.devnull, "w")
         return 0
+    except MemoryError as exc:  # a request within the limits (workbench.limits) that still did not fit
+        print(f"workbench: error: not enough memory for this request ({_one_line(exc) or 'MemoryError'}); ask for a "
+              "smaller problem or fewer runs", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except OSError as exc:  # the file system refused (read-only, full, a file where a folder is needed, ...)
         where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
         print(f"workbench: error: {where + ': ' if where else ''}{_one_line(exc.strerror or exc)}", file=sys.stderr)

@@ -378,3 +378,11 @@ def test_siconos_time_limit_counts_from_its_start_up(shared_data):
     assert "start-up" in res.message
     assert res.solve_seconds - startup <= 1.0 + 2.0
     assert wall - res.build_seconds - startup <= 1.0 + 2.0 + 1.0  # judging the (absent) point is quick
+
+
+def test_the_threat_model_lists_every_limit_with_its_default():
+    from workbench.limits import LIMITS, env_name
+    text = (ROOT / "docs" / "threat-model.md").read_text()
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in text.splitlines()
+            if line.startswith("| `WORKBENCH_MAX_")}
+    assert rows == {env_name(name): str(int(limit.default)) for name, limit in LIMITS.items()}

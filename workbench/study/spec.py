@@ -12,7 +12,9 @@ mean 'y'?")::
     tolerance = "default"          # preset name, or a list of presets (each method then runs at each)
     histories = true               # per-iteration histories to keep: true, false, or method names
     plugins = []                   # Python files imported first (here and in every worker): they
-                                   # may register extra solvers, formulations, scenes or generators
+                                   # may register extra solvers, formulations, scenes or generators;
+                                   # they are code and can do anything (docs/threat-model.md), so they
+                                   # must lie in the study file's folder (or WORKBENCH_STUDY_ROOTS)
 
     [tolerances.NAME]              # presets besides the built-in ones (see TOLERANCE_PRESETS)
     tol = 1e-5                     # accuracy asked of the solver (SolveOptions.tol)
@@ -697,6 +699,9 @@ def _parse(path: Path, text: str) -> Study:
     for plugin in plugins:
         if not plugin.is_file():
             raise StudyError(f"[study] plugins: no file {plugin}")
+        # a plugin is code that runs with the user's rights: it must travel with the study (its folder,
+        # or WORKBENCH_STUDY_ROOTS), where whoever runs the study can read it first
+        inside(plugin, allowed_roots(base), "[study] plugins")
         import_plugin(plugin)
     presets = _tolerances(doc)
     study_presets = [_preset(n, presets, "[study] tolerance")

@@ -40,6 +40,7 @@ CLI_VALUES = [
     DEEP_JSON_LIST, DEEP_JSON_DICT, "null", "true", "[]", "{}", "-", "=", "a=b", "KEY=", "=1",
     "n_spheres=1e9", "n_spheres=1000000000", "n=1000000000", "n=-5", "mu=-1", "mu=nan", "seed=1e400",
     "duration=1e308", "h=0", "h=1e-300", "max_iter=1e30", f"key={DEEP_JSON_LIST}",
+    "outer_patience=99999999999999999999999", "outer_patience=1e400", "anti_relaxation=sideways",
     "shared:../../etc/passwd", "shared:/etc/passwd", "dataset:../../pyproject", "dataset:/etc/passwd",
     "scene:../x", "generator:sphere_packing", "scenario:filling", f"{ABSOLUTE_ESCAPE}/x",
 ]
@@ -231,6 +232,13 @@ def generate_cases(tmp: Path) -> list[dict]:
         value = rng.choice(STUDY_VALUES)
         plan = dict(PLAN, report=dict(PLAN["report"], **{key: value if not isinstance(value, Deep) else []}))
         add(f"plan.json report.{key} = {str(value)[:40]}", BASE["report"], {"given/plan.json": json.dumps(plan)})
+    for listed in ("methods", "problems"):
+        for key in PLAN[listed][0]:
+            value = rng.choice(STUDY_VALUES)
+            entry = dict(PLAN[listed][0], **{key: value if not isinstance(value, Deep) else [[[]]]})
+            plan = dict(PLAN, **{listed: [entry]})
+            add(f"plan.json {listed}[0].{key} = {str(value)[:40]}", BASE["report"],
+                {"given/plan.json": json.dumps(plan)})
     whole = {
         "study 100,000-deep array": "[study]\nname = " + "[" * 100_000 + "]" * 100_000 + "\n",
         "study 100,000-deep inline table": "[study]\nname = " + "{a = " * 100_000 + "1" + "}" * 100_000 + "\n",

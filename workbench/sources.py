@@ -170,7 +170,8 @@ def _call(name: str, func: Callable[..., Any], params: dict[str, Any]):
     check_params(name, func, params)
     try:
         return func(**params)
-    except (TypeError, ValueError) as exc:  # a builder's own check of a parameter's value (InputError too)
+    except (TypeError, ValueError, ArithmeticError) as exc:  # a builder's own check of a value (InputError
+        # too), or a value it cannot compute with (h = 0: ZeroDivisionError; 1e308 squared: OverflowError)
         raise InputError(f"{name!r} with {_show(params)}: {exc}") from None
 
 

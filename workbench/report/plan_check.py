@@ -22,11 +22,11 @@ def _fail(root, field: str, wanted: str, value) -> InputError:
     return InputError(f"{root}: plan.json {field} must be {wanted}, got {type(value).__name__} {shown}")
 
 
-def _number(plan: dict, key: str, root, integer: bool = False) -> None:
+def _number(plan: dict, key: str, root, integer: bool = False, where: str | None = None) -> None:
     value = plan.get(key)
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
     if not ok or (integer and not isinstance(value, int)):
-        raise _fail(root, key, "a positive whole number" if integer else "a positive number", value)
+        raise _fail(root, where or key, "a positive whole number" if integer else "a positive number", value)
 
 
 def _records(plan: dict, key: str, fields: tuple[str, ...], root, required: bool = True) -> None:
@@ -44,6 +44,20 @@ def _records(plan: dict, key: str, fields: tuple[str, ...], root, required: bool
                 raise _fail(root, f"{key}[{i}].{f}", "a string", item.get(f))
 
 
+def _methods(methods: list[dict], root) -> None:
+    """Each compared method's formulation is a registered one; tol, accept are positive numbers (the
+    report groups and judges methods by them)."""
+    from formulations import FORMULATIONS
+    for i, m in enumerate(methods):
+        if m["formulation"] not in FORMULATIONS:
+            raise _fail(root, f"methods[{i}].formulation", f"one of {', '.join(FORMULATIONS)}", m["formulation"])
+        _number(m, "tol", root, where=f"methods[{i}].tol")
+        if m.get("accept") is not None:
+            _number(m, "accept", root, where=f"methods[{i}].accept")
+        if not isinstance(m.get("params", {}), dict):
+            raise _fail(root, f"methods[{i}].params", "an object", m.get("params"))
+
+
 def check_plan(plan, root) -> dict:
     """``plan`` when it has the shape ``workbench run`` writes (module docstring); InputError otherwise."""
     from workbench.study.spec import SECTIONS
@@ -57,8 +71,10 @@ def check_plan(plan, root) -> dict:
         raise _fail(root, "description", "a string", plan.get("description"))
     _number(plan, "time_limit", root)
     _number(plan, "repetitions", root, integer=True)
-    _records(plan, "methods", ("method", "label"), root)
-    _records(plan, "references", ("method", "label"), root, required=False)
+    _records(plan, "methods", ("method", "label", "formulation", "solver"), root)
+    _methods(plan["methods"], root)
+    _records(plan, "references", ("method", "label", "formulation", "solver"), root, required=False)
+    _methods(plan.get("references", []), root)
     _records(plan, "problems", ("problem",), root)
     _records(plan, "skipped", ("problem", "method"), root)
     _records(plan, "runs", ("key",), root)

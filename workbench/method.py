@@ -155,6 +155,8 @@ class Method:
                     if compiled:
                         self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                                          time_limit=60.0, warm_start=first.nu))
+                    if self.solver_params.get("fallback"):  # one iteration: the hand-over to it runs too
+                        self.solve(problem, SolveOptions(tol=1e-12, max_iter=1, keep_history=False))
                 except Exception:  # noqa: BLE001 - a warm-up only: what goes wrong shows in the run itself
                     continue
         _WARM.add(key)

@@ -155,12 +155,20 @@ class Method:
                     if compiled:
                         self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                                          time_limit=60.0, warm_start=first.nu))
-                    if self.solver_params.get("fallback"):  # one iteration: the hand-over to it runs too
-                        self.solve(problem, SolveOptions(tol=1e-12, max_iter=1, keep_history=False))
+                    if self.solver_params.get("fallback"):  # the solver it hands over to, on the same model
+                        self._warm_fallback(problem, self.solver_params["fallback"])
                 except Exception:  # noqa: BLE001 - a warm-up only: what goes wrong shows in the run itself
                     continue
         _WARM.add(key)
         return time.perf_counter() - t0
+
+    def _warm_fallback(self, problem: TimeStepProblem, name: str) -> None:
+        """Run the solver this method hands over to (a ``fallback`` parameter: PQN's PGS) on this
+        method's model of ``problem``, as the hand-over does, so its kernels are compiled too."""
+        helper = get_solver(name)
+        model = self.formulation.build(problem, self.kind, self.formulation_params)
+        execute(helper, model, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
+                                            params=helper.check_params({}, model.kind)))
 
 
 def pairings(formulations, solvers, params: dict[str, Any] | None = None) -> list[Method]:

@@ -37,10 +37,12 @@ from typing import Callable
 import numpy as np
 
 from workbench.errors import InputError
-from workbench.provenance import RESULTS_DIR, write_results
+from workbench.provenance import RESULTS_DIR, embed, write_results
 from workbench.report.reproduction import fmt, render_table, row
 from workbench.solvers import SolveOptions, StopCause, solve
 
+#: the page that embeds the tables
+DOC = RESULTS_DIR.parent / "reproductions.md"
 #: the protocol of Mazhar et al. 2014 sec. 5.1 for the 320-sphere packings: h [s], steps, iteration cap per step
 MAZHAR_PROTOCOL = {"h": 0.0005, "steps": 8000}
 MAZHAR_CAPS = {"settled": 10_000, "unsettled": 10}
@@ -680,6 +682,8 @@ def main(argv: list[str] | None = None) -> int:
     page = write_results(f"repro-{args.paper}", data, render_table, command=command.strip(), folder=folder)
     print(page.read_text(encoding="utf-8"))
     print(f"written: {page}", file=sys.stderr)
+    if Path(folder).resolve() == RESULTS_DIR.resolve() and embed(DOC, f"repro-{args.paper}"):
+        print(f"embedded in: {DOC}", file=sys.stderr)
     return 0
 
 

@@ -56,11 +56,11 @@ import scipy.sparse.linalg as spla
 from problems.granular import container_width_for, container_world
 from problems.scenes import GRAVITY
 from problems.stepper import Simulation, StepRecord
-from workbench.errors import InputError
+from workbench.errors import InputError, unknown
 from workbench.files import atomic_output
 from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions
-from workbench.sources import check_params
+from workbench.params import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
            "DEFAULT_DIR"]
@@ -269,7 +269,7 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
     of each packing goes to stderr, with a warning when a packing meant to be settled is not
     (SETTLED_ENERGY)."""
     if name not in DATASETS:
-        raise InputError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+        raise unknown("dataset", name, DATASETS)
     check_params(f"dataset {name}", PackingSpec, overrides)  # names, and values against the defaults' types
     _, make = DATASETS[name]
     specs = [replace(s, **overrides) for s in make()]

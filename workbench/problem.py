@@ -31,11 +31,28 @@ from numba import njit
 
 from workbench.errors import ProblemDataError
 
-__all__ = ["TimeStepProblem"]
+__all__ = ["TimeStepProblem", "check_compressed"]
+
+
+def _real_array(name: str, x) -> np.ndarray:
+    """``x`` as an array after checking it holds real numbers: a complex value is refused rather than
+    cut to its real part, and strings, records and objects are refused rather than parsed."""
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as exc:  # ragged nested lists
+        raise ProblemDataError(f"{name} is not an array of numbers ({exc})") from None
+    if a.dtype.kind == "c":
+        raise ProblemDataError(f"{name} has complex values; only real numbers are accepted")
+    if a.dtype.kind not in "biuf" or a.dtype.fields is not None:
+        raise ProblemDataError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    return a
 
 
 def _vector(name: str, x, n: int | None) -> np.ndarray:
-    a = np.array(x, dtype=float).reshape(-1)
+    a = _real_array(name, x)
+    if a.ndim > 1:
+        raise ProblemDataError(f"{name} must be a vector (1-D), got shape {a.shape}")
+    a = np.array(a, dtype=float).reshape(-1)
     if n is not None and a.shape[0] != n:
         raise ProblemDataError(f"{name} has length {a.shape[0]}, expected {n}")
     if not np.all(np.isfinite(a)):
@@ -44,9 +61,63 @@ def _vector(name: str, x, n: int | None) -> np.ndarray:
     return a
 
 
+def check_compressed(indptr, indices, n_outer: int, n_inner: int, name: str, n_data: int | None = None) -> int:
+    """The number of stored entries after checking that ``indptr``, ``indices`` describe a compressed
+    sparse matrix (CSR: n_outer rows of n_inner columns; CSC: the other way round).
+
+    indptr: n_outer + 1 integers rising from 0 to nnz; indices: nnz integers in [0, n_inner);
+    n_data, when given, must be nnz too. Checked with numpy before scipy sees the arrays: scipy's
+    compiled routines (sorting, summing duplicates, conversions) trust them, and a decreasing pointer
+    or an index outside the matrix makes them write outside their buffers."""
+    indptr, indices = np.asarray(indptr), np.asarray(indices)
+    for part, a in (("pointers", indptr), ("indices", indices)):
+        if a.ndim != 1 or a.dtype.kind not in "iu":
+            raise ProblemDataError(f"{name}: sparse {part} must be a 1-D integer array, got "
+                                   f"shape {a.shape} dtype {a.dtype}")
+        if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+            raise ProblemDataError(f"{name}: sparse {part} hold values beyond any matrix size")
+    if indptr.shape[0] != n_outer + 1:
+        raise ProblemDataError(f"{name}: {indptr.shape[0]} sparse pointers for {n_outer} rows/columns, "
+                               f"expected {n_outer + 1}")
+    indptr = indptr.astype(np.int64, copy=False)
+    if indptr[0] != 0:
+        raise ProblemDataError(f"{name}: sparse pointers must start at 0, got {indptr[0]}")
+    falls = np.flatnonzero(np.diff(indptr) < 0)
+    if falls.size:
+        raise ProblemDataError(f"{name}: sparse pointers decrease at position {falls[0] + 1} "
+                               f"({indptr[falls[0]]} then {indptr[falls[0] + 1]})")
+    nnz = int(indptr[-1])
+    if indices.shape[0] != nnz or (n_data is not None and n_data != nnz):
+        stored = f"{indices.shape[0]} indices" + ("" if n_data is None else f" and {n_data} values")
+        raise ProblemDataError(f"{name}: the sparse pointers end at {nnz} but {stored} are stored")
+    if nnz and (indices.min() < 0 or indices.max() >= n_inner):
+        bad = indices[(indices < 0) | (indices >= n_inner)][0]
+        raise ProblemDataError(f"{name}: sparse index {bad} outside [0, {n_inner})")
+    return nnz
+
+
+def _check_sparse(name: str, A) -> None:
+    """Check a scipy sparse matrix's own arrays (:func:`check_compressed`) before scipy converts it."""
+    if A.format in ("csr", "csc", "bsr"):
+        rows, cols = A.shape
+        if A.format == "bsr":
+            rows, cols = rows // A.blocksize[0], cols // A.blocksize[1]
+        outer, inner = (cols, rows) if A.format == "csc" else (rows, cols)
+        check_compressed(A.indptr, A.indices, outer, inner, name, n_data=A.data.shape[0])
+    elif A.format == "coo":
+        for axis, idx in enumerate(A.coords):
+            if idx.shape != A.data.shape or (idx.size and (idx.min() < 0 or idx.max() >= A.shape[axis])):
+                raise ProblemDataError(f"{name}: sparse coordinates outside the {A.shape} matrix")
+
+
 def _matrix(name: str, A, shape: tuple[int | None, int | None]) -> sp.csr_matrix:
-    if isinstance(A, np.ndarray) and A.ndim != 2:
-        raise ProblemDataError(f"{name} must be a 2-D matrix, got {A.ndim} dimension(s)")
+    if sp.issparse(A):
+        _real_array(name, np.empty(0, dtype=A.dtype))
+        _check_sparse(name, A)
+    else:
+        A = _real_array(name, A)
+        if A.ndim != 2:
+            raise ProblemDataError(f"{name} must be a 2-D matrix, got {A.ndim} dimension(s)")
     S = sp.csr_matrix(A, dtype=float, copy=True)
     for axis, (got, want) in enumerate(zip(S.shape, shape)):
         if want is not None and got != want:
@@ -71,6 +142,41 @@ def csr_matvec(indptr, indices, data, x, out):
         for jj in range(indptr[i], indptr[i + 1]):
             acc += data[jj] * x[indices[jj]]
         out[i] = acc
+
+
+@njit(cache=True)
+def _csr_diagonal_blocks(indptr, indices, data, d, n_c, blocks):
+    """blocks[i] += the d x d diagonal block of contact i of a CSR matrix (duplicates summed), one
+    pass over the rows of the contact unknowns."""
+    for row in range(d * n_c):
+        i, a = row // d, row % d
+        for jj in range(indptr[row], indptr[row + 1]):
+            col = indices[jj]
+            if col // d == i:
+                blocks[i, a, col - d * i] += data[jj]
+
+
+@njit(cache=True)
+def _weighted_column_blocks(ptr, idx, val, w, d, blocks):
+    """blocks[i, a, c] = sum_k D[k, d i + a] w[k] D[k, d i + c] for D in CSC form with sorted row
+    indices (D_i^T M^-1 D_i for a diagonal M^-1 = diag(w)): a merge of the two columns' rows."""
+    for i in range(blocks.shape[0]):
+        for a in range(d):
+            ca = d * i + a
+            for c in range(a, d):
+                cc = d * i + c
+                p, q, acc = ptr[ca], ptr[cc], 0.0
+                while p < ptr[ca + 1] and q < ptr[cc + 1]:
+                    if idx[p] == idx[q]:
+                        acc += val[p] * w[idx[p]] * val[q]
+                        p += 1
+                        q += 1
+                    elif idx[p] < idx[q]:
+                        p += 1
+                    else:
+                        q += 1
+                blocks[i, a, c] = acc
+                blocks[i, c, a] = acc
 
 
 def csr_product(A: sp.csr_matrix, x: np.ndarray) -> np.ndarray:
@@ -332,20 +438,16 @@ class TimeStepProblem:
         d, n_c = self._d, self.n_contacts
         if not self.is_global:
             W = self._W
-            rows = np.repeat(np.arange(d * n_c), d)
-            cols = (np.arange(d * n_c) // d * d).repeat(d) + np.tile(np.arange(d), d * n_c)
-            return np.asarray(W[rows, cols]).reshape(n_c, d, d)
+            blocks = np.zeros((n_c, d, d))
+            _csr_diagonal_blocks(W.indptr, W.indices, W.data, d, n_c, blocks)
+            return blocks
         D = self._D.tocsc()
         if self.M_is_diagonal:
-            sqrt_minv = np.sqrt(self._M_inv_diag)
-            A = (sp.diags(sqrt_minv) @ D).tocsc()
+            D = D.copy() if D is self._D else D
+            D.sum_duplicates()      # sorted row indices, no duplicates: the merge below needs them
             blocks = np.empty((n_c, d, d))
-            for a in range(d):
-                for c in range(d):
-                    # column a of contact i dotted with column c of contact i, for all i at once
-                    Ai = A[:, a::d]
-                    Ac = A[:, c::d]
-                    blocks[:, a, c] = np.asarray(Ai.multiply(Ac).sum(axis=0)).ravel()
+            _weighted_column_blocks(D.indptr, D.indices, D.data, np.ascontiguousarray(self._M_inv_diag, dtype=float),
+                                    d, blocks)
             return blocks
         blocks = np.empty((n_c, d, d))
         for start, X in self._solve_M_columns(D, width=128 * d):

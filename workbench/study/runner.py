@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.solvers.base import handover_label
 from workbench.study.problems import ProblemRef, resolve_problems
 from workbench.study.spec import Method, Study
 from workbench.study.store import ResultStore
@@ -114,6 +115,10 @@ def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str
            "max_iter": m.max_iter, "params": json.dumps(m.params, sort_keys=True), "time_limit": study.time_limit,
            "repetition": run.repetition}
     row.update({f: result.get(f) for f in RESULT_FIELDS})
+    handovers = result.get("handover") or []
+    # a simulation names the hand-overs of its steps (no one run to split into the method alone)
+    row.update(handover=result.get("handover_steps") or handover_label(handovers),
+               handover_detail=json.dumps(handovers, default=str))
     row.update(result.get("metrics") or {})
     row.update(session=session, workbench_version=workbench.__version__,
                finished_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))

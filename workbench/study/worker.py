@@ -113,13 +113,14 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
         "message": " ".join(str(res.message).split()),
         "metrics": {k: float(v) for k, v in res.metrics.items()},
         "info": json.dumps(res.info, default=str),
+        "handover": res.handover,
         "history": res.history,
         "host": socket.gethostname(),
     }
 
 
 def _import_plugins(paths: list[str]) -> None:
-    from workbench.study.spec import import_plugin
+    from workbench.study.plugins import import_plugin
     for plugin in paths:
         if plugin not in _PLUGINS:
             import_plugin(Path(plugin))
@@ -352,7 +353,8 @@ def solve_with_hard_limit(source: str, formulation: str, solver: str, options,
         raise InputError(answer["input_error"])
     info = answer.get("info")
     fields = {k: answer[k] for k in ("solver_status", "nu", "v", "objective", "solver_objective", "iterations",
-                                     "build_seconds", "solve_seconds", "history") if answer.get(k) is not None}
+                                     "build_seconds", "solve_seconds", "history", "handover")
+              if answer.get(k) is not None}
     if answer["status"] in ("timeout", "crash") and "solve_seconds" not in fields:
         fields["solve_seconds"] = answer.get("wall_seconds") or 0.0
     if answer.get("stop") or answer["status"] == "timeout":

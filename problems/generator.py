@@ -58,6 +58,7 @@ from problems.scenes import GRAVITY
 from problems.stepper import Simulation, StepRecord
 from workbench.errors import InputError, unknown
 from workbench.files import atomic_output
+from workbench.limits import check
 from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions
 from workbench.params import check_params
@@ -278,6 +279,8 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
     for spec in specs:
         if spec.n < 1 or not spec.h > 0 or not spec.duration > 0:
             raise InputError(f"dataset {name}: n, h and duration must be positive ({spec})")
+        check("SIZE", spec.n, f"dataset {name}: n")
+        check("STEPS", spec.duration / spec.h, f"dataset {name}: duration / h")
     out = Path(out_dir)
     labels = [f"{name}-{spec.n:05d}" for spec in specs]
     existing = [p for label in labels for p in (out / f"{label}.hdf5", out / f"{label}.json") if p.exists()]

@@ -35,8 +35,8 @@ def add_solve_options(s) -> None:
                    help="accuracy wanted on the workbench's error measure (default 1e-6)")
     s.add_argument("--accept", type=positive(float), default=None,
                    help="error below which a run counts as solved (default: --tol)")
-    s.add_argument("--max-iter", type=positive(int), default=None)
-    s.add_argument("--time-limit", type=positive(float), default=None, help="seconds")
+    s.add_argument("--max-iter", type=positive(int, "ITER"), default=None)
+    s.add_argument("--time-limit", type=positive(float, "SECONDS"), default=None, help="seconds")
     s.add_argument("--param", action="append", type=key_value, metavar="KEY=VALUE",
                    help="solver-specific setting (JSON value), repeatable")
     s.add_argument("--verbose", action="store_true", help="let the solver print its log (stderr)")

@@ -128,8 +128,9 @@ class ReportData:
 
 def read_report_data(results_dir) -> ReportData:
     """Read a results directory (InputError when it is not one)."""
+    from workbench.report.plan_check import check_plan
     store = ResultStore(results_dir)
-    plan = store.read_json("plan.json")
+    plan = check_plan(store.read_json("plan.json"), store.root)
     every = store.read_runs()
     recorded = current_runs(every, plan, include_reference=False)
     runs, plan = split_handovers(recorded, plan)

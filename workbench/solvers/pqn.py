@@ -221,10 +221,15 @@ class PQNSolver(NCPMethod):
                  rec: Recorder) -> StopCause:
         """Algorithm 1, line 3: Gauss-Seidel (``fallback``) on the exact problem from the last PQN
         iterate when PQN did not converge. The NCP model is the anti-relaxed CCQO (formulations.ncp), so
-        the fallback solver takes it as it is, with what is left of the time limit."""
+        the fallback solver takes it as it is, with what is left of the time limit (none after a
+        timeout: then there is no fallback). The fallback is warmed up with PQN
+        (workbench.study.worker.warm_up), so its compilation is never inside the limit."""
         result.info["pqn_stop"] = result.solver_status
         name = options.params["fallback"]
         if stop == StopCause.CONVERGED or name is None:
+            return stop
+        if stop == StopCause.TIMEOUT:  # no time is left: a fallback would only overrun the limit
+            result.message = f"PQN reached the time limit; no time left for the {name} fallback"
             return stop
         warm = result.nu if result.nu is not None and np.all(np.isfinite(result.nu)) else None
         at_seconds = rec.elapsed()

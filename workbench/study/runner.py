@@ -142,13 +142,26 @@ def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: 
               scheduler: str | None = None, rerun: bool = False, rerun_failed: bool = False,
               problems: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
     """Execute the runs of ``study`` not yet recorded under ``out`` (on the problems whose names
-    match the globs ``problems``, all when None); a summary of what happened."""
+    match the globs ``problems``, all when None); a summary of what happened. The results folder is
+    locked meanwhile (ResultStore.locked): a second run on it is refused."""
+
+    store = ResultStore(Path(out).resolve())
+    with store.locked():
+        return _run_locked(study, store, jobs, executor, scheduler, rerun, rerun_failed, problems, progress)
+
+
+def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, scheduler: str | None, rerun: bool,
+                rerun_failed: bool, problems: list[str] | None, progress: bool) -> dict[str, Any]:
+    """run_study once the results folder is locked (no other run writes there)."""
+    from workbench.limits import check
     from workbench.study.executors import run_dask, run_local
     from workbench.study.provenance import provenance
 
-    store = ResultStore(Path(out).resolve())
     store.remove_partial()
     problem_refs = select_problems(resolve_problems(study, store.root / "problems"), problems)
+    check("RUNS", len(problem_refs) * (len(study.methods) * study.repetitions + len(study.references)),
+          f"the plan ({len(problem_refs)} problems x ({len(study.methods)} methods x {study.repetitions} "
+          f"repetitions + {len(study.references)} reference runs))")
     runs, skipped = plan(study, problem_refs)
     references = plan_references(study, problem_refs)
     now = datetime.datetime.now(datetime.timezone.utc)

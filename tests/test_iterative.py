@@ -139,6 +139,21 @@ def test_newton_dense_and_sparse_systems_agree(monkeypatch):
     np.testing.assert_allclose(dense.nu, sparse.nu, atol=1e-9 * np.abs(sparse.nu).max())
 
 
+def test_compiled_newton_same_iterates_with_and_without_history_and_honours_caps():
+    """The compiled dense Newton runs a row per iteration with a history and whole chunks without one:
+    the same iterates either way; the history's last row is the returned point's judged error; an
+    iteration cap stops it where asked."""
+    problem = random_problem(n_contacts=10, n_bodies=5, seed=7, n_bilateral=1)
+    kept = solve(problem, "ncp", "newton", SolveOptions(tol=1e-12, keep_history=True))
+    bare = solve(problem, "ncp", "newton", SolveOptions(tol=1e-12, keep_history=False))
+    assert kept.status == bare.status == "solved" and bare.history is None
+    assert kept.iterations == bare.iterations == len(kept.history) - 1
+    np.testing.assert_array_equal(kept.nu, bare.nu)
+    assert kept.history["error"].iloc[-1] == pytest.approx(kept.metrics["siconos_error"], rel=1e-9)
+    capped = solve(problem, "ncp", "newton", SolveOptions(tol=1e-12, max_iter=2, keep_history=False))
+    assert capped.status == "max_iter" and capped.iterations == 2
+
+
 def test_apgd_returns_the_best_iterate_when_the_cap_stops_it():
     """Melanz et al. 2015 lines 19-23: the iterate with the smallest residual, not the last one."""
     problem = random_problem(n_contacts=20, n_bodies=8, seed=0)

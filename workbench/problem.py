@@ -73,6 +73,41 @@ def csr_matvec(indptr, indices, data, x, out):
         out[i] = acc
 
 
+@njit(cache=True)
+def _csr_diagonal_blocks(indptr, indices, data, d, n_c, blocks):
+    """blocks[i] += the d x d diagonal block of contact i of a CSR matrix (duplicates summed), one
+    pass over the rows of the contact unknowns."""
+    for row in range(d * n_c):
+        i, a = row // d, row % d
+        for jj in range(indptr[row], indptr[row + 1]):
+            col = indices[jj]
+            if col // d == i:
+                blocks[i, a, col - d * i] += data[jj]
+
+
+@njit(cache=True)
+def _weighted_column_blocks(ptr, idx, val, w, d, blocks):
+    """blocks[i, a, c] = sum_k D[k, d i + a] w[k] D[k, d i + c] for D in CSC form with sorted row
+    indices (D_i^T M^-1 D_i for a diagonal M^-1 = diag(w)): a merge of the two columns' rows."""
+    for i in range(blocks.shape[0]):
+        for a in range(d):
+            ca = d * i + a
+            for c in range(a, d):
+                cc = d * i + c
+                p, q, acc = ptr[ca], ptr[cc], 0.0
+                while p < ptr[ca + 1] and q < ptr[cc + 1]:
+                    if idx[p] == idx[q]:
+                        acc += val[p] * w[idx[p]] * val[q]
+                        p += 1
+                        q += 1
+                    elif idx[p] < idx[q]:
+                        p += 1
+                    else:
+                        q += 1
+                blocks[i, a, c] = acc
+                blocks[i, c, a] = acc
+
+
 def csr_product(A: sp.csr_matrix, x: np.ndarray) -> np.ndarray:
     """A x for a CSR matrix A and a vector x (:func:`csr_matvec`)."""
     out = np.empty(A.shape[0])
@@ -332,20 +367,16 @@ class TimeStepProblem:
         d, n_c = self._d, self.n_contacts
         if not self.is_global:
             W = self._W
-            rows = np.repeat(np.arange(d * n_c), d)
-            cols = (np.arange(d * n_c) // d * d).repeat(d) + np.tile(np.arange(d), d * n_c)
-            return np.asarray(W[rows, cols]).reshape(n_c, d, d)
+            blocks = np.zeros((n_c, d, d))
+            _csr_diagonal_blocks(W.indptr, W.indices, W.data, d, n_c, blocks)
+            return blocks
         D = self._D.tocsc()
         if self.M_is_diagonal:
-            sqrt_minv = np.sqrt(self._M_inv_diag)
-            A = (sp.diags(sqrt_minv) @ D).tocsc()
+            D = D.copy() if D is self._D else D
+            D.sum_duplicates()      # sorted row indices, no duplicates: the merge below needs them
             blocks = np.empty((n_c, d, d))
-            for a in range(d):
-                for c in range(d):
-                    # column a of contact i dotted with column c of contact i, for all i at once
-                    Ai = A[:, a::d]
-                    Ac = A[:, c::d]
-                    blocks[:, a, c] = np.asarray(Ai.multiply(Ac).sum(axis=0)).ravel()
+            _weighted_column_blocks(D.indptr, D.indices, D.data, np.ascontiguousarray(self._M_inv_diag, dtype=float),
+                                    d, blocks)
             return blocks
         blocks = np.empty((n_c, d, d))
         for start, X in self._solve_M_columns(D, width=128 * d):

@@ -48,7 +48,7 @@ from numba import njit
 from workbench.cones import _project_rows
 from workbench.errors import InputError
 from workbench.params import Param
-from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, MAX_ITER, NEEDS_L, IterativeSolver, Run,
+from workbench.solvers.iterative import (dot, CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, MAX_ITER, NEEDS_L, IterativeSolver, Run,
                                          apply_operator, intermediate_length, lipschitz_ratio, measure_and_keep)
 
 __all__ = ["BBSolver"]
@@ -98,7 +98,7 @@ def _value(quad, r, x):
     """f(x) = 1/2 x^T N x + r^T x from quad = 1/2 x^T N x: the one evaluation of f, so that the current
     point and its stored copy give the same number to the last bit (else rounding could put f(x)
     above every reference value and the line search would never end)."""
-    return quad + _dot(r, x)
+    return quad + dot(r, x)
 
 
 @njit(cache=True)
@@ -110,14 +110,6 @@ def _reference(past, count, r, inner):
     for j in range(count):
         best = max(best, _value(past[j, n], r, past[j, :n]) if inner else past[j, n])
     return best
-
-
-@njit(cache=True)
-def _dot(x, y):
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += x[k] * y[k]
-    return acc
 
 
 @njit(cache=True)
@@ -147,7 +139,7 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
         fs[7] = 1.0 / ratio
     if ks[7] == 0:                                           # sigma bounds and the first reference value
         fs[8], fs[9] = 1e-10 * fs[7], 1e10 * fs[7]
-        fs[10] = 0.5 * _dot(x, Nx)
+        fs[10] = 0.5 * dot(x, Nx)
         past[0, :n] = x
         past[0, n] = fs[10] if inner else _value(fs[10], r, x)
         ks[7] = 1
@@ -161,7 +153,7 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
             dv[k] -= x[k]
             gd += (Nx[k] + r[k]) * dv[k]
         apply_operator(op, tmp, dv, Nd)
-        dNd = _dot(dv, Nd)
+        dNd = dot(dv, Nd)
         fx = _value(fs[10], r, x)
         f_ref = _reference(past, min(ks[7], memory), r, inner)
         alpha = 1.0
@@ -186,14 +178,14 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
         if inner:
             for k in range(n):
                 r[k] = r0[k] + a[k]
-        fs[10] = 0.5 * _dot(x, Nx)
+        fs[10] = 0.5 * dot(x, Nx)
         slot = ks[7] % memory
         past[slot, :n] = x
         past[slot, n] = fs[10] if inner else _value(fs[10], r, x)
         ks[7] += 1
         # alternate BB1 = s^T s / s^T y and BB2 = s^T y / y^T y (s = alpha d, y = N s: alpha cancels)
         if dNd > 0:
-            step = _dot(dv, dv) / dNd if ks[0] % 2 else dNd / _dot(Nd, Nd)
+            step = dot(dv, dv) / dNd if ks[0] % 2 else dNd / dot(Nd, Nd)
         else:
             step = sigma_max
         sigma = min(max(step, sigma_min), sigma_max)

@@ -406,6 +406,15 @@ def lipschitz_ratio(op, tmp, x0, N_diff):
 
 
 @njit(cache=True)
+def dot(x, y):
+    """x . y in index order (compiled loops' inner products)."""
+    acc = 0.0
+    for k in range(x.shape[0]):
+        acc += x[k] * y[k]
+    return acc
+
+
+@njit(cache=True)
 def _norm(x):
     """||x||_2, scaled by max |x_k| so that it neither overflows nor underflows."""
     top = 0.0

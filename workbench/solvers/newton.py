@@ -23,8 +23,10 @@ on the merit psi = 1/2 ||Phi||^2 (psi(nu + t dnu) <= (1 - 2 sigma t) psi(nu), si
 down to t_min = 2^-20; when no step decreases psi, the smallest is taken and counted).
 
 N is the sparse matrix of the problem, formed once; up to DENSE_MAX unknowns (a few tens of
-contacts) J is assembled and factorised dense instead (LAPACK), where the sparse assembly and SuperLU
-cost hundreds of microseconds of dispatch per iteration for microseconds of arithmetic. A sparse LU of the augmented system
+contacts) N is taken dense and the whole iteration (Alart-Curnier pass, J, LAPACK solve, line search,
+the siconos_error stopping test) runs in one compiled call (:func:`_dense_newton`), where the sparse
+assembly and SuperLU cost hundreds of microseconds of dispatch per iteration for microseconds of
+arithmetic. A sparse LU of the augmented system
 [[M, -C], [B C^T, A + eps I]] instead (the sparsity of M and C) was measured slower: on a packing of
 1,845 contacts its LU took 0.45 s against 0.24 s (COLAMD ordering). The LU's fill grows faster than
 the problem: at 10,000 contacts one iteration takes seconds. The method stops when the
@@ -43,10 +45,13 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
 
-from workbench.metrics import unknown_diagonal
+from workbench.metrics import dual_objective, unknown_diagonal
 from workbench.params import Param
+from workbench.problem import csr_product
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+from workbench.solvers.iterative import _CHUNK_WORK, CHUNK_DONE, CONVERGED, dot, stopping_measure
 from workbench.solvers.ncp_base import Iterate, NCPMethod
+from workbench.solvers.recorder import Recorder
 
 __all__ = ["NewtonSolver", "alart_curnier"]
 
@@ -119,31 +124,175 @@ def _alart_curnier(nu, u, rho, mu, d, phi, A, B, jacobian):
         phi[k] = rho[k] * u[k]
 
 
-def block_diagonal(blocks: np.ndarray, tail: np.ndarray) -> sp.csr_matrix:
-    """Sparse block-diagonal matrix from (n_c, d, d) blocks followed by the diagonal ``tail``."""
-    n_c, d, _ = blocks.shape
-    bsr = sp.bsr_matrix((blocks, np.arange(n_c), np.arange(n_c + 1)), shape=(n_c * d, n_c * d))
-    return sp.block_diag([bsr, sp.diags(tail)], format="csr") if tail.size else bsr.tocsr()
-
-
-#: up to this many unknowns the Newton matrix is assembled and factorised dense (LAPACK): on a few
-#: contacts scipy's sparse assembly and SuperLU cost about 0.5 ms per iteration, mostly dispatch
+#: up to this many unknowns the Newton matrix is dense and the whole iteration compiled
+#: (:func:`_dense_newton`): on a few contacts scipy's sparse assembly and SuperLU cost about 0.5 ms per
+#: iteration, mostly dispatch
 DENSE_MAX = 240
 
 
-def newton_matrix(A: np.ndarray, B: np.ndarray, rho_joints: np.ndarray, N, N_dense: np.ndarray | None):
-    """J = A + B N with A, B block diagonal ((n_c, d, d) stacks, joints: A = 0, B = rho_j): dense
-    when ``N_dense`` is given, else sparse (CSR)."""
-    if N_dense is None:
-        return block_diagonal(A, np.zeros(rho_joints.size)) + block_diagonal(B, rho_joints) @ N
-    n_c, d, _ = A.shape
+def newton_pattern(N: sp.csr_matrix, n_c: int, d: int) -> sp.csr_matrix:
+    """The sparsity pattern of J = A + B N + eps I (A, B block diagonal over the contacts, diagonal on
+    the joints): row block i holds the union of N's rows d i ... d i + d - 1, its diagonal block and the
+    diagonal. CSR with sorted indices; the values are placeholders (:func:`_fill_newton_matrix`)."""
+    n = N.shape[0]
     m = n_c * d
-    J = np.empty_like(N_dense)
-    J[:m] = np.matmul(B, N_dense[:m].reshape(n_c, d, -1)).reshape(m, -1)
-    J[m:] = rho_joints[:, None] * N_dense[m:]
-    rows = np.arange(m).reshape(n_c, d)
-    J[rows[:, :, None], rows[:, None, :]] += A
-    return J
+    groups = np.concatenate([np.arange(m) // d, n_c + np.arange(n - m)])   # contact block or joint of each row
+    G = sp.csr_matrix((np.ones(n), (groups, np.arange(n))), shape=(n_c + n - m, n))
+    P = G.T @ (G @ abs(N) + G) + sp.identity(n, format="csr")
+    P = P.tocsr()
+    P.sum_duplicates()
+    P.sort_indices()
+    return P
+
+
+@njit(cache=True)
+def _fill_newton_matrix(N_ptr, N_idx, N_val, J_ptr, J_idx, J_val, A, B, rho, eps, d, work):
+    """J_val of J = A + B N + eps I on the pattern (J_ptr, J_idx) of :func:`newton_pattern`: per row, the
+    row's combination of N's rows is scattered into ``work`` (length n, zero on entry and on exit) and
+    gathered at the pattern's columns."""
+    n_c = A.shape[0]
+    n = J_ptr.shape[0] - 1
+    for row in range(n):
+        if row < n_c * d:
+            i, j = row // d, row % d
+            for l in range(d):
+                b = B[i, j, l]
+                if b != 0.0:
+                    src = d * i + l
+                    for jj in range(N_ptr[src], N_ptr[src + 1]):
+                        work[N_idx[jj]] += b * N_val[jj]
+            for l in range(d):
+                work[d * i + l] += A[i, j, l]
+        else:
+            for jj in range(N_ptr[row], N_ptr[row + 1]):
+                work[N_idx[jj]] += rho[row] * N_val[jj]
+        work[row] += eps
+        for jj in range(J_ptr[row], J_ptr[row + 1]):
+            J_val[jj] = work[J_idx[jj]]
+            work[J_idx[jj]] = 0.0
+
+
+#: return code of :func:`_dense_newton` besides iterative's CONVERGED and CHUNK_DONE
+SINGULAR = 4
+#: named layout of the dense loop's integer state ``ks`` and float state ``fs``
+K, K_STOP, FAILURES = 0, 1, 2           # ks: iterations done, the count at which the call returns, line-search failures
+ERR, PSI = 0, 1                         # fs: siconos_error and merit psi of the current iterate
+
+
+@njit(cache=True)
+def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, dnu, trial_nu, trial_u, du, a,
+                  scratch, ks, fs):
+    """The Newton iteration of :class:`NewtonSolver` on a dense N, whole iterations in one compiled call.
+
+    At each iterate (nu, u = N nu + r): Phi, A, B (:func:`_alart_curnier`), the merit psi and the
+    workbench's siconos_error (:func:`workbench.solvers.iterative.stopping_measure`, the measure every
+    other solver is judged by) go to ``fs``; the call returns CONVERGED when the error is <= tol,
+    CHUNK_DONE when ks[K] reaches ks[K_STOP] (the driver then records, checks its caps and moves
+    ks[K_STOP] on), SINGULAR when even the shifted J has a zero (or non-finite) pivot. Otherwise one
+    Newton step: J = A + B N + eps_k I, dnu by Gaussian elimination with partial pivoting
+    (:func:`_gauss_solve`), Armijo backtracking on psi, nu += t dnu and u = N nu + r afresh."""
+    n = nu.shape[0]
+    n_c = mu.shape[0]
+    m = n_c * d
+    while True:
+        A[:] = 0.0
+        B[:] = 0.0
+        _alart_curnier(nu, u, rho, mu, d, phi, A, B, True)
+        psi = 0.5 * dot(phi, phi)
+        err, _, converged = stopping_measure(nu, u, a, mu, d, True, 1.0, norm_r, tol, scratch)
+        fs[ERR], fs[PSI] = err, psi
+        if converged:
+            return CONVERGED
+        if ks[K] >= ks[K_STOP]:
+            return CHUNK_DONE
+        for i in range(n_c):                      # J = A + B N, contact rows
+            for j in range(d):
+                row = d * i + j
+                for col in range(n):
+                    s = 0.0
+                    for l in range(d):
+                        s += B[i, j, l] * N[d * i + l, col]
+                    J[row, col] = s
+                for l in range(d):
+                    J[row, d * i + l] += A[i, j, l]
+        for k in range(m, n):                     # joint rows: Phi_j = rho_j u_j
+            for col in range(n):
+                J[k, col] = rho[k] * N[k, col]
+        top = 1e-300
+        for k in range(n):
+            top = max(top, abs(nu[k]), abs(rho[k] * u[k]))
+        eps = eps_rel * np.sqrt(2.0 * psi) / top
+        for k in range(n):
+            J[k, k] += eps
+        for k in range(n):
+            dnu[k] = -phi[k]
+        if not _gauss_solve(J, dnu):              # exactly singular even with the shift: a larger one
+            return SINGULAR
+        _matvec(N, dnu, du)
+        t = 1.0
+        while True:
+            for k in range(n):
+                trial_nu[k] = nu[k] + t * dnu[k]
+                trial_u[k] = u[k] + t * du[k]
+            _alart_curnier(trial_nu, trial_u, rho, mu, d, scratch, A, B, False)
+            trial_psi = 0.5 * dot(scratch, scratch)
+            if trial_psi <= (1.0 - 2.0 * ARMIJO_SIGMA * t) * psi or t <= MIN_STEP:
+                break
+            t *= 0.5
+        if trial_psi > psi:
+            ks[FAILURES] += 1
+        for k in range(n):
+            nu[k] += t * dnu[k]
+        _matvec(N, nu, u)                         # afresh rather than u + t du: no drift over many iterations
+        for k in range(n):
+            u[k] += r[k]
+        ks[K] += 1
+
+
+@njit(cache=True)
+def _matvec(N, x, out):
+    """out = N x for a dense N."""
+    for i in range(N.shape[0]):
+        acc = 0.0
+        for j in range(N.shape[1]):
+            acc += N[i, j] * x[j]
+        out[i] = acc
+
+
+@njit(cache=True)
+def _gauss_solve(J, x):
+    """Solve J y = x in place (x <- y) by Gaussian elimination with partial pivoting, J overwritten;
+    False when a pivot is zero or not finite. Written out rather than LAPACK through numba's
+    np.linalg.solve, whose compilation took about 20 s (once per machine) for a system of at most
+    DENSE_MAX unknowns."""
+    n = x.shape[0]
+    for c in range(n):
+        p = c
+        best = abs(J[c, c])
+        for i in range(c + 1, n):
+            if abs(J[i, c]) > best:
+                best, p = abs(J[i, c]), i
+        if not (best > 0.0 and best < np.inf):
+            return False
+        if p != c:
+            for j in range(c, n):
+                J[c, j], J[p, j] = J[p, j], J[c, j]
+            x[c], x[p] = x[p], x[c]
+        for i in range(c + 1, n):
+            f = J[i, c] / J[c, c]
+            if f != 0.0:
+                for j in range(c + 1, n):
+                    J[i, j] -= f * J[c, j]
+                x[i] -= f * x[c]
+    for c in range(n - 1, -1, -1):
+        acc = x[c]
+        for j in range(c + 1, n):
+            acc -= J[c, j] * x[j]
+        x[c] = acc / J[c, c]
+    for c in range(n):
+        if not np.isfinite(x[c]):
+            return False
+    return True
 
 
 class NewtonSolver(NCPMethod):
@@ -153,12 +302,65 @@ class NewtonSolver(NCPMethod):
     default_max_iter = 200
     extras = ("merit",)
 
+    def solve(self, model, options: SolveOptions) -> SolveResult:
+        """Up to DENSE_MAX unknowns the whole iteration runs compiled (:func:`_dense_newton`); larger
+        problems go through the template (:meth:`iterate`, a sparse LU per iteration)."""
+        if model.problem.n_unknowns > DENSE_MAX:
+            return super().solve(model, options)
+        problem = model.problem
+        result = self.new_result(model)
+        rec = Recorder(options, "siconos_error", self.extras, self.max_iter(options))
+        n, d = problem.n_unknowns, problem.d
+        N = np.ascontiguousarray(problem.N.toarray())
+        r = np.ascontiguousarray(problem.r, dtype=float)
+        mu = np.ascontiguousarray(problem.mu, dtype=float)
+        rho = contact_steps(problem)
+        nu = np.zeros(n) if options.warm_start is None else np.array(options.warm_start, dtype=float)
+        u = N @ nu + r
+        A = np.empty((problem.n_contacts, d, d))
+        work = [np.empty(n) for _ in range(7)]           # phi, dnu, trial nu, trial u, du, a, scratch
+        ks = np.zeros(3, dtype=np.int64)
+        fs = np.zeros(2)
+        # a history keeps a row per iteration; without one a call makes as many iterations as about
+        # _CHUNK_WORK operations (n^3 / 3 for the factorisation) before the caps are checked
+        chunk = 1 if rec.keep else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
+        cap = rec.max_iter if rec.max_iter is not None else np.iinfo(np.int64).max
+        ks[K_STOP] = 0 if rec.keep else min(chunk, cap)
+        while True:
+            code = _dense_newton(N, r, mu, d, rho, float(options.params["eps_rel"]), float(options.tol),
+                                 float(problem.norm_r), nu, u, work[0], A, np.empty_like(A), np.empty((n, n)),
+                                 work[1], work[2], work[3], work[4], work[5], work[6], ks, fs)
+            k = int(ks[K])
+            if rec.keep:
+                rec.record(k, dual_objective(problem, nu, u), fs[ERR], fs[PSI])
+            if code == CONVERGED:
+                stop = StopCause.CONVERGED
+                break
+            if code == SINGULAR:
+                result.message, result.solver_status = "singular Newton system (even with the shift)", "diverged"
+                stop = StopCause.FAILED
+                break
+            stop = rec.capped(k)
+            if stop is not None:
+                break
+            ks[K_STOP] = min(k + chunk, cap)
+        rec.stop_clock()
+        result.nu, result.iterations = nu, k
+        result.solver_status = result.solver_status or stop.value
+        result.info["line_search_failures"] = int(ks[FAILURES])
+        if problem.is_global:
+            result.v = problem.velocity(nu)
+        return rec.finish(result, stop)
+
     def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:
+        """The sparse iteration (above DENSE_MAX unknowns): J filled on a fixed pattern by one compiled
+        pass, SuperLU's LU of it (J's CSR arrays read as CSC are J^T, factorised and solved transposed)."""
         problem = model.problem
         eps_rel = float(options.params["eps_rel"])
         N = problem.N.tocsr()
-        n, m = problem.n_unknowns, problem.n_contact_unknowns
-        N_dense = N.toarray() if n <= DENSE_MAX else None
+        n, d = problem.n_unknowns, problem.d
+        P = newton_pattern(N, problem.n_contacts, d)
+        J_val, work = np.empty(P.nnz), np.zeros(n)
         rho = contact_steps(problem)
         nu = np.zeros(n) if options.warm_start is None else np.array(options.warm_start, dtype=float)
         u = problem.relative_velocity(nu)
@@ -168,20 +370,18 @@ class NewtonSolver(NCPMethod):
             while True:
                 psi = 0.5 * float(phi @ phi)
                 yield Iterate(nu, u, (psi,))
-                J = newton_matrix(A, B, rho[m:], N, N_dense)
                 eps = eps_rel * np.sqrt(2 * psi) / max(float(np.abs(nu).max()), float(np.abs(rho * u).max()), 1e-300)
+                _fill_newton_matrix(N.indptr, N.indices, N.data, P.indptr, P.indices, J_val, A, B, rho, eps, d, work)
+                J_T = sp.csc_matrix((J_val, P.indices, P.indptr), shape=(n, n))
                 try:
-                    if N_dense is None:
-                        dnu = spla.splu((J + eps * sp.eye(n)).tocsc()).solve(-phi)
-                    else:
-                        dnu = np.linalg.solve(J + eps * np.eye(n), -phi)
-                except (RuntimeError, np.linalg.LinAlgError):  # exactly singular even with the shift
-                    dnu = spla.lsqr(J, -phi)[0]
+                    dnu = spla.splu(J_T).solve(-phi, trans="T")
+                except RuntimeError:  # exactly singular even with the shift
+                    dnu = spla.lsqr(J_T.T, -phi)[0]
                 if not np.all(np.isfinite(dnu)):
                     result.message = "non-finite Newton direction"
                     result.solver_status = "diverged"
                     return StopCause.FAILED
-                du = N @ dnu if N_dense is None else N_dense @ dnu
+                du = csr_product(N, dnu)
                 t = 1.0
                 while True:
                     trial_phi = alart_curnier(problem, nu + t * dnu, u + t * du, rho, jacobian=False)
@@ -191,7 +391,7 @@ class NewtonSolver(NCPMethod):
                 if 0.5 * trial_phi @ trial_phi > psi:
                     failures += 1
                 nu = nu + t * dnu
-                u = (N @ nu if N_dense is None else N_dense @ nu) + problem.r  # afresh rather than u + t du: no drift over many iterations
+                u = csr_product(N, nu) + problem.r  # afresh rather than u + t du: no drift over many iterations
                 phi, A, B = alart_curnier(problem, nu, u, rho)
         finally:
             result.info["line_search_failures"] = failures

@@ -74,13 +74,19 @@ from workbench.solvers import SolveOptions
 from workbench.sources import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
-           "DEFAULT_DIR", "MANIFEST", "read_manifest", "packing_metadata", "load_state", "simulation"]
+           "DEFAULT_DIR", "MANIFEST", "COMMITTED", "read_manifest", "render_manifest", "packing_metadata", "load_state",
+           "simulation"]
 
 #: where the committed datasets live
 DEFAULT_DIR = Path(__file__).resolve().parent / "datasets"
 
 #: the manifest of a dataset folder: file name -> sha256 of the arrays, parameters, summary
 MANIFEST = "MANIFEST.json"
+
+#: the packings the repository carries (small: a few MB in all); the others are remade by
+#: ``workbench generate`` and checked against the manifest
+COMMITTED = ("settled-00320.npz", "unsettled-00320.npz", "filling-01000.npz", "scaling-00064.npz",
+             "scaling-00128.npz", "scaling-00192.npz", "scaling-00256.npz")
 
 #: above this many degrees of freedom the nonzero spectrum is not computed (dense eigvalsh)
 DENSE_SPECTRUM_MAX_DOF = 6000
@@ -321,6 +327,18 @@ def manifest_entry(problem: TimeStepProblem, meta: dict) -> dict:
                                     "max_penetration")}}
 
 
+def render_manifest(manifest: dict) -> str:
+    """The datasets page (docs/results/datasets.md): one row per manifest entry."""
+    lines = ["| file | in the repository | spheres | contacts | h [s] | steps | max iterations/step | kinetic energy [J] "
+             "| max speed [m/s] | max penetration [m] | sha256 of the arrays |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for file, e in sorted(manifest.items()):
+        lines.append(f"| {file} | {'committed' if file in COMMITTED else 'workbench generate ' + e['dataset']} | "
+                     f"{e['n_bodies']:,} | {e['n_contacts']:,} | {e['h']:g} | {e['steps']:,} | {e['generator']['max_iter']:,} | "
+                     f"{e['kinetic_energy']:.3g} | {e['max_speed']:.3g} | {e['max_penetration']:.3g} | `{e['sha256']}` |")
+    return "\n".join(lines) + "\n"
+
+
 def _record_manifest(folder: Path, file: str, entry: dict) -> None:
     """Add or replace the entry of ``file``; a lock file keeps two generators writing to the same
     folder from losing each other's entries."""
@@ -503,4 +521,8 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
                 print(f"{path.stem}: matches the committed manifest", file=sys.stderr)
         if on_packing is not None:
             on_packing(path, meta, seconds, resumed_from)
+        if out.resolve() == DEFAULT_DIR.resolve():
+            from workbench.provenance import write_results
+
+            write_results("datasets", read_manifest(DEFAULT_DIR), render_manifest)
     return paths

@@ -91,39 +91,40 @@ def _job(name: str, out: str, kw: dict) -> list:
     return rows
 
 
-def run_jobs(jobs: list[tuple[str, dict]], out: Path, workers: int, budget: float = math.inf) -> tuple[list, float]:
-    """Run (dataset, overrides) jobs on ``workers`` processes in order, starting none after ``budget``
-    seconds; the rows of the finished ones and the wall time from the first start to the last end."""
+def run_jobs(jobs: list[tuple[str, dict, bool]], out: Path, workers: int, budget: float = math.inf) -> list:
+    """Run (dataset, overrides, optional) jobs on ``workers`` processes in order; an optional job is not
+    started once ``budget`` seconds have passed. The rows of the finished jobs."""
     rows: list = []
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending = list(jobs)
         running = set()
         while pending or running:
-            while pending and len(running) < workers and time.perf_counter() - start <= budget:
-                name, kw = pending.pop(0)
+            while pending and len(running) < workers:
+                if pending[0][2] and time.perf_counter() - start > budget:
+                    pending = []
+                    break
+                name, kw, _ = pending.pop(0)
                 running.add(pool.submit(_job, name, str(out), kw))
             if not running:
                 break
             done, running = wait(running, return_when=FIRST_COMPLETED)
             for f in done:
                 rows += f.result()
-    return rows, time.perf_counter() - start
+    return rows
 
 
-def measure_series(out: Path, sizes, budget: float, workers: int) -> dict:
-    """The series in increasing sizes on ``workers`` processes until ``budget`` seconds are spent; when
-    sizes are left, their times from the power law fitted to the measured ones, shared by the workers."""
-    rows, wall = run_jobs([("scaling", {"sizes": [n]}) for n in sizes], out, workers, budget)
+def series_summary(rows: list, sizes, budget: float, workers: int) -> dict:
+    """The series total: the packings' wall times, measured or (sizes left) from the power law fitted
+    to the measured ones, shared by ``workers`` processes."""
     measured = [r for r in rows if r["resumed_from"] == 0]
-    left = [n for n in sizes if n not in {r["spheres"] for r in rows}]
-    result = {"rows": rows, "sizes": list(sizes), "budget": budget, "measured": len(measured), "workers": workers,
-              "measured_seconds": round(wall, 1)}
+    left = [n for n in sizes if n not in {r["spheres"] for r in measured}]
+    result = {"sizes": list(sizes), "budget": budget, "measured": len(measured), "workers": workers,
+              "measured_seconds": round(sum(r["seconds"] for r in measured) / workers, 1), "left": left}
     if len(measured) >= 2:
         c, p = power_law([r["spheres"] for r in measured], [r["seconds"] for r in measured])
         result["fit"] = {"c": c, "p": round(p, 3)}
         result["extrapolated_seconds"] = round(sum(c * n ** p for n in left) / workers, 1)
-    result["left"] = left
     return result
 
 
@@ -136,10 +137,12 @@ def measure_large_solve(path: Path | None) -> dict:
     spec = str(path) if path is not None else "generator:sphere_packing"
     params = {} if path is not None else {"n_spheres": 45500}
     problem = sources.load(spec, **params) if params else sources.load(spec)
+    cpu = time.process_time()
     res = solve(problem, "dual", "apgd", SolveOptions(tol=LARGE_TOL, max_iter=LARGE_MAX_ITER, keep_history=False))
+    cpu = time.process_time() - cpu
     return {"problem": spec + (" --set n_spheres=45500" if params else ""), "settled": path is not None,
             "contacts": problem.n_contacts, "status": res.status, "iterations": int(res.iterations or 0),
-            "seconds": round(float(res.solve_seconds), 2), "tol": LARGE_TOL}
+            "seconds": round(float(res.solve_seconds), 2), "cpu_seconds": round(cpu, 2), "tol": LARGE_TOL}
 
 
 def rows_of(rows: list, dataset: str) -> list:
@@ -150,7 +153,8 @@ def render(data: dict) -> str:
     """The results page: the three targets, then every timed packing."""
     lines = ["| target | measured | limit | verdict | how |", "|---|---:|---:|---|---|"]
     for t in data["targets"]:
-        lines.append(f"| {t['what']} | {t['seconds']:,.1f} s | {t['limit']:,.0f} s | {t['verdict']} | {t['how']} |")
+        shown = "—" if t["seconds"] is None else f"{t['seconds']:,.1f} s"
+        lines.append(f"| {t['what']} | {shown} | {t['limit']:,.0f} s | {t['verdict']} | {t['how']} |")
     lines += ["", "| dataset | file | spheres | contacts | steps | h [s] | max iterations/step | mean iterations | "
               "kinetic energy [J] | wall [s] | CPU [s] | load (1, 5, 15 min) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in data["rows"]:
@@ -162,22 +166,25 @@ def render(data: dict) -> str:
         lines += ["", f"Large solve: {solve['problem']} ({solve['contacts']:,} contacts, "
                       f"{'a settled packing' if solve['settled'] else 'one step of a jittered lattice, not a settled packing'}): "
                       f"relaxed dual x APGD to {solve['tol']:g}, status {solve['status']}, {solve['iterations']:,} iterations, "
-                      f"{solve['seconds']:,.2f} s."]
+                      f"{solve['seconds']:,.2f} s ({solve['cpu_seconds']:,.2f} s CPU for the whole solve call)."]
     return "\n".join(lines) + "\n"
 
 
 def _series_target(series: dict) -> dict:
     measured = series["measured_seconds"]
     if not series["left"]:
-        how = f"all {len(series['sizes'])} packings generated, {series['workers']} at a time; wall time of the whole series"
+        how = (f"all {len(series['sizes'])} packings generated, {series['workers']} at a time: the sum of their wall "
+               f"times / {series['workers']}")
         total = measured
     else:
         total = measured + series.get("extrapolated_seconds", float("nan"))
         fit = series.get("fit")
         how = (f"EXTRAPOLATED: {len(series['sizes']) - len(series['left'])} of {len(series['sizes'])} sizes generated "
-               f"({measured:,.0f} s, up to {max(r['spheres'] for r in series['rows']):,} spheres), the other "
-               f"{len(series['left'])} estimated from t = c n^{fit['p'] if fit else '?'} fitted to the measured ones, "
-               f"{series['workers']} at a time")
+               f"and timed, the other {len(series['left'])} estimated from t = c n^{fit['p'] if fit else '?'} fitted to "
+               f"the measured ones; {series['workers']} at a time: the sum of the wall times / {series['workers']}")
+    if not math.isfinite(total):
+        return {"what": "scaling series, 40 packings (64 ... 2,560 spheres)", "seconds": None, "limit": SERIES_TARGET,
+                "verdict": "not measured (fewer than 2 sizes timed: no fit)", "how": how}
     return {"what": "scaling series, 40 packings (64 ... 2,560 spheres)", "seconds": total, "limit": SERIES_TARGET,
             "verdict": verdict(total, SERIES_TARGET), "how": how}
 
@@ -185,7 +192,8 @@ def _series_target(series: dict) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=None, help="output folder (default: a temporary one)")
-    p.add_argument("--series-budget", type=float, default=SERIES_TARGET, help="seconds to spend on the series")
+    p.add_argument("--series-budget", type=float, default=SERIES_TARGET,
+                   help="no packing of the series starts after this many seconds from the start (default: the target)")
     p.add_argument("--series-sizes", default=None, help="sphere counts of the series (default: 64 ... 2,560 by 64)")
     p.add_argument("--large", action="store_true", help="generate the 45,000-sphere packing (up to an hour)")
     p.add_argument("--skip-protocol", action="store_true", help="leave out the two 320-sphere packings")
@@ -195,16 +203,15 @@ def main(argv=None) -> int:
     sizes = [int(s) for s in args.series_sizes.split(",")] if args.series_sizes else list(SCALING_SIZES)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
-        rows: list = []
+        protocol = [] if args.skip_protocol else [("settled", {}, False), ("unsettled", {}, False)]
+        rows = run_jobs(protocol + [("scaling", {"sizes": [n]}, True) for n in sizes], out, args.jobs,
+                        args.series_budget)
         targets = []
-        if not args.skip_protocol:
-            rows, _ = run_jobs([("settled", {}), ("unsettled", {})], out, args.jobs)
-            for r, label in zip(rows_of(rows, "settled") + rows_of(rows, "unsettled"), ("thoroughly settled", "poorly settled")):
-                targets.append({"what": f"320 spheres, 8,000 steps, {label} (max {r['max_iter']:,} iterations/step)",
-                                "seconds": r["seconds"], "limit": PROTOCOL_TARGET,
-                                "verdict": verdict(r["seconds"], PROTOCOL_TARGET), "how": "generated and timed"})
-        series = measure_series(out, sizes, args.series_budget, args.jobs)
-        rows += series["rows"]
+        for r, label in zip(rows_of(rows, "settled") + rows_of(rows, "unsettled"), ("thoroughly settled", "poorly settled")):
+            targets.append({"what": f"320 spheres, 8,000 steps, {label} (max {r['max_iter']:,} iterations/step)",
+                            "seconds": r["seconds"], "limit": PROTOCOL_TARGET,
+                            "verdict": verdict(r["seconds"], PROTOCOL_TARGET), "how": "generated and timed"})
+        series = series_summary(rows_of(rows, "scaling"), sizes, args.series_budget, args.jobs)
         targets.append(_series_target(series))
         large_path = None
         _warm_up(Path(tmp))
@@ -227,7 +234,7 @@ def main(argv=None) -> int:
                                                                                     else f" (status {solve['status']})"),
                         "how": "measured on the generated packing" if solve["settled"] else
                                "measured on the synthetic 100,208-contact jittered lattice (not settled)"})
-    data = {"targets": targets, "rows": rows, "large_solve": solve, "series": {k: v for k, v in series.items() if k != "rows"}}
+    data = {"targets": targets, "rows": rows, "large_solve": solve, "series": series}
     page = render(data)
     print(page)
     if not args.no_write:

@@ -66,7 +66,7 @@ def test_warm_start_reduces_iterations_on_a_settled_packing():
     """The next steps of the committed settled-00320 packing (its stored final state), solved from the
     previous step's impulses (matched by contact key), take fewer APGD iterations than the same steps
     from zero (at h = 0.0005 s the impulses change little from step to step); both end at the same
-    velocities to the tolerance."""
+    velocities to the tolerance (1 mm/s: both stop at tol 1e-6, at different points)."""
     path = DEFAULT_DIR / "settled-00320.npz"
     spec = PackingSpec(**{k: v for k, v in load_problem(path).metadata["generator"].items()
                           if k in PackingSpec.__dataclass_fields__})
@@ -80,7 +80,7 @@ def test_warm_start_reduces_iterations_on_a_settled_packing():
     assert [r.contacts for r in warm] == [r.contacts for r in cold]
     assert all(r.status == "solved" for r in warm + cold)
     assert sum(r.iterations for r in warm) < 0.5 * sum(r.iterations for r in cold)
-    np.testing.assert_allclose(warm_sim.world.bodies.v, cold_sim.world.bodies.v, atol=1e-4)
+    np.testing.assert_allclose(warm_sim.world.bodies.v, cold_sim.world.bodies.v, atol=1e-3)  # [m/s], at rest
 
 
 def test_resume_from_a_checkpoint_gives_the_same_file_bit_for_bit(tmp_path):

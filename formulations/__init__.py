@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-from workbench.errors import InputError
+from workbench.errors import unknown
 
 #: name -> "module:Class"
 FORMULATIONS: dict[str, str] = {
@@ -26,7 +26,7 @@ def get_formulation(name: str):
     try:
         target = FORMULATIONS[name]
     except KeyError:
-        raise InputError(f"unknown formulation {name!r}; known: {', '.join(FORMULATIONS)}") from None
+        raise unknown("formulation", name, FORMULATIONS) from None
     module, cls = target.split(":")
     return getattr(importlib.import_module(module), cls)()
 

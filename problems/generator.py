@@ -67,11 +67,11 @@ import scipy.sparse.linalg as spla
 from problems.granular import container_width_for, container_world
 from problems.scenes import GRAVITY
 from problems.stepper import Simulation, StepRecord
-from workbench.errors import InputError
+from workbench.errors import InputError, unknown
 from workbench.files import atomic_output
 from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions
-from workbench.sources import check_params
+from workbench.params import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
            "DEFAULT_DIR", "MANIFEST", "COMMITTED", "read_manifest", "render_manifest", "packing_metadata", "load_state",
@@ -467,7 +467,7 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
     seconds, resumed_from)`` is called after each packing written: the wall time of its simulation
     and writing [s] and the step it resumed from (0 when it started afresh)."""
     if name not in DATASETS:
-        raise InputError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
+        raise unknown("dataset", name, DATASETS)
     check_params(f"dataset {name}", PackingSpec, overrides)  # names, and values against the defaults' types
     _, make = DATASETS[name]
     specs = [replace(s, **overrides) for s in make()]

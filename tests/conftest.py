@@ -28,3 +28,10 @@ def shared_data() -> Path:
     if SHARED_DATA is None:
         pytest.skip(missing_reason())
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def samples(tmp_path_factory) -> dict[str, Path]:
+    """Small problem files in every format, written by the workbench (factories.write_samples)."""
+    from factories import write_samples
+    return write_samples(tmp_path_factory.mktemp("samples"))

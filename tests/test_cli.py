@@ -171,13 +171,13 @@ def test_messages_name_the_argument_the_value_and_what_is_accepted(argv, fragmen
         assert fragment in err, (fragment, err)
 
 
-def test_every_scene_the_readme_lists_is_one_registry_entry_for_every_command(capsys):
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_every_scene_the_docs_list_is_one_registry_entry_for_every_command(capsys):
+    readme = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     paragraph = next(p for p in readme.split("\n\n") if "Scenes:" in p)
     listed = set(re.findall(r"`([a-z0-9]+(?:-[a-z0-9]+)*)`", paragraph))
     dynamic = set(names("scenario"))
     assert listed and listed <= set(names("scene", "scenario")), listed
-    assert listed >= dynamic  # the README lists every dynamic scene
+    assert listed >= dynamic  # the docs list every dynamic scene
     for scene in sorted(listed):
         assert main(["info", f"scene:{scene}"]) == 0, scene
         assert re.search(r"n_contacts: [1-9]", capsys.readouterr().out), scene

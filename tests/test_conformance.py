@@ -60,3 +60,24 @@ def test_fast_conformance_subset(shared_data, tmp_path):
     # every planned pair ran, and the local problems were not given the primal formulations
     assert runs["pair"].nunique() >= 30
     assert not runs[(runs["kind"] == "local") & runs["formulation"].str.startswith("primal")].shape[0]
+
+
+def test_the_results_page_is_the_method_table_and_the_promises(tmp_path):
+    """``--results-page``'s data and page (workbench.provenance): one row per pair, as method_table
+    counts them, and the three promises; the page re-renders from its raw data."""
+    from workbench import provenance
+    from workbench.cli import main
+    from workbench.study.conformance import page_data, render_page
+    study = tmp_path / "s.toml"
+    study.write_text('[study]\nname = "c"\ntime_limit = 5.0\n[[problems]]\nscenes = ["rolling-ball-2d", "box-on-plane"]\n'
+                     '[methods.a]\nformulation = "dual"\nsolver = "clarabel"\n'
+                     '[methods.b]\nformulation = "ncp"\nsolver = "newton"\n')
+    assert main(["run", str(study), "--out", str(tmp_path / "r"), "--no-report", "--no-progress"]) == 0
+    report = check_conformance(tmp_path / "r")
+    page = provenance.write_results("conformance-demo", page_data(report), render_page, command="demo",
+                                    folder=tmp_path / "docs" / "results")
+    text = page.read_text()
+    for pair, row in method_table(report["runs"]).iterrows():
+        assert f"| {pair} | {row['runs']:.0f} | {row['solved']:.0f} | {row['inaccurate']:.0f} |" in text
+    assert "4 runs on 2 problems, 2 (formulation, solver) pairs" in text and "Crashes 0, tracebacks 0" in text
+    assert provenance.check_docs(tmp_path) == []

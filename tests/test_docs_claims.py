@@ -40,3 +40,19 @@ def test_a_changed_number_is_caught(tmp_path):
     record["data"]["rows"]["x"] = 2.0
     raw.write_text(json.dumps(record))
     assert provenance.check_docs(root) != []
+
+
+def test_a_renderer_of_a_command_run_as_a_module_is_found_again(tmp_path, monkeypatch):
+    """``python -m workbench.study.conformance ... --results-page``: the renderer's module is __main__
+    there; the record names the module the command was run as."""
+    import sys
+    import types
+
+    def render_rows(data):
+        return _table(data)
+    render_rows.__module__ = "__main__"
+    monkeypatch.setattr(sys.modules["__main__"], "__spec__", types.SimpleNamespace(name="test_docs_claims"),
+                        raising=False)
+    monkeypatch.setattr(sys.modules["test_docs_claims"], "render_rows", render_rows, raising=False)
+    provenance.write_results("m", {"rows": {"x": 1.0}}, render_rows, command="c", folder=tmp_path)
+    assert json.loads((tmp_path / "m.json").read_text())["renderer"] == "test_docs_claims:render_rows"

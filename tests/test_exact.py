@@ -6,7 +6,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from factories import random_problem
+from factories import CORPUS, corpus, random_problem
 from problems.scenes import rolling_ball_2d, rolling_ball_2d_exact_impulse
 from workbench.errors import InputError, UnsupportedError
 from formulations import get_formulation
@@ -152,7 +152,18 @@ def assert_same_velocities(problem, res, ref, rtol=1e-6):
 def test_pure_fixed_points_reach_1e_8_on_corpus_problems(shared_data, name, formulation, solver):
     """Without the polish: the outer map itself gets there (on OneObject through the splitting of W's
     skew part, formulations.dual_fixed_point); judged by the workbench's siconos_error."""
-    p = load_problem(shared_data / name)
+    check_pure_fixed_point(load_problem(shared_data / name), formulation, solver)
+
+
+@pytest.mark.parametrize("name, formulation, solver", [
+    ("packing", "dual-fixed-point", "clarabel"), ("packing", "primal-fixed-point", "scs"),
+    ("nonsymmetric", "dual-fixed-point", "clarabel"), ("random-2d", "dual-fixed-point", "scs")])
+def test_pure_fixed_points_reach_1e_8_on_small_problems(name, formulation, solver):
+    check_pure_fixed_point(corpus()[name], formulation, solver)
+
+
+def check_pure_fixed_point(p, formulation, solver):
+    name = p.name
     res = solve(p, formulation, solver, SolveOptions(tol=1e-8, time_limit=60, params={"polish": False}))
     assert res.status == "solved" and res.metrics["siconos_error"] <= 1e-8
     assert res.info["polish"] is None and res.info["outer_stop"] == "converged"
@@ -336,7 +347,7 @@ def exact_methods(problem):
     out = [("ncp", "newton"), ("ncp", "pqn"), ("dual-fixed-point", "clarabel")]
     if problem.is_global:
         out.append(("primal-fixed-point", "clarabel"))
-    if HAS_SICONOS:
+    if HAS_SICONOS and not problem.n_bilateral:  # Siconos's fc3d solvers take contacts only
         out += [("ncp", "siconos:NSN_AC"), ("ncp", "siconos:NSGS")]
     out += [("anti-relaxed", s) for s in ("apgd", "pgs") if s in SOLVERS]
     return out
@@ -370,6 +381,11 @@ def check_exact_methods_agree(problem):
         assert sum(res.status == "solved" for res in runs.values()) >= 2
     else:
         assert not far, far
+
+
+@pytest.mark.parametrize("name", CORPUS)
+def test_exact_methods_agree_on_small_problems(name):
+    check_exact_methods_agree(corpus()[name])
 
 
 @pytest.mark.parametrize("name", GLOBAL + LOCAL)

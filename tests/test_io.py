@@ -33,7 +33,6 @@ DAT = {  # file: (kind, d, n_contacts, W shape or (M shape, D shape))
     "GFC3D_TwoRods1.dat": ("global", 3, 3, ((54, 54), (54, 9))),
     "OneObject-i1028-138.hdf5.dat": ("local", 3, 23, (69, 69)),
 }
-LOCAL_DAT = [name for name, spec in DAT.items() if spec[0] == "local"]
 
 
 def assert_same_matrix(A, B, what):
@@ -69,10 +68,12 @@ def assert_same_problem(p: TimeStepProblem, q: TimeStepProblem):
 
 
 # --------------------------------------------------------------------------- the reference files
-@pytest.mark.parametrize("name", FCLIB)
-def test_fclib_files_load_with_expected_sizes(shared_data, name):
-    kind, n_c, n, diagonal = FCLIB[name]
-    path = shared_data / "fclib" / name
+def test_fclib_files_load_with_expected_sizes(shared_data):
+    for name in FCLIB:
+        check_fclib_sizes(shared_data / "fclib" / name, *FCLIB[name])
+
+
+def check_fclib_sizes(path, kind, n_c, n, diagonal):
     p = load_problem(path)
     assert (p.kind, p.d, p.n_contacts) == (kind, 3, n_c)
     assert p.name == path.stem
@@ -86,17 +87,16 @@ def test_fclib_files_load_with_expected_sizes(shared_data, name):
         assert p.N.shape == (n, n) == (3 * n_c, 3 * n_c)
 
 
-@pytest.mark.parametrize("name", DAT)
-def test_siconos_files_load_with_expected_sizes(shared_data, name):
-    kind, d, n_c, shape = DAT[name]
-    path = shared_data / "siconos" / name
-    p = load_problem(path)
-    assert (p.kind, p.d, p.n_contacts) == (kind, d, n_c)
-    assert p.name == path.stem and p.metadata["format"] == "siconos-dat"
-    if kind == "global":
-        assert (p.M.shape, p.D.shape) == shape
-    else:
-        assert p.N.shape == shape
+def test_siconos_files_load_with_expected_sizes(shared_data):
+    for name, (kind, d, n_c, shape) in DAT.items():
+        path = shared_data / "siconos" / name
+        p = load_problem(path)
+        assert (p.kind, p.d, p.n_contacts) == (kind, d, n_c), name
+        assert p.name == path.stem and p.metadata["format"] == "siconos-dat"
+        if kind == "global":
+            assert (p.M.shape, p.D.shape) == shape, name
+        else:
+            assert p.N.shape == shape, name
 
 
 def test_dense_and_sparse_block_files_of_the_same_problem_agree(shared_data):
@@ -163,9 +163,23 @@ def test_guess_of_local_file_and_absent_guess(shared_data):
 
 
 # --------------------------------------------------------------------------- round trips
-@pytest.mark.parametrize("name", FCLIB)
-def test_fclib_round_trip_is_exact(shared_data, tmp_path, name):
-    path = shared_data / "fclib" / name
+#: the samples of each format (conftest.samples: written by the workbench, so they run without the data)
+FCLIB_SAMPLES = ["fclib-global-3d", "fclib-global-2d", "fclib-local-3d"]
+DAT_SAMPLES = ["dat-local-3d", "dat-global-3d"]
+
+
+@pytest.mark.parametrize("name", FCLIB_SAMPLES)
+def test_fclib_round_trip_of_a_sample_is_exact(samples, tmp_path, name):
+    check_fclib_round_trip(samples[name], tmp_path)
+
+
+def test_fclib_round_trip_of_every_reference_file_is_exact(shared_data, tmp_path):
+    for name in FCLIB:
+        (tmp_path / name).mkdir()
+        check_fclib_round_trip(shared_data / "fclib" / name, tmp_path / name)
+
+
+def check_fclib_round_trip(path, tmp_path):
     p = read_fclib(path)
     guess = read_fclib_guess(path)
     out = tmp_path / "copy.hdf5"
@@ -199,9 +213,18 @@ def test_fclib_round_trip_with_bilateral_constraints(tmp_path):
     assert_same_problem(p, read_fclib(tmp_path / "g.hdf5"))
 
 
-@pytest.mark.parametrize("name", LOCAL_DAT + ["GFC3D_TwoRods1.dat"])
-def test_siconos_round_trip_is_exact(shared_data, tmp_path, name):
-    p = read_siconos_dat(shared_data / "siconos" / name)
+@pytest.mark.parametrize("name", DAT_SAMPLES)
+def test_siconos_round_trip_of_a_sample_is_exact(samples, tmp_path, name):
+    check_siconos_round_trip(samples[name], tmp_path)
+
+
+def test_siconos_round_trip_of_every_reference_file_is_exact(shared_data, tmp_path):
+    for name in DAT:
+        check_siconos_round_trip(shared_data / "siconos" / name, tmp_path)
+
+
+def check_siconos_round_trip(path, tmp_path):
+    p = read_siconos_dat(path)
     write_siconos_dat(p, tmp_path / "copy.dat")
     assert_same_problem(p, read_siconos_dat(tmp_path / "copy.dat"))
 
@@ -211,10 +234,19 @@ def test_siconos_writer_refuses_bilateral_constraints(tmp_path):
         write_siconos_dat(random_problem(n_bilateral=2), tmp_path / "g.dat")
 
 
-@pytest.mark.parametrize("path", ["fclib/Box_Stacks-i0122-82-5.hdf5", "fclib/Capsules-i125-1213.hdf5",
-                                  "siconos/FrictionContactProblem00031.dat", "siconos/GFC3D_TwoRods1.dat"])
-def test_native_round_trip_is_exact(shared_data, tmp_path, path):
-    p = load_problem(shared_data / path)
+@pytest.mark.parametrize("name", FCLIB_SAMPLES + DAT_SAMPLES)
+def test_native_round_trip_of_a_sample_is_exact(samples, tmp_path, name):
+    check_native_round_trip(samples[name], tmp_path)
+
+
+def test_native_round_trip_of_reference_files_is_exact(shared_data, tmp_path):
+    for path in ["fclib/Box_Stacks-i0122-82-5.hdf5", "fclib/Capsules-i125-1213.hdf5",
+                 "siconos/FrictionContactProblem00031.dat", "siconos/GFC3D_TwoRods1.dat"]:
+        check_native_round_trip(shared_data / path, tmp_path)
+
+
+def check_native_round_trip(path, tmp_path):
+    p = load_problem(path)
     save_problem(p, tmp_path / "p.npz")
     q = load_problem_native(tmp_path / "p.npz")
     assert_same_problem(p, q)
@@ -230,18 +262,28 @@ def test_native_round_trip_keeps_step_size_and_bilateral_rows(tmp_path):
 
 
 # --------------------------------------------------------------------------- the readers agree
-@pytest.mark.parametrize("name", FCLIB)
-def test_fclib_problem_written_as_dat_reads_back_the_same(shared_data, tmp_path, name):
-    p = read_fclib(shared_data / "fclib" / name)
+def check_fclib_as_dat(path, tmp_path):
+    p = read_fclib(path)
     write_siconos_dat(p, tmp_path / "p.dat")
     assert_same_problem(p, read_siconos_dat(tmp_path / "p.dat"))
 
 
-@pytest.mark.parametrize("name", list(DAT))
-def test_dat_problem_written_as_fclib_reads_back_the_same(shared_data, tmp_path, name):
-    p = read_siconos_dat(shared_data / "siconos" / name)
+def check_dat_as_fclib(path, tmp_path):
+    p = read_siconos_dat(path)
     write_fclib(p, tmp_path / "p.hdf5")
     assert_same_problem(p, read_fclib(tmp_path / "p.hdf5"))
+
+
+@pytest.mark.parametrize("name", FCLIB_SAMPLES + DAT_SAMPLES)
+def test_a_sample_in_the_other_format_reads_back_the_same(samples, tmp_path, name):
+    (check_fclib_as_dat if name.startswith("fclib") else check_dat_as_fclib)(samples[name], tmp_path)
+
+
+def test_every_reference_file_in_the_other_format_reads_back_the_same(shared_data, tmp_path):
+    for name in FCLIB:
+        check_fclib_as_dat(shared_data / "fclib" / name, tmp_path)
+    for name in DAT:
+        check_dat_as_fclib(shared_data / "siconos" / name, tmp_path)
 
 
 def test_fclib_reader_accepts_dense_datasets_csr_and_fclib_h_triplets(tmp_path):
@@ -274,8 +316,14 @@ def test_fclib_reader_accepts_dense_datasets_csr_and_fclib_h_triplets(tmp_path):
 
 
 # --------------------------------------------------------------------------- bad inputs
-def _dat_tokens(shared_data, name="FC3D_Example1.dat"):
-    return (shared_data / "siconos" / name).read_text().split()
+def _dat_tokens(samples):
+    return samples["dat-local-3d"].read_text().split()
+
+
+#: in the sparse-block .dat of samples["dat-local-3d"] (3 contacts, W full): the number of block 1, after
+#: 8 sizes, 2 x 3 block ends, the block count 4 and nnz 9, 4 row pointers, 9 column indices, block 0's
+#: number and its 9 values
+_BLOCK_1 = 8 + 6 + 2 + 4 + 9 + 1 + 9
 
 
 BAD = {
@@ -284,7 +332,7 @@ BAD = {
     "empty dat": lambda d, s: _write(d / "empty.dat", ""),
     "empty hdf5": lambda d, s: _write(d / "empty.hdf5", ""),
     "truncated hdf5": lambda d, s: _write_bytes(d / "cut.hdf5",
-                                                (s / "fclib/Box_Stacks-i0122-82-5.hdf5").read_bytes()[:1000]),
+                                                s["fclib-global-3d"].read_bytes()[:1000]),
     "text named hdf5": lambda d, s: _write(d / "text.hdf5", "3 1 0 3 3"),
     "hdf5 without fclib group": lambda d, s: _h5(d / "other.hdf5", lambda f: f.create_dataset("x", data=[1.0])),
     "fclib without spacedim": lambda d, s: _h5(d / "nodim.hdf5", lambda f: f.create_group("fclib_local")),
@@ -299,7 +347,7 @@ BAD = {
     "binary garbage dat": lambda d, s: _write_bytes(d / "garbage.dat", bytes(range(256)) * 4),
     "wrong sizes dat": lambda d, s: _write(d / "sizes.dat", "3 2 0 3 3 3 3 " + "1 0 0 0 1 0 0 0 1 " + "1 2 3 0.1 0.1"),
     "bad block numbering": lambda d, s: _write(d / "blocks.dat", " ".join(
-        t if n != 33 else "7" for n, t in enumerate(_dat_tokens(s, "FC3D_Example1_SBM.dat")))),  # block 1's number
+        t if n != _BLOCK_1 else "7" for n, t in enumerate(_dat_tokens(s)))),
     "NaN in dat": lambda d, s: _write(d / "nan.dat", "3 1 0 3 3 3 3 1 0 0 0 1 0 0 0 1 nan 2 3 0.1"),
     "Inf in dat": lambda d, s: _write(d / "inf.dat", "3 1 0 3 3 3 3 1 0 0 0 inf 0 0 0 1 1 2 3 0.1"),
     "negative mu dat": lambda d, s: _write(d / "negmu.dat", "3 1 0 3 3 3 3 1 0 0 0 1 0 0 0 1 1 2 3 -0.1"),
@@ -352,15 +400,23 @@ def _fclib_local(p, *, col=None, q=None, x=1.0, mu=(0.3,)):
 
 
 @pytest.mark.parametrize("case", BAD)
-def test_bad_input_is_a_one_line_error_naming_the_file(case, tmp_path, shared_data):
-    path = BAD[case](tmp_path, shared_data)
+def test_bad_input_is_a_one_line_error_naming_the_file(case, tmp_path, samples):
+    path = BAD[case](tmp_path, samples)
     with pytest.raises((FileFormatError, ProblemDataError)) as info:
         load_problem(path)
     message = str(info.value)
     assert path.name in message and "\n" not in message, message
 
 
-def test_format_specific_readers_also_name_the_file(tmp_path, shared_data):
+def test_the_samples_load_and_the_spoiled_token_is_block_1s_number(samples):
+    tokens = _dat_tokens(samples)
+    assert (tokens[_BLOCK_1 - 10], tokens[_BLOCK_1]) == ("0", "1")
+    for name, path in samples.items():
+        p = load_problem(path)
+        assert (p.kind, p.d) == (name.split("-")[1], int(name[-2])), name
+
+
+def test_format_specific_readers_also_name_the_file(tmp_path):
     dat = _write(tmp_path / "text.dat", "3 1 0 3 3")
     with pytest.raises(FileFormatError, match="text.dat"):
         read_fclib(dat)

@@ -50,3 +50,28 @@ def test_anti_relaxed_runs_the_outer_loop_to_the_coulomb_impulse():
     np.testing.assert_allclose(res.nu, rolling_ball_2d_exact_impulse(), atol=1e-9)
     with pytest.raises(InputError, match="anti_relaxation"):
         solve(rolling_ball_2d(), "anti-relaxed", "ipm", SolveOptions(params={"anti_relaxation": "inner"}))
+
+
+def test_cholmod_body_space_path_takes_the_same_steps_as_qdldl_on_the_kkt_system(monkeypatch):
+    """Without joints a global problem's KKT system is solved through its body-space Schur complement
+    (CHOLMOD, when scikit-sparse is installed): on a sphere packing the same Newton directions to
+    rounding, so the same iterations and optimum as qdldl's LDL^T of the whole KKT matrix; on a random
+    problem, the same optimum (it may hand over to qdldl, and says so), which agrees with Clarabel."""
+    import workbench.solvers.ipm as ipm
+    from workbench.sources import load
+    if ipm._cholmod() is None:
+        pytest.skip("scikit-sparse (CHOLMOD) is not installed: ipm uses qdldl only")
+    cholmod = ipm._cholmod
+    for problem, tol in ((load("dataset:scaling-00128"), 1e-6), (random_problem(n_contacts=40, n_bodies=15, seed=11), 1e-7)):
+        monkeypatch.setattr(ipm, "_cholmod", cholmod)
+        fast = solve(problem, "dual", "ipm", SolveOptions(tol=tol))
+        assert fast.info["factorization"].startswith("cholmod")
+        monkeypatch.setattr(ipm, "_cholmod", lambda: None)
+        kkt = solve(problem, "dual", "ipm", SolveOptions(tol=tol))
+        assert kkt.info["factorization"] == "qdldl (KKT)"
+        ref = solve(problem, "dual", "clarabel", SolveOptions(tol=tol))
+        assert fast.status == kkt.status == ref.status == "solved"
+        assert relative_gap(fast.objective, kkt.objective) < 1e-9
+        assert relative_gap(fast.objective, ref.objective) < 1e-6
+        if "then qdldl" not in fast.info["factorization"]:
+            assert fast.iterations == kkt.iterations

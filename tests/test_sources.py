@@ -1,7 +1,6 @@
 """Problem sources (workbench.sources): every spec form, the one registry of named sources, the
-reference-data lookup, and the layering rule that nothing imports the CLI."""
+reference-data lookup (the layering rules are tests/test_layers.py)."""
 
-import ast
 import os
 import subprocess
 import sys
@@ -18,24 +17,6 @@ from workbench.io import load_problem, save_problem
 from workbench.study.problems import problem_digest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("workbench", "formulations", "problems", "benchmarks")
-
-
-def test_nothing_imports_the_cli():
-    offenders = []
-    for package in PACKAGES:
-        for path in sorted((REPO / package).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-                if isinstance(node, ast.Import):
-                    bad = any(a.name == "workbench.cli" or a.name.startswith("workbench.cli.") for a in node.names)
-                elif isinstance(node, ast.ImportFrom):
-                    bad = node.module == "workbench.cli" or (node.module == "workbench"
-                                                             and any(a.name == "cli" for a in node.names))
-                else:
-                    continue
-                if bad and path != REPO / "workbench" / "cli.py":
-                    offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
-    assert not offenders, offenders
 
 
 def test_every_named_source_builds_and_scenes_have_contacts():

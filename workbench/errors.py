@@ -4,6 +4,8 @@ Anything the user can get wrong (a file, an option, a study file) raises a subcl
 :class:`InputError`; everything else is a bug and keeps its traceback.
 """
 
+import difflib
+
 
 class InputError(ValueError):
     """Bad user input: malformed file, inconsistent data, unknown option."""
@@ -22,10 +24,21 @@ class UnsupportedError(InputError):
     local problem that has no M and D)."""
 
 
+def did_you_mean(given, known) -> str:
+    """``did you mean 'X'? known: A, B, ...``: for the name ``given`` (or each of several names) that
+    is not among ``known``, the closest known name when one is close (difflib), then every known name.
+    The one way a message about a mistyped name ends, whatever the name names."""
+    known = [str(k) for k in known]
+    given = [given] if isinstance(given, str) else list(given)
+    close = list(dict.fromkeys(m for g in given for m in difflib.get_close_matches(str(g), known, n=1)))
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    return f"{hint}known: {', '.join(known) or 'none'}"
+
+
 def unknown(what: str, value: str, known) -> InputError:
     """``unknown WHAT 'VALUE'; did you mean ...? known: ...`` as an InputError to raise."""
-    import difflib
-    known = list(known)
-    close = difflib.get_close_matches(value, known, n=1)
-    hint = f"did you mean {close[0]!r}? known: " if close else "known: "
-    return InputError(f"unknown {what} {value!r}; {hint}{', '.join(known)}")
+    return InputError(f"unknown {what} {value!r}; {did_you_mean(value, known)}")
+
+
+class StudyError(InputError):
+    """A study file that cannot be run as written."""

@@ -5,6 +5,8 @@ a user gives (``--param KEY=VALUE``, a study's ``params`` table) are checked aga
 :func:`validate` and nothing else: an unknown key, or a value of the wrong type or outside its
 choices, is an :class:`~workbench.errors.InputError` naming the key, the value and the known keys.
 The same declarations feed ``workbench list --params NAME`` and study-file validation.
+The keyword parameters of scenes, generators and datasets (``--set KEY=VALUE``) are the builder
+function's own: :func:`check_params` checks them against its signature.
 
 Values come typed from TOML and from the command line (a JSON value, else a string), so a check
 accepts what is unambiguous: an int where a float is declared, an integral float where an int is,
@@ -13,12 +15,13 @@ accepts what is unambiguous: an int where a float is declared, an integral float
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from workbench.errors import InputError
+from workbench.errors import InputError, did_you_mean
 
-__all__ = ["Param", "validate", "check_known", "describe"]
+__all__ = ["Param", "validate", "check_known", "describe", "check_params"]
 
 _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 
@@ -41,8 +44,8 @@ class Param:
         if out is _BAD:
             raise InputError(f"{owner}: parameter {self.name} takes a value of type {self.type.__name__}, got {value!r}")
         if self.choices is not None and out not in self.choices:
-            raise InputError(f"{owner}: parameter {self.name} must be one of "
-                             f"{', '.join(map(str, self.choices))}, got {value!r}")
+            raise InputError(f"{owner}: parameter {self.name} must be one of its choices, got {value!r}; "
+                             f"{did_you_mean(str(out), map(str, self.choices))}")
         return out
 
     def line(self) -> str:
@@ -99,7 +102,7 @@ def check_known(given: Iterable[str], declared: Iterable[Param], owner: str, ope
         shown[family] = shown.get(family, 0) + 1
     names = [f"{k} ({n} settings)" if k.endswith(".*") else k for k, n in shown.items()]
     names += [f"{open_prefix}* (unchecked)"] if open_prefix else []
-    raise InputError(f"{owner} has no parameter {', '.join(unknown)}; known: {', '.join(names) or 'none'}")
+    raise InputError(f"{owner} has no parameter {', '.join(unknown)}; {did_you_mean(unknown, names)}")
 
 
 def validate(declared: Iterable[Param], given: dict[str, Any], owner: str) -> dict[str, Any]:
@@ -113,3 +116,40 @@ def validate(declared: Iterable[Param], given: dict[str, Any], owner: str) -> di
 def describe(declared: Iterable[Param]) -> list[str]:
     """One line per parameter (``workbench list --params``)."""
     return [p.line() for p in declared]
+
+
+def check_params(name: str, func: Callable[..., Any], params: dict[str, Any]) -> None:
+    """InputError naming the parameter when ``params`` do not fit ``func``'s signature (unknown or
+    missing names), with the parameters it takes."""
+    signature = inspect.signature(func)
+    known = [p for p, spec in signature.parameters.items() if spec.kind not in (spec.VAR_POSITIONAL, spec.VAR_KEYWORD)]
+    takes_any = any(spec.kind == spec.VAR_KEYWORD for spec in signature.parameters.values())
+    for key in params:
+        if key not in known and not takes_any:
+            raise InputError(f"{name!r} has no parameter {key!r} (got {key}={params[key]!r}); "
+                             f"{did_you_mean(key, known)}")
+    try:
+        signature.bind(**params)
+    except TypeError as exc:
+        raise InputError(f"{name!r}: {exc}; parameters: {', '.join(known)}") from None
+    for key, value in params.items():
+        spec = signature.parameters.get(key)
+        if spec is None or (value is None and "None" in str(spec.annotation)):  # **kwargs, or Optional
+            continue
+        default = spec.default
+        if not _fits(value, default):
+            raise InputError(f"{name!r} parameter {key}={value!r}: expected {type(default).__name__} "
+                             f"(default {default!r})")
+
+
+def _fits(value, default) -> bool:
+    """Whether ``value`` may stand where a parameter's ``default`` is (numbers for numbers; a parameter
+    whose default is None or absent takes anything)."""
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            (isinstance(value, int) or not isinstance(default, int))
+    if isinstance(default, str):
+        return isinstance(value, str)
+    return True

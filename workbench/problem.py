@@ -31,11 +31,28 @@ from numba import njit
 
 from workbench.errors import ProblemDataError
 
-__all__ = ["TimeStepProblem"]
+__all__ = ["TimeStepProblem", "check_compressed"]
+
+
+def _real_array(name: str, x) -> np.ndarray:
+    """``x`` as an array after checking it holds real numbers: a complex value is refused rather than
+    cut to its real part, and strings, records and objects are refused rather than parsed."""
+    try:
+        a = np.asarray(x)
+    except (ValueError, TypeError) as exc:  # ragged nested lists
+        raise ProblemDataError(f"{name} is not an array of numbers ({exc})") from None
+    if a.dtype.kind == "c":
+        raise ProblemDataError(f"{name} has complex values; only real numbers are accepted")
+    if a.dtype.kind not in "biuf" or a.dtype.fields is not None:
+        raise ProblemDataError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    return a
 
 
 def _vector(name: str, x, n: int | None) -> np.ndarray:
-    a = np.array(x, dtype=float).reshape(-1)
+    a = _real_array(name, x)
+    if a.ndim > 1:
+        raise ProblemDataError(f"{name} must be a vector (1-D), got shape {a.shape}")
+    a = np.array(a, dtype=float).reshape(-1)
     if n is not None and a.shape[0] != n:
         raise ProblemDataError(f"{name} has length {a.shape[0]}, expected {n}")
     if not np.all(np.isfinite(a)):
@@ -44,9 +61,63 @@ def _vector(name: str, x, n: int | None) -> np.ndarray:
     return a
 
 
+def check_compressed(indptr, indices, n_outer: int, n_inner: int, name: str, n_data: int | None = None) -> int:
+    """The number of stored entries after checking that ``indptr``, ``indices`` describe a compressed
+    sparse matrix (CSR: n_outer rows of n_inner columns; CSC: the other way round).
+
+    indptr: n_outer + 1 integers rising from 0 to nnz; indices: nnz integers in [0, n_inner);
+    n_data, when given, must be nnz too. Checked with numpy before scipy sees the arrays: scipy's
+    compiled routines (sorting, summing duplicates, conversions) trust them, and a decreasing pointer
+    or an index outside the matrix makes them write outside their buffers."""
+    indptr, indices = np.asarray(indptr), np.asarray(indices)
+    for part, a in (("pointers", indptr), ("indices", indices)):
+        if a.ndim != 1 or a.dtype.kind not in "iu":
+            raise ProblemDataError(f"{name}: sparse {part} must be a 1-D integer array, got "
+                                   f"shape {a.shape} dtype {a.dtype}")
+        if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+            raise ProblemDataError(f"{name}: sparse {part} hold values beyond any matrix size")
+    if indptr.shape[0] != n_outer + 1:
+        raise ProblemDataError(f"{name}: {indptr.shape[0]} sparse pointers for {n_outer} rows/columns, "
+                               f"expected {n_outer + 1}")
+    indptr = indptr.astype(np.int64, copy=False)
+    if indptr[0] != 0:
+        raise ProblemDataError(f"{name}: sparse pointers must start at 0, got {indptr[0]}")
+    falls = np.flatnonzero(np.diff(indptr) < 0)
+    if falls.size:
+        raise ProblemDataError(f"{name}: sparse pointers decrease at position {falls[0] + 1} "
+                               f"({indptr[falls[0]]} then {indptr[falls[0] + 1]})")
+    nnz = int(indptr[-1])
+    if indices.shape[0] != nnz or (n_data is not None and n_data != nnz):
+        stored = f"{indices.shape[0]} indices" + ("" if n_data is None else f" and {n_data} values")
+        raise ProblemDataError(f"{name}: the sparse pointers end at {nnz} but {stored} are stored")
+    if nnz and (indices.min() < 0 or indices.max() >= n_inner):
+        bad = indices[(indices < 0) | (indices >= n_inner)][0]
+        raise ProblemDataError(f"{name}: sparse index {bad} outside [0, {n_inner})")
+    return nnz
+
+
+def _check_sparse(name: str, A) -> None:
+    """Check a scipy sparse matrix's own arrays (:func:`check_compressed`) before scipy converts it."""
+    if A.format in ("csr", "csc", "bsr"):
+        rows, cols = A.shape
+        if A.format == "bsr":
+            rows, cols = rows // A.blocksize[0], cols // A.blocksize[1]
+        outer, inner = (cols, rows) if A.format == "csc" else (rows, cols)
+        check_compressed(A.indptr, A.indices, outer, inner, name, n_data=A.data.shape[0])
+    elif A.format == "coo":
+        for axis, idx in enumerate(A.coords):
+            if idx.shape != A.data.shape or (idx.size and (idx.min() < 0 or idx.max() >= A.shape[axis])):
+                raise ProblemDataError(f"{name}: sparse coordinates outside the {A.shape} matrix")
+
+
 def _matrix(name: str, A, shape: tuple[int | None, int | None]) -> sp.csr_matrix:
-    if isinstance(A, np.ndarray) and A.ndim != 2:
-        raise ProblemDataError(f"{name} must be a 2-D matrix, got {A.ndim} dimension(s)")
+    if sp.issparse(A):
+        _real_array(name, np.empty(0, dtype=A.dtype))
+        _check_sparse(name, A)
+    else:
+        A = _real_array(name, A)
+        if A.ndim != 2:
+            raise ProblemDataError(f"{name} must be a 2-D matrix, got {A.ndim} dimension(s)")
     S = sp.csr_matrix(A, dtype=float, copy=True)
     for axis, (got, want) in enumerate(zip(S.shape, shape)):
         if want is not None and got != want:

@@ -86,6 +86,19 @@ def _renderer(path: str) -> Callable[[Any], str]:
     return getattr(importlib.import_module(module), func)
 
 
+def _dotted(func: Callable) -> str:
+    """``module:function`` by which :func:`render` finds ``func`` again; a command run as
+    ``python -m package.module`` defines its functions in ``__main__``, whose importable name is its
+    spec's."""
+    module = func.__module__
+    if module == "__main__":
+        spec = getattr(sys.modules["__main__"], "__spec__", None)
+        if spec is None:
+            raise ValueError(f"renderer {func.__name__} is defined in a script: run it as python -m MODULE")
+        module = spec.name
+    return f"{module}:{func.__name__}"
+
+
 def render(record: dict[str, Any]) -> str:
     """The page a results record (the contents of ``NAME.json``) renders to."""
     return header(record["provenance"]) + _renderer(record["renderer"])(record["data"]).rstrip("\n") + "\n"
@@ -100,7 +113,7 @@ def write_results(name: str, data: Any, renderer: Callable[[Any], str], command:
         raise ValueError(f"results name {name!r}: lower-case letters, digits, '-' and '_' only")
     folder = Path(folder) if folder is not None else RESULTS_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    record = {"renderer": f"{renderer.__module__}:{renderer.__name__}", "provenance": provenance(command),
+    record = {"renderer": _dotted(renderer), "provenance": provenance(command),
               "data": json.loads(json.dumps(data, allow_nan=False))}
     page = render(record)
     with atomic_output(folder / f"{name}.json") as tmp:

@@ -26,19 +26,19 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import inspect
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from workbench.errors import InputError, unknown
+from workbench.params import check_params
 from workbench.problem import TimeStepProblem
 from workbench.shared_data import PREFIX as SHARED_PREFIX
-from workbench.shared_data import resolve_shared
+from workbench.shared_data import reference_files, resolve_shared, shared_data_dir
 
-__all__ = ["Named", "NAMED", "KINDS", "names", "builder", "check_params", "scenario", "scene_problem", "load",
-           "resolve_path", "is_simulation", "dataset_dir", "FILE_SUFFIXES", "ACCEPTED"]
+__all__ = ["Named", "NAMED", "KINDS", "names", "builder", "scenario", "scene_problem", "load",
+           "resolve_path", "is_simulation", "dataset_dir", "dataset_names", "FILE_SUFFIXES", "ACCEPTED"]
 
 #: kinds of named sources: a static time step, a dynamic scene (problems.dynamic_scenes.Scenario), a
 #: generator of time steps from parameters
@@ -116,43 +116,6 @@ def builder(name: str, *kinds: str) -> Callable[..., Any]:
     return getattr(mod, func)
 
 
-def check_params(name: str, func: Callable[..., Any], params: dict[str, Any]) -> None:
-    """InputError naming the parameter when ``params`` do not fit ``func``'s signature (unknown or
-    missing names), with the parameters it takes."""
-    signature = inspect.signature(func)
-    known = [p for p, spec in signature.parameters.items() if spec.kind not in (spec.VAR_POSITIONAL, spec.VAR_KEYWORD)]
-    takes_any = any(spec.kind == spec.VAR_KEYWORD for spec in signature.parameters.values())
-    for key in params:
-        if key not in known and not takes_any:
-            raise InputError(f"{name!r} has no parameter {key!r} (got {key}={params[key]!r}); "
-                             f"known: {', '.join(known) or 'none'}")
-    try:
-        signature.bind(**params)
-    except TypeError as exc:
-        raise InputError(f"{name!r}: {exc}; parameters: {', '.join(known)}") from None
-    for key, value in params.items():
-        spec = signature.parameters.get(key)
-        if spec is None or (value is None and "None" in str(spec.annotation)):  # **kwargs, or Optional
-            continue
-        default = spec.default
-        if not _fits(value, default):
-            raise InputError(f"{name!r} parameter {key}={value!r}: expected {type(default).__name__} "
-                             f"(default {default!r})")
-
-
-def _fits(value, default) -> bool:
-    """Whether ``value`` may stand where a parameter's ``default`` is (numbers for numbers; a parameter
-    whose default is None or absent takes anything)."""
-    if isinstance(default, bool):
-        return isinstance(value, bool)
-    if isinstance(default, (int, float)):
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and \
-            (isinstance(value, int) or not isinstance(default, int))
-    if isinstance(default, str):
-        return isinstance(value, str)
-    return True
-
-
 def _call(name: str, func: Callable[..., Any], params: dict[str, Any]):
     check_params(name, func, params)
     try:
@@ -204,6 +167,11 @@ def dataset_dir() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "datasets"
 
 
+def dataset_names() -> list[str]:
+    """The names ``dataset:NAME`` takes: the committed datasets' files without their suffix."""
+    return sorted(p.stem for p in dataset_dir().glob("*.hdf5"))
+
+
 def resolve_path(spec: str, base: os.PathLike | str | None = None) -> Path:
     """The path a file spec names: ``shared:REL`` in the reference data, ``dataset:NAME`` among the
     committed datasets, ``~`` expanded, a relative path against ``base`` (default: the working
@@ -246,6 +214,11 @@ def load(spec: str, **params) -> TimeStepProblem:
     from workbench.io import load_problem
     path = resolve_path(spec)
     if not path.exists():
+        if spec.startswith(_DATASET_PREFIX):
+            raise InputError(f"{spec}: {unknown('dataset', spec[len(_DATASET_PREFIX):], dataset_names())}")
+        if spec.startswith(SHARED_PREFIX):
+            names = [str(f.relative_to(shared_data_dir())) for f in reference_files()]
+            raise InputError(f"{spec}: {unknown('reference problem', spec[len(SHARED_PREFIX):], names)}")
         where = "" if str(path) == spec else f" ({path})"
         raise InputError(f"{spec}: no such file or folder{where}; a problem is {ACCEPTED}")
     if path.suffix.lower() in FILE_SUFFIXES or not path.is_file():

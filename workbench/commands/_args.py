@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 
 from workbench.errors import InputError, unknown
 
@@ -23,7 +24,16 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit 2 through InputError, no usage dump)."""
 
     def error(self, message):
+        choice = _INVALID_CHOICE.match(message)
+        if choice:  # argparse lists the choices; say which one was meant, as for every other name
+            argument, value, choices = choice.groups()
+            raise InputError(f"{argument}: {unknown('choice', value, _QUOTED.findall(choices))}")
         raise InputError(message)
+
+
+#: argparse's message for a value outside ``choices``
+_INVALID_CHOICE = re.compile(r"^(argument .*?): invalid choice: '(.*)' \(choose from (.*)\)$")
+_QUOTED = re.compile(r"'([^']*)'")
 
 
 def positive(kind):

@@ -21,7 +21,7 @@ from workbench.sources import load
 
 
 def cmd_export(args) -> int:
-    from workbench.errors import InputError
+    from workbench.errors import InputError, unknown
     from workbench.export import FORMATS, MODELS, export, format_from_path
     from workbench.io import read_fclib_guess
 
@@ -30,7 +30,7 @@ def cmd_export(args) -> int:
     except InputError as exc:
         raise InputError(f"OUT {args.out}: {exc} with --to FORMAT") from None
     if fmt not in FORMATS:
-        raise InputError(f"--to {fmt}: unknown export format; known: {', '.join(FORMATS)}")
+        raise InputError(f"--to {fmt}: {unknown('export format', fmt, FORMATS)}")
     formulation = args.formulation or ("raw" if FORMATS[fmt].kind == "data" else None)
     if formulation is None:
         raise InputError(f"format {fmt} writes an optimisation model: give --formulation, one of {', '.join(MODELS)}")

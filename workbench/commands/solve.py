@@ -103,8 +103,9 @@ def cmd_list(args) -> int:
     from workbench.solvers import list_solvers, parameter_lines
     from workbench.sources import NAMED
     if args.params:
+        lines = parameter_lines(args.params)
         print(f"{args.params} parameters (--param KEY=VALUE):")
-        for line in parameter_lines(args.params):
+        for line in lines:
             print(f"  {line}")
         return 0
     print("formulations:")

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.errors import InputError, UnsupportedError
+from workbench.errors import InputError, UnsupportedError, unknown
 from workbench.problem import TimeStepProblem
 
 __all__ = ["export", "FORMATS", "MODELS", "DATA_FORMULATIONS", "format_from_path", "build_model"]
@@ -128,7 +128,7 @@ def export(problem: TimeStepProblem, formulation: str, fmt: str, path: os.PathLi
     that hold them. ``scaled``: write model formats on O(1)-scaled data (default) or physical data.
     """
     if fmt not in FORMATS:
-        raise InputError(f"unknown export format {fmt!r}; known: {', '.join(FORMATS)}")
+        raise unknown("export format", fmt, FORMATS)
     spec = FORMATS[fmt]
     writer = _target(spec.writer)
     if spec.kind == "model":

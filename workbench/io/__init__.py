@@ -9,6 +9,11 @@ Formats
 :func:`load_problem` picks the reader from the file's first bytes (the HDF5 signature, the zip
 signature of an ``.npz``) and then from its extension; anything else is read as Siconos text.
 
+Every reader checks what it reads before numpy, scipy or h5py acts on it: regular files only, declared
+sizes within ``WORKBENCH_MAX_ENTRIES``, sparse structure, real numbers and shapes, no data from
+outside the file (HDF5 external links, external storage, virtual datasets), no .npz entry inflated
+before its header is checked; :mod:`workbench.io.validate` lists what is refused and the limits.
+
 Every unreadable input raises :class:`~workbench.errors.FileFormatError` and every inconsistent
 one :class:`~workbench.errors.ProblemDataError`, both with a one-line message that starts with the
 file's path. Readers set the problem name to the file stem and record the provenance in

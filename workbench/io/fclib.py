@@ -47,21 +47,56 @@ import scipy.sparse as sp
 
 from workbench.errors import FileFormatError, ProblemDataError
 from workbench.io.common import build_problem, check_file, format_error, one_line
-from workbench.problem import TimeStepProblem
+from workbench.io.validate import Refused as _Bad
+from workbench.io.validate import check_count, check_real
+from workbench.problem import TimeStepProblem, check_compressed
 
 __all__ = ["read_fclib", "read_fclib_guess", "write_fclib"]
 
 _H5_ERRORS = (OSError, KeyError, ValueError, TypeError, RuntimeError, IndexError, AttributeError)
 _INFO_FIELDS = ("title", "description", "math_info")
-
-
-class _Bad(Exception):
-    """Internal: a format problem, turned into a FileFormatError naming the file."""
+#: the filters of the HDF5 library and h5py (deflate, shuffle, fletcher32, szip, n-bit, scale-offset,
+#: LZF); any other is a plugin the library would look for and load, which a file must not trigger
+_FILTERS = (1, 2, 3, 4, 5, 6, 32000)
+_TEXT_BYTES = 1 << 20
 
 
 # --------------------------------------------------------------------------- reading helpers
-def _dataset(group: h5py.Group, name: str) -> h5py.Dataset:
+def _get(group: h5py.Group, name: str) -> h5py.Group | h5py.Dataset | None:
+    """The object ``name`` of ``group`` (None when there is none), after checking that it is stored in
+    this file: only hard links are followed (an external link opens another file; a soft link may
+    lead to one), and a dataset with external storage, a virtual dataset or a plugin filter is refused."""
+    link = group.get(name, getlink=True)
+    if link is None:
+        return None
+    where = f"{group.name.rstrip('/')}/{name}"
+    if isinstance(link, h5py.ExternalLink):
+        raise _Bad(f"{where} is an external link (to {link.filename}:{link.path}); only data stored "
+                   "in the file itself is read")
+    if not isinstance(link, h5py.HardLink):
+        raise _Bad(f"{where} is a soft link; only data stored in the file itself (hard links) is read")
     obj = group.get(name)
+    if isinstance(obj, h5py.Dataset):
+        _check_storage(obj)
+    return obj
+
+
+def _check_storage(obj: h5py.Dataset) -> None:
+    if obj.is_virtual:
+        raise _Bad(f"{obj.name} is a virtual dataset (data mapped from other files); only data "
+                   "stored in the file itself is read")
+    plist = obj.id.get_create_plist()
+    if plist.get_external_count():
+        raise _Bad(f"{obj.name} keeps its data in an external file; only data stored in the file "
+                   "itself is read")
+    for n in range(plist.get_nfilters()):
+        code = plist.get_filter(n)[0]
+        if code not in _FILTERS:
+            raise _Bad(f"{obj.name} needs the HDF5 filter plugin {code}, which the reader does not load")
+
+
+def _dataset(group: h5py.Group, name: str) -> h5py.Dataset:
+    obj = _get(group, name)
     if obj is None:
         raise _Bad(f"{group.name}/{name} is missing")
     if not isinstance(obj, h5py.Dataset):
@@ -78,14 +113,18 @@ def _check_size(obj: h5py.Dataset) -> None:
     """Refuse, before reading it, a dataset that declares more elements than its file could hold:
     HDF5 lets a chunked dataset declare any shape and store nothing, and reading it would allocate
     the declared size (64 elements per byte of file leaves room for any real compression)."""
-    limit = _element_limit(obj.file)
-    if obj.size is not None and obj.size > limit:
+    if obj.size is None:   # a null dataspace: no data
+        raise _Bad(f"{obj.name} holds no data (null dataspace)")
+    check_count(obj.size, obj.name)
+    if obj.size > _element_limit(obj.file):
         raise _Bad(f"{obj.name} declares {obj.size:,} elements (shape {obj.shape}), more than a file "
                    f"of this size can hold")
 
 
 def _int(group: h5py.Group, name: str) -> int:
-    a = np.asarray(_dataset(group, name)[()]).reshape(-1)
+    obj = _dataset(group, name)
+    check_real(obj.dtype, obj.name)
+    a = np.asarray(obj[()]).reshape(-1)
     if a.size != 1 or not np.issubdtype(a.dtype, np.number) or not np.isfinite(a[0]) \
             or float(a[0]) != int(a[0]):
         raise _Bad(f"{group.name}/{name} must hold one integer, got {a[:4].tolist()!r}")
@@ -93,14 +132,19 @@ def _int(group: h5py.Group, name: str) -> int:
 
 
 def _array(group: h5py.Group, name: str, *, integer: bool = False) -> np.ndarray:
-    a = np.asarray(_dataset(group, name)[()])
-    if not np.issubdtype(a.dtype, np.number):
-        raise _Bad(f"{group.name}/{name} is not numeric (dtype {a.dtype})")
-    a = a.reshape(-1)
+    """A numeric dataset as a vector, its dtype (real numbers only) and shape (one dimension) checked
+    before it is read."""
+    obj = _dataset(group, name)
+    check_real(obj.dtype, obj.name)
+    if len(obj.shape) != 1:
+        raise _Bad(f"{obj.name} must be a vector (1-D), got shape {obj.shape}")
+    a = np.asarray(obj[()]).reshape(-1)
     if integer:
         if not np.issubdtype(a.dtype, np.integer):
             if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
                 raise _Bad(f"{group.name}/{name} must hold integers")
+        if a.size and (a.max() > 2**62 or a.min() < -2**62):   # beyond any index, and int64's range
+            raise _Bad(f"{group.name}/{name} holds integers beyond any matrix size")
         return a.astype(np.int64)
     return a.astype(float)
 
@@ -109,52 +153,46 @@ def _vector(group: h5py.Group, name: str) -> np.ndarray:
     return _array(group, name)
 
 
-def _check_pointers(ptr: np.ndarray, count: int, where: str) -> int:
-    if ptr.shape[0] < count + 1:
-        raise _Bad(f"{where}/p has {ptr.shape[0]} entries, expected {count + 1}")
-    ptr = ptr[: count + 1]
-    if ptr[0] != 0 or np.any(np.diff(ptr) < 0):
-        raise _Bad(f"{where}/p is not a valid pointer array (must start at 0 and not decrease)")
-    return int(ptr[-1])
-
-
 def _matrix(group: h5py.Group, name: str, shape: tuple[int | None, int | None]) -> sp.csr_matrix:
     """A matrix stored as a dense 2-D dataset or as an FCLib sparse group, as CSR.
 
     ``shape`` is what the vectors of the problem say the matrix's size must be (None: not fixed by
     them); a different declared size is refused before anything is allocated.
     """
-    obj = group.get(name)
+    obj = _get(group, name)
     if obj is None:
         raise _Bad(f"{group.name}/{name} is missing")
     if isinstance(obj, h5py.Dataset):
         _check_size(obj)
-        _check_shape(obj.name, obj.shape, shape)
-        a = np.asarray(obj[()])
-        if a.ndim != 2 or not np.issubdtype(a.dtype, np.number):
+        check_real(obj.dtype, obj.name)
+        if len(obj.shape) != 2:
             raise _Bad(f"{obj.name} must be a 2-D numeric dataset or a sparse-matrix group, "
-                       f"got shape {a.shape} dtype {a.dtype}")
-        return sp.csr_matrix(a.astype(float))
+                       f"got shape {obj.shape}")
+        _check_shape(obj.name, obj.shape, shape)
+        return sp.csr_matrix(np.asarray(obj[()], dtype=float))
     where = obj.name
     m, n, nz = _int(obj, "m"), _int(obj, "n"), _int(obj, "nz")
     if m < 0 or n < 0:
         raise _Bad(f"{where} has negative size {m} x {n}")
+    check_count(max(m, n), f"{where} (size {m:,} x {n:,})")
     if max(m, n) > _element_limit(obj.file):
         raise _Bad(f"{where} declares a size {m:,} x {n:,} that a file of this size cannot describe")
     _check_shape(where, (m, n), shape)
     p, i, x = _array(obj, "p", integer=True), _array(obj, "i", integer=True), _array(obj, "x")
     if nz in (-1, -2):
         outer, inner = (n, m) if nz == -1 else (m, n)
-        nnz = _check_pointers(p, outer, where)
-        if i.shape[0] < nnz or x.shape[0] < nnz:
-            raise _Bad(f"{where} has {min(i.shape[0], x.shape[0])} stored entries, its pointers need {nnz}")
-        i, x = i[:nnz], x[:nnz]
-        if nnz and (i.min() < 0 or i.max() >= inner):
-            raise _Bad(f"{where}/i has indices outside [0, {inner})")
+        if p.shape[0] < outer + 1:
+            raise _Bad(f"{where}/p has {p.shape[0]} entries, expected {outer + 1}")
+        p = p[: outer + 1]
+        nnz = int(p[-1])   # nzmax may exceed the entries used: only the first nnz are read
+        if 0 <= nnz <= min(i.shape[0], x.shape[0]):
+            i, x = i[:nnz], x[:nnz]
+        check_compressed(p, i, outer, inner, where, n_data=x.shape[0])
         cls = sp.csc_matrix if nz == -1 else sp.csr_matrix
-        return cls((x, i, p[: outer + 1]), shape=(m, n)).tocsr()
+        return cls((x, i, p), shape=(m, n)).tocsr()
     if nz < 0:
         raise _Bad(f"{where}/nz = {nz}: expected -1 (CSC), -2 (CSR) or a triplet count >= 0")
+    check_count(nz, f"{where}/nz")
     if min(p.shape[0], i.shape[0], x.shape[0]) < nz:
         raise _Bad(f"{where} holds fewer than nz = {nz} triplets")
     p, i, x = p[:nz], i[:nz], x[:nz]
@@ -202,8 +240,10 @@ def _symmetric_from_triangle(M: sp.csr_matrix) -> tuple[sp.csr_matrix, str | Non
 
 
 def _text(group: h5py.Group, name: str) -> str | None:
-    obj = group.get(name)
-    if not isinstance(obj, h5py.Dataset):
+    """A short string dataset's text; None when absent or not a string of at most a megabyte."""
+    obj = _get(group, name)
+    if not isinstance(obj, h5py.Dataset) or obj.dtype.kind not in "SOU" or obj.size is None \
+            or obj.size * max(obj.dtype.itemsize, 1) > _TEXT_BYTES or obj.size > 16:
         return None
     value = obj[()]
     if isinstance(value, np.ndarray):
@@ -224,12 +264,13 @@ def _plain(value: Any) -> Any:
         value = value.tolist()
         return value[0] if isinstance(value, list) and len(value) == 1 else value
     if isinstance(value, np.generic):
-        return value.item()
-    return value
+        value = value.item()
+    # anything that is not plain JSON data (complex numbers, records, references) is kept as text
+    return value if isinstance(value, (str, int, float, bool, list)) else str(value)[:200]
 
 
 def _info(root: h5py.Group) -> dict[str, Any]:
-    info = root.get("info")
+    info = _get(root, "info")
     if not isinstance(info, h5py.Group):
         return {}
     out: dict[str, Any] = {}
@@ -261,16 +302,14 @@ def read_fclib(path: os.PathLike | str) -> TimeStepProblem:
     kwargs: dict[str, Any]
     with _open(p) as f:
         try:
-            if "fclib_global" in f:
-                root, kind = f["fclib_global"], "global"
-            elif "fclib_local" in f:
-                root, kind = f["fclib_local"], "local"
-            else:
+            kind = "global" if _get(f, "fclib_global") is not None else "local"
+            root = _get(f, f"fclib_{kind}")
+            if root is None:
                 raise _Bad("no /fclib_local or /fclib_global group: not an FCLib problem file")
             if not isinstance(root, h5py.Group):
                 raise _Bad(f"{root.name} is not a group")
             d = _int(root, "spacedim")
-            vectors = root.get("vectors")
+            vectors = _get(root, "vectors")
             if not isinstance(vectors, h5py.Group):
                 raise _Bad(f"{root.name}/vectors is missing")
             mu = _vector(vectors, "mu")
@@ -283,15 +322,15 @@ def read_fclib(path: os.PathLike | str) -> TimeStepProblem:
                 n_dof = f_.shape[0]
                 M, triangle = _symmetric_from_triangle(_matrix(root, "M", (n_dof, n_dof)))
                 kwargs = dict(M=M, D=_matrix(root, "H", (n_dof, w.shape[0])), k=f_, b=w)
-                if "G" in root:
-                    b_G = _vector(vectors, "b") if "b" in vectors else None
+                if _get(root, "G") is not None:
+                    b_G = _vector(vectors, "b") if _get(vectors, "b") is not None else None
                     kwargs["G"] = _matrix(root, "G", (n_dof, None if b_G is None else b_G.shape[0]))
                     if b_G is not None:
                         kwargs["b_G"] = b_G
             metadata = {"source": str(p), "format": f"fclib-{kind}", **_info(root)}
             if kind == "global" and triangle:
                 metadata["M_storage"] = f"{triangle} triangle, expanded to the full symmetric matrix"
-        except _Bad as exc:
+        except (_Bad, ProblemDataError) as exc:
             raise format_error(p, exc) from None
         except _H5_ERRORS as exc:
             raise format_error(p, f"cannot read the HDF5 data (truncated or corrupt?): {exc}") from None
@@ -306,15 +345,15 @@ def read_fclib_guess(path: os.PathLike | str) -> dict[str, np.ndarray] | None:
     p = check_file(path)
     with _open(p) as f:
         try:
-            guesses = f.get("guesses")
+            guesses = _get(f, "guesses")
             if not isinstance(guesses, h5py.Group):
                 return None
-            if "number_of_guesses" in guesses and _int(guesses, "number_of_guesses") < 1:
+            if _get(guesses, "number_of_guesses") is not None and _int(guesses, "number_of_guesses") < 1:
                 return None
-            first = guesses.get("1")
+            first = _get(guesses, "1")
             if not isinstance(first, h5py.Group):
                 return None
-            return {key: _vector(first, key) for key in ("r", "u", "v", "l") if key in first}
+            return {key: _vector(first, key) for key in ("r", "u", "v", "l") if _get(first, key) is not None}
         except _Bad as exc:
             raise format_error(p, exc) from None
         except _H5_ERRORS as exc:

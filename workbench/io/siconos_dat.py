@@ -54,13 +54,12 @@ import scipy.sparse as sp
 
 from workbench.errors import FileFormatError, UnsupportedError
 from workbench.io.common import build_problem, check_file, format_error, one_line
+from workbench.io.validate import TEXT_ENV, max_text_bytes
+from workbench.io.validate import Refused as _Bad
+from workbench.io.validate import check_count
 from workbench.problem import TimeStepProblem
 
 __all__ = ["read_siconos_dat", "write_siconos_dat"]
-
-
-class _Bad(Exception):
-    """Internal: a layout problem, turned into a FileFormatError naming the file."""
 
 
 class _Tokens:
@@ -102,6 +101,8 @@ class _Tokens:
         a = self.take(n, what)
         if not np.all(np.isfinite(a)) or np.any(a != np.round(a)):
             raise _Bad(f"{what} must be integers (at position {self.pos - n})")
+        if n == 1 and a[0] > 0:
+            check_count(int(a[0]), what)   # a declared size beyond the limit, named as such
         wrong = a < lo if hi is None else (a < lo) | (a > hi)
         if np.any(wrong):
             rng = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
@@ -150,6 +151,10 @@ def _number(word: str) -> float:
 
 def _tokens(path: Path) -> _Tokens:
     try:
+        size, limit = path.stat().st_size, max_text_bytes()
+        if size > limit:
+            raise format_error(path, f"a text problem file of {size:,} bytes, more than the limit of "
+                                     f"{limit:,} (set {TEXT_ENV} to raise it)")
         text = path.read_bytes().decode("latin-1")
     except OSError as exc:
         raise format_error(path, f"cannot read the file ({exc.strerror or exc})") from None
@@ -208,6 +213,9 @@ def _sparse_block(tok: _Tokens, size0: int, size1: int, what: str) -> sp.csr_mat
     nrows = (ends0 - starts0)[brow]
     ncols = (ends1 - starts1)[bcol]
     sizes = nrows * ncols
+    if nbblocks + sizes.sum(dtype=float) > tok.left:   # in floats: the int64 sum could wrap round
+        raise _Bad(f"file ends early: {what} blocks need {nbblocks + sizes.sum(dtype=float):.0f} numbers, "
+                   f"only {tok.left} left")
     total = int(nbblocks + sizes.sum())
     if total > tok.left:
         raise _Bad(f"file ends early: {what} blocks need {total} numbers, only {tok.left} left")
@@ -252,7 +260,7 @@ def _csparse(tok: _Tokens, size0: int, size1: int, what: str) -> sp.csr_matrix:
     sizes = _CSPARSE_SIZES.fullmatch(line)
     if sizes is None:
         raise _Bad(f"{what}: unreadable CSparse size line {_shown(line)!r}")
-    m, n, nnz = int(sizes["m"]), int(sizes["n"]), int(sizes["nnz"])
+    m, n, nnz = int(sizes["m"]), int(sizes["n"]), check_count(int(sizes["nnz"]), f"{what} CSparse nnz")
     if (m, n) != (size0, size1):
         raise _Bad(f"{what}: CSparse sizes {m} x {n} differ from the header's {size0} x {size1}")
     if bool(sizes["triplet"]) != (origin == 1):

@@ -10,12 +10,12 @@ import dataclasses
 import importlib
 from typing import Any
 
-from workbench.errors import InputError, UnsupportedError
+from workbench.errors import InputError, UnsupportedError, unknown
 from workbench.params import check_known
 from workbench.solvers.base import (STATUSES, SolveOptions, SolveResult, Solver, StopCause, execute,
                                     finalize)
 
-__all__ = ["SOLVERS", "get_solver", "list_solvers", "solve", "split_params", "parameter_lines", "SolveOptions", "SolveResult",
+__all__ = ["SOLVERS", "get_solver", "solver_names", "list_solvers", "solve", "split_params", "parameter_lines", "SolveOptions", "SolveResult",
            "Solver", "StopCause", "STATUSES"]
 
 #: name -> "module:Class"; a key "FAMILY:*" registers a family: get_solver("FAMILY:NAME") returns
@@ -54,10 +54,17 @@ def get_solver(name: str) -> Solver:
     for cvxpy_name in others:
         if cvxpy_name.lower() == name:
             return GenericCvxpySolver(cvxpy_name)
-    # the names alone (instantiating every solver would probe Siconos in a subprocess, for an error)
+    raise unknown("solver", name, solver_names())
+
+
+def solver_names() -> list[str]:
+    """The names ``get_solver`` takes: the registered ones (a family's listed members), then every other
+    installed conic solver cvxpy supports (the names alone: instantiating every solver would probe
+    Siconos in a subprocess)."""
+    from workbench.solvers.cvxpy_generic import other_conic_solvers
     known = [n[:-1] + member if n.endswith(":*") else n for n in SOLVERS
              for member in (importlib.import_module(SOLVERS[n].split(":")[0]).LISTED if n.endswith(":*") else [""])]
-    raise InputError(f"unknown solver {name!r}; known: {', '.join(known + [o.lower() for o in others])}")
+    return known + [o.lower() for o in other_conic_solvers(set(SOLVERS))]
 
 
 def list_solvers() -> list[Solver]:
@@ -80,7 +87,10 @@ def parameter_lines(name: str) -> list[str]:
     from formulations import FORMULATIONS, get_formulation
 
     from workbench.params import describe
-    target = get_formulation(name) if name in FORMULATIONS else get_solver(name)
+    try:
+        target = get_formulation(name) if name in FORMULATIONS else get_solver(name)
+    except InputError:
+        raise unknown("solver or formulation", name, [*FORMULATIONS, *solver_names()]) from None
     lines = describe(target.params if name in FORMULATIONS else target.parameters())
     prefix = getattr(target, "unchecked_prefix", None)
     if prefix:

@@ -20,7 +20,7 @@ next few, is soon out of the comparison), theta is multiplied by 0.7 and the loo
 it stops (stalled). Why change_k: nu^k solves the subproblem for the shift of iteration k-1 and the
 projection is non-expansive, so e_k <= (subproblem's relaxed error) + change_k.
 
-What the measurements on the shared problems showed, and what answers each (README, exact methods):
+What the measurements on the shared problems showed, and what answers each (docs/solvers.md, the fixed points):
 - Non-symmetric W (Capsules, OneObject: W_a up to 7e-4 of W): solving the symmetric part stalled at
   the error W_a makes (2e-5, 4e-7, 1e-6); the splitting above converges.
 - A map that does not contract: on Capsules-i125-1213 (mu = 0.7) the plain map settles into a

@@ -51,15 +51,22 @@ import scipy.sparse.linalg as spla
 from workbench.cones import project_unknowns
 from workbench.metrics import de_saxce_shift, natural_map
 from workbench.params import Param
+from workbench.solvers.admm import ADMMSolver
+from workbench.solvers.apgd import APGDSolver
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause, execute
-from workbench.solvers import get_solver
+from workbench.solvers.bb import BBSolver
+from workbench.solvers.jacobi import JacobiSolver
 from workbench.solvers.ncp_base import Iterate, NCPMethod
+from workbench.solvers.pgs import PGSSolver
 from workbench.solvers.recorder import Recorder
 
 __all__ = ["PQNSolver", "smoothed_residual"]
 
-#: the in-house solvers of the anti-relaxed CCQO that may finish a PQN run (None: no fallback)
-FALLBACKS = ("pgs", "jacobi", "apgd", "bb", "admm", None)
+#: the in-house solvers of the anti-relaxed CCQO that may finish a PQN run, by name (imported, not
+#: looked up in the registry, which lists PQN itself)
+_FALLBACK_SOLVERS = {cls.name: cls for cls in (PGSSolver, JacobiSolver, APGDSolver, BBSolver, ADMMSolver)}
+#: the values of the ``fallback`` parameter (None: no fallback)
+FALLBACKS = (*_FALLBACK_SOLVERS, None)
 
 
 def _gdot(lam: np.ndarray, root: np.ndarray) -> np.ndarray:
@@ -220,7 +227,7 @@ class PQNSolver(NCPMethod):
             return stop
         warm = result.nu if result.nu is not None and np.all(np.isfinite(result.nu)) else None
         left = None if options.time_limit is None else max(options.time_limit - rec.elapsed(), 1e-3)
-        fallback = get_solver(name)
+        fallback = _FALLBACK_SOLVERS[name]()
         fb = execute(fallback, model, SolveOptions(tol=options.tol, time_limit=left, warm_start=warm, keep_history=False,
                                                    params=fallback.check_params({}, model.kind)))
         result.info["fallback"] = {"solver": name, "stop": fb.stop.value if fb.stop else None,

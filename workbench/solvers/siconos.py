@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from workbench.errors import InputError, UnsupportedError
+from workbench.errors import InputError, UnsupportedError, unknown
 from workbench.io.sparse_npz import encode_sparse
 from workbench.params import Param
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
@@ -107,8 +107,8 @@ class SiconosSolver(NCPSolver):
         self.summary = f"Siconos fc3d {method} (Debian python3-siconos, in a subprocess)"
         info, _ = probe(SICONOS_PYTHON)
         if info is not None and method not in info["methods"]:
-            raise InputError(f"unknown solver siconos:{method}; Siconos {info['version']} has "
-                             f"{', '.join(info['methods'])}")
+            raise InputError(f"Siconos {info['version']}: "
+                             f"{unknown('solver', self.name, [f'siconos:{m}' for m in info['methods']])}")
 
     def availability(self) -> tuple[bool, str]:
         info, why = probe(SICONOS_PYTHON)

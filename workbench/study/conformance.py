@@ -14,9 +14,11 @@ It prints a matrix problem x method of statuses (one letter per tolerance preset
 a table per method: counts of each status, the success rate (solved over the runs that were
 possible, "unavailable" ones left out) and the worst judged error.
 
-    python3 -m workbench.study.conformance RESULTS_DIR [--matrix]
+    python3 -m workbench.study.conformance RESULTS_DIR [--matrix] [--results-page NAME]
 
-exits 1 when a promise is broken, so that CI can fail on it.
+exits 1 when a promise is broken, so that CI can fail on it. ``--results-page NAME`` also writes the
+table and the counts as the documentation's results page ``docs/results/NAME``
+(:func:`workbench.provenance.write_results`, rendered by :func:`render_page`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ import pandas as pd
 from workbench.errors import InputError
 from workbench.study.worker import FAILED_RUN_MARK
 
-__all__ = ["OVERRUN", "STATUS_ORDER", "check_conformance", "method_table", "status_matrix"]
+__all__ = ["OVERRUN", "STATUS_ORDER", "check_conformance", "method_table", "status_matrix", "page_data",
+           "render_page"]
 
 #: seconds a run may exceed its time limit
 OVERRUN = 2.0
@@ -105,10 +108,46 @@ def status_matrix(runs: pd.DataFrame) -> pd.DataFrame:
     return matrix
 
 
+def page_data(report: dict[str, Any]) -> dict[str, Any]:
+    """The plain data of a results page: the method table's rows, the status counts and the promises."""
+    runs = report["runs"]
+    table = method_table(runs)
+    rows = [{"pair": pair, **{k: (None if pd.isna(v) else v.item() if hasattr(v, "item") else v)
+                              for k, v in row.items()}} for pair, row in table.iterrows()]
+    return {"rows": rows, "runs": len(runs), "problems": int(runs["problem"].nunique()),
+            "pairs": int(runs["pair"].nunique()),
+            "time_limits": sorted(float(t) for t in runs["time_limit"].unique()),
+            "tolerances": sorted(str(t) for t in runs["tolerance"].unique()),
+            "crashes": len(report["crashes"]), "tracebacks": int(report["tracebacks"]),
+            "overruns": len(report["overruns"]), "worst_overrun": round(report["worst_overrun"], 2)}
+
+
+def render_page(data: dict[str, Any]) -> str:
+    """Markdown of :func:`page_data`: the promises, then one row per (formulation, solver)."""
+    columns = ["runs", *STATUS_ORDER, "success", "worst error", "longest s"]
+
+    def show(value) -> str:
+        return "nan" if value is None else f"{value:.3g}" if isinstance(value, float) else str(value)
+
+    lines = [f"{data['runs']} runs on {data['problems']} problems, {data['pairs']} (formulation, solver) pairs; "
+             f"time limit {', '.join(f'{t:g}' for t in data['time_limits'])} s; tolerance presets "
+             f"{', '.join(data['tolerances'])}.",
+             "",
+             f"Crashes {data['crashes']}, tracebacks {data['tracebacks']}, runs over their time limit by more than "
+             f"{OVERRUN:g} s {data['overruns']} (worst: limit {data['worst_overrun']:+.2f} s).",
+             "",
+             "| pair | " + " | ".join(columns) + " |",
+             "|---|" + "---:|" * len(columns)]
+    lines += ["| " + " | ".join([row["pair"], *(show(row[c]) for c in columns)]) + " |" for row in data["rows"]]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m workbench.study.conformance", description=__doc__.split("\n")[0])
     parser.add_argument("results", help="results directory of a conformance study")
     parser.add_argument("--matrix", action="store_true", help="also print the problem x method matrix")
+    parser.add_argument("--results-page", metavar="NAME",
+                        help="also write the table as the documentation's page docs/results/NAME.md")
     args = parser.parse_args(argv)
     try:
         report = check_conformance(args.results)
@@ -127,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
           f"by more than {OVERRUN:g} s {len(report['overruns'])} (worst: limit {report['worst_overrun']:+.2f} s)")
     for _, row in pd.concat([report["crashes"], report["overruns"]]).iterrows():
         print(f"  {row['problem']} {row['method']}: {row['status']}, {row['wall_seconds']:.2f} s: {row['message']}")
+    if args.results_page:
+        from workbench.provenance import write_results
+        command = " ".join(["python3 -m workbench.study.conformance", *(argv if argv is not None else sys.argv[1:])])
+        print(f"wrote {write_results(args.results_page, page_data(report), render_page, command)}")
     broken = len(report["crashes"]) or report["tracebacks"] or len(report["overruns"])
     return 1 if broken else 0
 

@@ -89,19 +89,17 @@ the file and the place in it.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import glob
-import hashlib
-import importlib.util
 import itertools
 import os
-import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench.errors import InputError
+from workbench.errors import InputError, StudyError, did_you_mean
+from workbench.params import check_params
+from workbench.study.plugins import import_plugin
 
 __all__ = ["Study", "StudyError", "Method", "ProblemGroup", "ReportOptions", "PaperValue", "Tolerance", "load_study",
            "import_plugin", "select", "TOLERANCE_PRESETS", "SECTIONS", "PAPER_QUANTITIES"]
@@ -123,10 +121,6 @@ _SEED_KEYS = ("what", "source", "value", "method", "tag", "problem", "quantity",
 PAPER_QUANTITIES = ("iterations_to_reference", "iterations", "objective", "solve_seconds", "build_seconds",
                    "n_contacts", "judged_error", "siconos_error", "relaxed_error", "ccp_residual",
                    "complementarity", "dual_objective", "primal_objective", "analytic_error", "steps")
-
-
-class StudyError(InputError):
-    """A study file that cannot be run as written."""
 
 
 @dataclass(frozen=True)
@@ -246,9 +240,7 @@ class Study:
 def _check_keys(table: dict, allowed: tuple[str, ...], where: str) -> None:
     for key in table:
         if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(allowed)}"
-            raise StudyError(f"unknown key {key!r} in {where}{hint}")
+            raise StudyError(f"unknown key {key!r} in {where}; {did_you_mean(key, allowed)}")
 
 
 def _table(value, where: str) -> dict:
@@ -287,7 +279,7 @@ def _positive(value, where: str, kind=float):
 
 def _choice(value, choices: tuple[str, ...], where: str) -> str:
     if value not in choices:
-        raise StudyError(f"{where} must be one of {', '.join(choices)}; got {value!r}")
+        raise StudyError(f"{where} must be one of its choices, got {value!r}; {did_you_mean(str(value), choices)}")
     return value
 
 
@@ -310,9 +302,7 @@ def _tolerances(doc: dict) -> dict[str, Tolerance]:
 def _preset(name, presets: dict[str, Tolerance], where: str) -> Tolerance:
     name = _string(name, where)
     if name not in presets:
-        close = difflib.get_close_matches(name, list(presets), n=1)
-        hint = f"did you mean {close[0]!r}?" if close else f"known: {', '.join(presets)}"
-        raise StudyError(f"{where}: unknown tolerance preset {name!r}; {hint}")
+        raise StudyError(f"{where}: unknown tolerance preset {name!r}; {did_you_mean(name, presets)}")
     return presets[name]
 
 
@@ -328,7 +318,7 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
         unknown = [h for h in histories if h not in tables]
         if unknown:
             raise StudyError(f"[study] histories names unknown method(s) {', '.join(map(repr, unknown))}; "
-                             f"methods: {', '.join(tables)}")
+                             f"{did_you_mean(unknown, tables)}")
     methods = []
     for name, table in tables.items():
         where = f"[methods.{name}]"
@@ -392,7 +382,7 @@ def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, .
 
 def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
     """The (name, params) of each problem of a generator or scenario group (sweep unrolled)."""
-    from workbench.sources import builder, check_params
+    from workbench.sources import builder
 
     name = _string(table[kind], f"{where} {kind}")
     try:
@@ -529,7 +519,7 @@ def _reference(doc: dict, methods: list[Method]) -> list[Method]:
         unknown = [f for f in names if f not in compared]
         if unknown:
             raise StudyError(f"{where} formulations: {', '.join(map(repr, unknown))} is not a formulation of "
-                             f"the compared methods ({', '.join(compared)})")
+                             f"the compared methods; {did_you_mean(unknown, compared)}")
     else:
         names = [f for f in compared if set(slv.accepts) & set(get_formulation(f).builds)]
     for f in names:
@@ -568,22 +558,6 @@ def _paper_value(table: dict, where: str, methods: list[str]) -> PaperValue:
 
 
 # --------------------------------------------------------------------------- plugins and entry point
-
-def import_plugin(path: Path) -> None:
-    """Execute a plugin file as the module ``workbench_study_plugin_<hash of its path>`` (it registers
-    solvers, formulations or generators as it is imported: ``SOLVERS["x"] = f"{__name__}:X"``)."""
-    name = "workbench_study_plugin_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise StudyError(f"plugin {path} is not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # registry entries "module:Class" name it, so it must be importable
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # a broken plugin is bad input, whatever it raised
-        del sys.modules[name]
-        raise StudyError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from None
-
 
 def _parse(path: Path, text: str) -> Study:
     try:

@@ -119,7 +119,7 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
 
 
 def _import_plugins(paths: list[str]) -> None:
-    from workbench.study.spec import import_plugin
+    from workbench.study.plugins import import_plugin
     for plugin in paths:
         if plugin not in _PLUGINS:
             import_plugin(Path(plugin))

@@ -25,7 +25,7 @@ Datasets (``generate_dataset(name, out_dir, **overrides)``, :data:`DATASETS`):
 
 Every packing's file is NAME-NNNNN.npz, its final simulation state NAME-NNNNN.state.npz (to go on
 simulating from it, :func:`load_state`). ``MANIFEST.json`` in the output folder records, per file, the
-SHA-256 of its arrays (:func:`workbench.study.problems.problem_digest`) with the generator parameters
+SHA-256 of its arrays (:func:`workbench.problem.problem_digest`) with the generator parameters
 and the summary numbers; a packing made again with the parameters of an entry of the committed
 manifest (problems/datasets/MANIFEST.json) is checked against it. Files are reproducible: the same
 parameters on the same machine give the same arrays (no clocks or host data are written; numbers
@@ -69,7 +69,7 @@ from problems.scenes import GRAVITY
 from problems.stepper import Simulation, StepRecord
 from workbench.errors import InputError, unknown
 from workbench.files import atomic_output
-from workbench.problem import TimeStepProblem
+from workbench.problem import TimeStepProblem, problem_digest
 from workbench.solvers import SolveOptions
 from workbench.params import check_params
 
@@ -320,8 +320,6 @@ def read_manifest(folder: str | Path = DEFAULT_DIR) -> dict:
 
 def manifest_entry(problem: TimeStepProblem, meta: dict) -> dict:
     """The manifest entry of a written packing: the SHA-256 of its arrays and its summary numbers."""
-    from workbench.study.problems import problem_digest
-
     return {"sha256": problem_digest(problem), "dataset": meta["dataset"], "generator": meta["generator"],
             **{k: meta[k] for k in ("h", "steps", "n_bodies", "n_contacts", "kinetic_energy", "max_speed",
                                     "max_penetration")}}

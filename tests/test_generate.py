@@ -16,7 +16,7 @@ from problems.generator import (DEFAULT_DIR, MANIFEST, PackingSpec, checkpoint_p
 from problems.granular import container_world, container_world_2d
 from problems.rigid import GRAVITY
 from workbench.io import load_problem
-from workbench.study.problems import problem_digest
+from workbench.problem import problem_digest
 
 
 def brute_force_pairs(x, radius, envelope):

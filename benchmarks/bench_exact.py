@@ -17,9 +17,11 @@ siconos_error <= 1e-8). Printed as markdown tables:
 ``--corpus`` instead runs every exact method once on each corpus problem with 10 or more contacts
 (../shared/data, time limit 60 s, tol 1e-8) and prints, per problem, the status, solve time and
 Siconos error of each method (a fixed point's outer iterations, and "+pN" when the Newton polish
-ran N iterations), then per method the success rate (status "solved" = Siconos error <= 1e-8 within
-the limit); files the workbench cannot read are listed, not counted. ``--methods`` restricts the
-columns (comma-separated formulation/solver).
+ran N iterations; a run finished by another method names it and what its method reached alone), then
+per method the success rate of the method alone (status "solved" = Siconos error <= 1e-8 within the
+limit, up to a hand-over) and, as a row of its own, of the composite with its fallback or polish;
+files the workbench cannot read are listed, not counted. ``--methods`` restricts the columns
+(comma-separated formulation/solver).
 
 ``--quick`` skips the large problem (problems.synthetic.sphere_packing, 4,500 spheres), ``--large-only``
 runs it alone; ``--time-limit`` caps every run (default 40 s). Siconos
@@ -78,6 +80,8 @@ def cell(res) -> str:
     if "outer_iterations" in res.info:
         polish = res.info.get("polish")
         text += f" [{res.info['outer_iterations']} outer" + (f" +p{polish['iterations']}" if polish else "") + "]"
+    for h in res.handover:  # a run finished by another method says so, and what its method reached alone
+        text += f" [{h['to']} {h['kind']}; alone {h['status_alone']} ({h['error_before']:.1e})]"
     return text
 
 
@@ -126,15 +130,22 @@ def corpus(time_limit: float, only: list[tuple[str, str]] | None, siconos: bool)
     for p in problems:
         cells = [cell(results[p.name, m]) if (p.name, m) in results else "-" for m in listed]
         print(f"| {p.name} | {p.n_contacts} | {p.d} | {'global' if p.is_global else 'local'} | " + " | ".join(cells) + " |")
-    print("\n| method | solved / run | success | median time of the solved [s] | polished |")
+    print("\nA method counts what it solved alone (up to a hand-over); the composite (with its fallback or polish) "
+          "is its own row.\n")
+    print("| method | solved / run | success | median time of the solved [s] | hand-overs |")
     print("|---|---:|---:|---:|---:|")
     for m, name in zip(listed, names):
         runs = [r for (_, mm), r in results.items() if mm == m]
-        ok = [r for r in runs if r.status == "solved"]
-        polished = sum(1 for r in runs if r.info.get("polish"))
-        median = f"{np.median([r.solve_seconds for r in ok]):.3g}" if ok else "-"
-        rate = f"{100 * len(ok) / len(runs):.0f}%" if runs else "-"
-        print(f"| {name} | {len(ok)} / {len(runs)} | {rate} | {median} | {polished} |")
+        rows = [(name, [(r.status_alone, r.seconds_alone) for r in runs])]
+        handed = [r for r in runs if r.handover]
+        if handed:
+            label = ", ".join(dict.fromkeys(f"+{h['to']} {h['kind']}" for r in handed for h in r.handover))
+            rows.append((f"{name} ({label})", [(r.status, r.solve_seconds) for r in runs]))
+        for shown, outcomes in rows:
+            ok = [t for status, t in outcomes if status == "solved"]
+            median = f"{np.median(ok):.3g}" if ok else "-"
+            rate = f"{100 * len(ok) / len(outcomes):.0f}%" if outcomes else "-"
+            print(f"| {shown} | {len(ok)} / {len(outcomes)} | {rate} | {median} | {len(handed)} |")
     if unread:
         print("\nNot read (not counted): " + "; ".join(unread))
     return 0

@@ -1,85 +1,60 @@
-"""Issue 17's benchmark in one run: ours against Siconos and Clarabel, and at scale (python -m benchmarks.bench_peers).
+"""Ours against Siconos and Clarabel under fair rules, and issue 25's targets, in one run
+(python -m benchmarks.bench_peers [--quick]); writes docs/results/peers.md and .json.
 
-Four sections and a summary:
+docs/benchmarks.md says what each figure includes; in short:
 
-1. Exact problem, ours against Siconos. For every problem with contacts of the shared corpus
-   (../shared/data: fclib/*.hdf5, siconos/*.dat; ``--problems GLOB`` selects by relative path or file
-   name) and every method, with interleaved repetitions (repetition k solves every problem with every
-   method, in a rotated order, before repetition k + 1 starts), each solve asks for tol = 1e-8 and is
-   judged by the workbench: a run counts as reaching Siconos error 1e-8 when its status is "solved"
-   (the workbench's own siconos_error <= 1e-8, computed from the returned impulses for Siconos's runs
-   too). Ours: the in-house exact solvers (anti-relaxed apgd, pgs, jacobi, bb, admm with the inner
-   anti-relaxation; newton and pqn on the NCP). Siconos: ``siconos:NAME`` through
-   :mod:`workbench.solvers.siconos` (NSN_AC, NSGS, ADMM, PROX, and with the full run FPP, EG), left out
-   when python3-siconos is missing, and on problems with joints (no fc3d form).
-2. Per-call overhead: for each in-house method, a solve of one iteration (max_iter = 1) of a 1-contact
-   problem already loaded (FrictionContact3D_1c), median of many calls: the whole call, and the part
-   inside the solver (solve_seconds); the one iteration itself costs well under a microsecond of
-   arithmetic, so both are overhead.
-3. Relaxed problem, ours against Clarabel (benchmarks.bench_ipm's measurement): on
-   dataset:settled-00320 and dataset:unsettled-00320 (the full run adds dataset:scaling-02560), the
-   same repetitions, interleaved, of Clarabel on the relaxed dual to tol 1e-6 (its objective is the
-   target) and of the in-house ``ipm`` (the full run adds ``apgd`` on the two 320-sphere packings):
-   seconds to status solved, and seconds to the first iterate whose dual objective is within 1e-6
-   relative of Clarabel's (from a run with a per-iteration history), each capped at 20 s.
-4. Scale (benchmarks.bench_scale's measurement, one fresh process per size): one time step of the
-   sphere packing of problems.synthetic.sphere_packing, 45,500 spheres (about 100,000 contacts; the
-   full run also 1,400, 4,500 and 13,500, and the slope of log(solve seconds) on log(contacts)), the
-   relaxed dual solved by APGD to relaxed error 1e-4 within 60 s.
-5. Issue 17 targets: each target of its "Done when" with this run's figure and met / missed.
+1. Exact problem, ours against Siconos, on every problem with contacts of the shared corpus
+   (../shared/data: fclib/*.hdf5, siconos/*.dat; ``--problems GLOB`` selects). Siconos runs in its own
+   process, a plain script (benchmarks/siconos_peer.py under the system interpreter) that reads each
+   file as Siconos reads it, sends 3D local problems to fc3d, 2D ones to fc2d and global ones to gfc3d
+   (2D global ones: Siconos's condensation, then fc2d), and tries every Siconos solver of that class.
+   Ours: every in-house exact method. Every timed solve, on either side, starts from a freshly read
+   problem object: ours is a new TimeStepProblem built from the arrays as read (no cached operator,
+   norm or factor: checked before the clock starts), Siconos's is read again from the file; the
+   reading is outside the clock on both sides. Repetitions are interleaved (repetition k runs every
+   method on every problem, in a rotated order, before k + 1); a method that misses 1e-8 in one
+   repetition is not run again on that problem (it cannot be the best). Accuracy: the workbench's
+   ``siconos_error`` of the returned impulses <= 1e-8, the same function for both sides.
+   Figures: solver time (ours: the formulation's build + the solver's solve, i.e. everything computed
+   from (W, q, mu) or (M, H, f, w, mu); Siconos: the driver) and whole-call time (ours: the whole
+   ``workbench.solvers.solve`` call with its checks and metrics; Siconos: SolverOptions to the
+   driver's return), medians with [min-max]. Best = the smallest median among the methods that reached
+   1e-8 in every repetition. A problem only one side solves counts as the time limit for the other
+   (qpbenchmark's rule); problems neither solves are listed, not in the means.
+2. Siconos check: the best Siconos method on a few .dat problems run by benchmarks/siconos_plain.py,
+   the plainest Siconos script, in a process of its own, against the times of section 1.
+3. Per-call overhead: one iteration on a 1-contact problem, fresh object per call.
+4. Relaxed problem against Clarabel at its own default accuracy: Clarabel's own solve time (not cvxpy's
+   compilation) and objective; ours, the time to reach that objective within 1e-6 relative.
+5. Cold command line: ``workbench --version`` and ``workbench solve`` of a 4-contact file in new
+   processes (wall time, peak resident memory), after one untimed run that fills the on-disk caches.
+6. Issue 25's targets with this run's figures, met or missed.
 
-What each figure includes:
-
-* ours [s]: ``SolveResult.solve_seconds``, the solver's own solve: inside ``Solver.solve``, from the
-  run's set-up (allocations, factorisations or scalings) through the iterations and the stopping
-  measure to the choice of the best iterate, where the clock stops (Recorder.stop_clock); not the
-  wrapping of that point into a result (with v on global problems), the formulation build, the
-  parameter checks or the workbench's metrics afterwards (those are the "call" column and the
-  overhead table). Compilation is excluded:
-  every method first solves every selected problem once with a few iterations, untimed.
-* Siconos [s]: fc3d_driver's own wall time, measured inside the Siconos subprocess (not its start-up,
-  the import of siconos, or the transfer of the problem).
-* Clarabel [s]: its solve seconds, not cvxpy's compilation of the problem.
-* best: the method with the smallest median among those that reached 1e-8 in every repetition;
-  median [min-max] over the repetitions; ratio = ours / Siconos (< 1: ours faster), and in the
-  relaxed section ours / Clarabel, ratios of medians.
-* call [s]: the wall time of the whole ``workbench.solvers.solve`` call of our best method (build
-  of the formulation's model, parameter checks, solve, metrics and status), median.
-* geometric means of the ratio over the problems both solve, and over those with >= 50 contacts.
-* scale: generate = the problem's whole build (contact detection, Jacobian, M, k, b); solve = solve
-  seconds; peak = ru_maxrss of that size's process, imports included.
-* targets: per-call overhead = apgd's whole solve() call (< 50 us); small problems = those with
-  <= 10 contacts that Siconos solves, within 3x when ours / Siconos <= 3 (ours not reaching 1e-8
-  counts as not within); corpus = geometric mean over the problems both solve (<= 1); relaxed = the
-  best in-house method's time to Clarabel's objective over Clarabel's time on settled-00320 (<= 1);
-  scale = the largest packing solved (status solved) in under 60 s, 100,000 contacts or more.
-
-Options: ``--quick`` (3 repetitions, Siconos NSN_AC/NSGS/PROX/ADMM, cap 2 s per exact run; relaxed:
-ipm only, on the two 320-sphere packings; scale: the largest size only), ``--repetitions K``,
-``--problems GLOB`` (the exact part only), ``--time-limit S`` (per exact run), ``--skip-relaxed``,
-``--skip-scale``. The Siconos subprocess costs about 0.5 s of start-up per solve, which dominates the
-benchmark's own duration.
+Options: ``--quick`` (3 repetitions, cap 2 s; default 5 repetitions, cap 5 s), ``--repetitions K``,
+``--problems GLOB``, ``--time-limit S``, ``--skip-relaxed``, ``--skip-cold``, ``--no-write`` (print only).
 """
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import time
 import warnings
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks import bench_ipm, bench_scale
+from benchmarks import peer_process
+from benchmarks.bench_ipm import HISTORY_TOL, time_to_target
+from workbench import metrics
 from workbench.errors import InputError
 from workbench.io import load_problem
+from workbench.problem import TimeStepProblem
 from workbench.shared_data import shared_data_dir
 from workbench.solvers import SolveOptions, solve
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
@@ -87,280 +62,591 @@ from workbench.sources import load
 
 TOL = 1e-8
 OURS = [("anti-relaxed", "apgd"), ("anti-relaxed", "pgs"), ("anti-relaxed", "jacobi"), ("anti-relaxed", "bb"),
-        ("anti-relaxed", "admm"), ("ncp", "newton"), ("ncp", "pqn")]
-SICONOS_QUICK = ("NSN_AC", "NSGS", "PROX", "ADMM")
-SICONOS_FULL = SICONOS_QUICK + ("FPP", "EG")
+        ("anti-relaxed", "admm"), ("ncp", "newton"), ("ncp", "pqn"), ("dual-fixed-point", "clarabel")]
+#: Siconos's exhaustive 2D solver, tried on problems of at most this many contacts
+ENUM_MAX_CONTACTS = 10
 #: the 1-contact problem of the overhead measurement
 ONE_CONTACT = "siconos/FrictionContact3D_1c.dat"
-#: relaxed problems against Clarabel, and the in-house methods run on each (quick run, full run)
-SETTLED = "dataset:settled-00320"
-RELAXED_QUICK = {SETTLED: ("ipm",), "dataset:unsettled-00320": ("ipm",)}
-RELAXED_FULL = {SETTLED: ("ipm", "apgd"), "dataset:unsettled-00320": ("ipm", "apgd"), "dataset:scaling-02560": ("ipm",)}
-#: cap of each in-house run of the relaxed part [s]
-RELAXED_CAP = 20.0
-#: issue 17's targets: per-call overhead [s], small problems (contacts) and their ratio, corpus
-#: geometric mean, relaxed ratio to Clarabel, contacts and seconds of the scale problem
-OVERHEAD_MAX = 50e-6
-SMALL_CONTACTS, SMALL_RATIO = 10, 3.0
-GEOMEAN_MAX = 1.0
-RELAXED_RATIO_MAX = 1.0
-SCALE_CONTACTS, SCALE_SECONDS = 100_000, 60.0
+#: the 4-contact file of the cold command line
+COLD_FILE = "siconos/Rover4144.dat"
+#: the corpus's stacked towers (box stacks, most contacts sticking)
+TOWERS = ("fclib/Box_Stacks-i0122-82-5.hdf5", "siconos/BoxesStack1-i100000-32.hdf5.dat")
+#: .dat problems of the Siconos check (those present in the run; at most CHECK_COUNT)
+CHECK = ("siconos/Rover4144.dat", "siconos/Confeti-ex13-4contact-Fc3D-SBM.dat", "siconos/FrictionContactProblem00374.dat",
+         "siconos/OneObject-i1028-138.hdf5.dat", "siconos/BoxesStack1-i100000-32.hdf5.dat",
+         "siconos/Capsules-i100-889.dat", "siconos/fc2d_granularflowonwall_00667_00000.dat")
+CHECK_COUNT = 5
+#: the relaxed problems, and whether the first-order methods run on each
+SETTLED, SCALING = "dataset:settled-00320", "dataset:scaling-02560"
+FIRST_ORDER = ("apgd", "bb", "pgs", "jacobi", "admm")
+#: cap of each run of the relaxed part: this many times Clarabel's own time, at least RELAXED_MIN_CAP s
+RELAXED_CAP_FACTOR, RELAXED_MIN_CAP = 20.0, 10.0
+#: Clarabel's tolerances left at its own defaults (the workbench's mapping of tol is overridden)
+CLARABEL_DEFAULTS = ("tol_gap_abs", "tol_gap_rel", "tol_feas", "tol_ktratio")
+SMALL = 10
+#: problems of at most this many contacts: every timed solve, on both sides, follows an untimed solve of
+#: WARM_ITER iterations by the same method on another fresh object (caches hold its code and data, as in
+#: a time-stepping loop and in a plain script that solves back to back)
+PREWARM_MAX_CONTACTS, WARM_ITER = 100, 3
+#: problems of at most INNER_MAX_CONTACTS contacts solve in microseconds, where a single timing is mostly
+#: noise: each repetition's sample, on both sides, is the median of INNER timed solves, each on a fresh object
+INNER_MAX_CONTACTS, INNER = 30, 10
+#: a problem whose ||q|| is below this times max |W| has the solution r = 0 to round-off: a relative
+#: error measure there divides round-off by round-off, so it is listed, not counted in the means
+DEGENERATE = 1e-12
+#: issue 25's targets
+TARGETS = {"geomean": 0.8, "small": 1.5, "small_call": 2.5, "worst": 2.0, "tower": 1.0, "first_order": 3.0,
+           "ipm": 0.6, "version_s": 0.15, "version_MiB": 60.0, "solve_s": 0.5}
 
 
-def corpus(pattern: str) -> tuple[list[tuple[str, object]], list[str]]:
-    """(relative path, problem) of every corpus file matching ``pattern``, contacts only; and the
-    files the workbench cannot read, with why."""
+# ---------------------------------------------------------------------------------------------- problems
+def corpus(pattern: str) -> tuple[list[tuple[str, Path, TimeStepProblem]], list[str]]:
+    """(relative path, file, problem) of every corpus file with contacts matching ``pattern`` (globs
+    separated by commas); and the files the workbench cannot read, with why."""
     root = shared_data_dir()
     if root is None:
         sys.exit("the shared data (../shared/data) was not found; set WORKBENCH_SHARED_DATA")
-    files = sorted(list(root.glob("fclib/*.hdf5")) + list(root.glob("siconos/*.dat")))
     out, unread = [], []
-    for f in files:
+    for f in sorted(list(root.glob("fclib/*.hdf5")) + list(root.glob("siconos/*.dat"))):
         rel = str(f.relative_to(root))
-        if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(f.name, pattern):
-            try:
-                p = load_problem(f)
-            except InputError as exc:
-                unread.append(f"{f.name} ({str(exc).split(': ', 1)[-1]})")
-                continue
-            if p.n_contacts:
-                out.append((rel, p))
+        if not any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(f.name, g) for g in pattern.split(",")):
+            continue
+        try:
+            p = load_problem(f)
+        except InputError as exc:
+            unread.append(f"{f.name} ({str(exc).split(': ', 1)[-1]})")
+            continue
+        if p.n_contacts:
+            out.append((rel, f, p))
     return out, unread
 
 
-def label(method: tuple[str, str]) -> str:
+def fresh(p: TimeStepProblem) -> TimeStepProblem:
+    """A new problem object from ``p``'s arrays as read: nothing derived from them is cached yet."""
+    common = {"mu": p.mu, "d": p.d, "h": p.h, "name": p.name, "metadata": dict(p.metadata)}
+    if p.is_global:
+        return TimeStepProblem(M=p.M, D=p.D, k=p.k, b=p.b, G=p.G, b_G=p.b_G, **common)
+    return TimeStepProblem(W=p.N, q=p.r, **common)
+
+
+def cached(p: TimeStepProblem) -> list[str]:
+    """What ``p`` has computed and kept from its data (its cached properties)."""
+    return sorted(vars(p))
+
+
+def label(method) -> str:
     form, slv = method
     return slv if form in ("ncp", "anti-relaxed") else f"{form}/{slv}"
 
 
-def run(problem, method, time_limit, max_iter=None):
-    """One solve; (result, wall seconds of the whole solve() call)."""
-    form, slv = method
-    if max_iter is None and slv.startswith("siconos:"):
-        max_iter = 20_000
-    options = SolveOptions(tol=TOL, max_iter=max_iter, time_limit=time_limit, keep_history=False)
+# ---------------------------------------------------------------------------------------------- ours
+def ours_once(problem: TimeStepProblem, method, options: SolveOptions) -> tuple[TimeStepProblem, object, float]:
+    """One solve on a fresh copy of ``problem``: (that copy, the result, the whole call's seconds)."""
+    p = fresh(problem)
+    if cached(p):
+        raise RuntimeError(f"{p.name}: a fresh problem holds {cached(p)} before the clock starts")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.perf_counter()
-        res = solve(problem, form, slv, options)
-        return res, time.perf_counter() - t0
+        res = solve(p, *method, options)
+        return p, res, time.perf_counter() - t0
 
 
-def methods_for(problem, siconos_methods):
-    sic = [] if problem.n_bilateral else [("ncp", f"siconos:{m}") for m in siconos_methods]
-    return OURS + sic
+def run_ours(problem, method, cap: float, warm: bool, inner: int = 1) -> dict:
+    """Our timed solve (after an untimed short one when ``warm``; ``inner`` times, medians):
+    {solved, solver_s (build + solve), call_s, error, status}."""
+    if warm:
+        ours_once(problem, method, SolveOptions(tol=TOL, max_iter=WARM_ITER, keep_history=False))
+    solver, call = [], []
+    for _ in range(inner):
+        _, res, wall = ours_once(problem, method, SolveOptions(tol=TOL, time_limit=cap, keep_history=False))
+        err = res.metrics.get("siconos_error")
+        solver.append(res.build_seconds + res.solve_seconds)
+        call.append(wall)
+        if not (err is not None and err <= TOL and solver[-1] <= cap):
+            status = "past the time limit" if err is not None and err <= TOL else res.status
+            return {"solved": False, "solver_s": solver[-1], "call_s": wall, "error": err, "status": status}
+    return {"solved": True, "solver_s": float(np.median(solver)), "call_s": float(np.median(call)), "error": err,
+            "status": res.status}
 
 
+def run_siconos(peer, path: Path, problem, method: str, cap: float, warm: bool, inner: int = 1) -> dict:
+    """Siconos's timed solve, judged by the workbench's siconos_error of the returned impulses."""
+    ans = peer.solve(str(path), problem, method, TOL, cap, warm, inner)
+    if "status" in ans:
+        return {"solved": False, "solver_s": None, "call_s": None, "error": None, "status": ans["status"],
+                "claimed": False}
+    err = float(metrics.evaluate(problem, ans["r"])["siconos_error"])
+    solved = err <= TOL and ans["solver_s"] <= cap
+    status = "solved" if solved else ("past the time limit" if err <= TOL else f"info {ans['info']}")
+    return {"solved": solved, "solver_s": ans["solver_s"], "call_s": ans["call_s"], "error": err,
+            "status": status, "claimed": ans["info"] == 0 and err > TOL}
+
+
+def siconos_methods(problem, available: dict) -> list[str]:
+    if problem.n_bilateral:
+        return []
+    fam = ("g" if problem.is_global else "") + f"fc{problem.d}d"
+    return [m for m in available.get(fam, []) if m != "ENUM" or problem.n_contacts <= ENUM_MAX_CONTACTS]
+
+
+def measure_exact(problems, reps: int, cap: float, peer, available: dict) -> list[dict]:
+    """Interleaved repetitions of every method on every problem; per problem, per method the lists of
+    solver and call seconds of the runs that reached 1e-8, and the methods that missed it (why)."""
+    rows = []
+    for rel, _, p in problems:
+        methods = [("ours", label(m), m) for m in OURS] + [("siconos", m, m) for m in siconos_methods(p, available)]
+        rows.append({"problem": rel, "contacts": p.n_contacts, "d": p.d, "kind": p.kind, "methods": methods,
+                     "runs": {}, "missed": {}, "claimed_missed": 0, "degenerate": degenerate(p)})
+    t_start = time.perf_counter()
+    for k in range(reps):
+        for (rel, path, p), row in zip(problems, rows):
+            methods = row["methods"]
+            shift = k % len(methods)
+            for side, name, m in methods[shift:] + methods[:shift]:
+                key = f"{side}:{name}"
+                if key in row["missed"]:
+                    continue
+                warm = p.n_contacts <= PREWARM_MAX_CONTACTS
+                inner = INNER if p.n_contacts <= INNER_MAX_CONTACTS else 1
+                out = (run_ours(p, m, cap, warm, inner) if side == "ours"
+                       else run_siconos(peer, path, p, m, cap, warm, inner))
+                if out["solved"]:
+                    runs = row["runs"].setdefault(key, {"solver": [], "call": []})
+                    runs["solver"].append(out["solver_s"])
+                    runs["call"].append(out["call_s"])
+                else:
+                    err = out["error"]
+                    row["missed"][key] = out["status"] + ("" if err is None else f", error {err:.1e}")
+                    row["runs"].pop(key, None)
+                    row["claimed_missed"] += bool(out.get("claimed"))
+        print(f"repetition {k + 1}/{reps} done ({time.perf_counter() - t_start:.0f} s)", file=sys.stderr, flush=True)
+    for row in rows:
+        del row["methods"]
+    return rows
+
+
+def degenerate(p: TimeStepProblem) -> bool:
+    """True when ||q|| is round-off next to W (see DEGENERATE)."""
+    N = p.N
+    return bool(np.linalg.norm(p.r) <= DEGENERATE * (abs(N).max() if N.nnz else 1.0))
+
+
+def warm_up(problems, cap: float) -> None:
+    """Untimed: imports, numba compilation and first calls of every method on every problem."""
+    for _, _, p in problems:
+        for m in OURS:
+            ours_once(p, m, SolveOptions(tol=TOL, max_iter=2, time_limit=cap, keep_history=False))
+
+
+# ---------------------------------------------------------------------------------------------- summary
+def best(row: dict, side: str) -> tuple[str, dict] | None:
+    """(method, runs) of ``side`` with the smallest median solver time, or None when none reached 1e-8."""
+    done = [(float(np.median(r["solver"])), key.split(":", 1)[1], r) for key, r in row["runs"].items()
+            if key.startswith(side + ":")]
+    if not done:
+        return None
+    _, name, runs = min(done, key=lambda x: x[0])
+    return name, runs
+
+
+def fair_ratio(ours: float | None, siconos: float | None, cap: float) -> float | None:
+    """ours / Siconos, a side that did not solve counted as the time limit ``cap`` (None: neither did)."""
+    if ours is None and siconos is None:
+        return None
+    return (cap if ours is None else ours) / (cap if siconos is None else siconos)
+
+
+def ratios(row: dict, cap: float) -> dict:
+    """The problem's best of each side and its ratios (solver, call) under the time-limit rule."""
+    o, s = best(row, "ours"), best(row, "siconos")
+    med = lambda b, k: None if b is None else float(np.median(b[1][k]))  # noqa: E731
+    return {"ours": o, "siconos": s, "solver": fair_ratio(med(o, "solver"), med(s, "solver"), cap),
+            "call": fair_ratio(med(o, "call"), med(s, "call"), cap)}
+
+
+def geomean(x) -> float | None:
+    x = [v for v in x if v is not None]
+    return float(np.exp(np.mean(np.log(x)))) if x else None
+
+
+# ---------------------------------------------------------------------------------------------- other parts
+def siconos_check(problems, rows, reps: int) -> list[dict]:
+    """The best Siconos method of a few .dat problems, timed again by the plain script in its own process."""
+    by_rel = {rel: (path, row) for (rel, path, _), row in zip(problems, rows)}
+    out = []
+    for rel in CHECK:
+        if rel not in by_rel or len(out) >= CHECK_COUNT:
+            continue
+        path, row = by_rel[rel]
+        b = best(row, "siconos")
+        if b is None or row["kind"] != "local":
+            continue
+        med = float(np.median(b[1]["solver"]))
+        n = int(min(50, max(5, 2.0 / max(med, 1e-6))))          # about 2 s of solving
+        try:
+            plain = peer_process.plain(str(path), b[0], n)
+        except (subprocess.SubprocessError, OSError) as exc:
+            plain = {"error": str(exc).splitlines()[0]}
+        out.append({"problem": rel, "method": b[0], "bench": b[1]["solver"], "plain": plain, "plain_repetitions": n})
+    return out
+
+
+def overhead(repeats: int) -> list[dict]:
+    """Per in-house method: medians of the whole call and of build + solve, one iteration on a 1-contact
+    problem, a fresh object per call."""
+    p = load_problem(shared_data_dir() / ONE_CONTACT)
+    options = SolveOptions(tol=TOL, max_iter=1, keep_history=False)
+    out = []
+    for m in OURS:
+        for _ in range(3):
+            ours_once(p, m, options)
+        calls, inner = [], []
+        for _ in range(repeats):
+            _, res, wall = ours_once(p, m, options)
+            calls.append(wall)
+            inner.append(res.build_seconds + res.solve_seconds)
+        out.append({"method": label(m), "call_us": float(np.median(calls)) * 1e6,
+                    "solver_us": float(np.median(inner)) * 1e6})
+    return out
+
+
+def clarabel_params() -> dict:
+    import clarabel
+    defaults = clarabel.DefaultSettings()
+    return {f"backend.{k}": getattr(defaults, k) for k in CLARABEL_DEFAULTS}
+
+
+def relaxed(reps: int) -> dict:
+    """Per relaxed problem: Clarabel's own solve seconds at its default accuracy, and for ipm (and, on
+    settled-00320, the first-order methods) the seconds to Clarabel's objective within 1e-6 (build +
+    the history's time of the first iterate there; None: not reached within the cap)."""
+    problems = {SETTLED: ("ipm",) + FIRST_ORDER, SCALING: ("ipm",)}
+    loaded = {spec: load(spec) for spec in problems}
+    clar = SolveOptions(tol=1e-6, keep_history=False, params=clarabel_params())
+    for spec, p in loaded.items():                       # warm-up: imports, compilation, first calls
+        for m in ("clarabel",) + problems[spec]:
+            ours_once(p, ("dual", m), SolveOptions(tol=1e-6, max_iter=5, keep_history=False))
+    out = {spec: {"contacts": loaded[spec].n_contacts, "clarabel": [], "objective": None, "to_target": {}, "missed": {}}
+           for spec in problems}
+    for _ in range(reps):
+        for spec, p in loaded.items():
+            o = out[spec]
+            _, ref, _ = ours_once(p, ("dual", "clarabel"), clar)
+            o["clarabel"].append(ref.solve_seconds)
+            if o["objective"] is None:
+                o["objective"] = float(ref.objective)
+            cap = max(RELAXED_MIN_CAP, RELAXED_CAP_FACTOR * float(np.median(o["clarabel"])))
+            history = SolveOptions(tol=HISTORY_TOL, max_iter=10 ** 7, time_limit=cap)
+            for m in problems[spec]:
+                if m in o["missed"]:
+                    continue
+                _, res, _ = ours_once(p, ("dual", m), history)
+                t = time_to_target(res.history, o["objective"]) if res.history is not None else float("nan")
+                if math.isfinite(t):
+                    o["to_target"].setdefault(m, []).append(res.build_seconds + t)
+                else:
+                    o["missed"][m] = f"not within 1e-6 of Clarabel's objective in {cap:.1f} s"
+                    o["to_target"].pop(m, None)
+        print(f"relaxed repetition done", file=sys.stderr, flush=True)
+    return out
+
+
+#: the launcher of the cold runs: a small process of its own, because a child forked from this large one
+#: would report this one's resident memory as its peak (Linux keeps ru_maxrss across fork and exec); the
+#: launcher's own ~12 MiB would be the floor of its children's, so GNU time (about 1 MiB) reports the
+#: peak where it is installed
+GNU_TIME = "/usr/bin/time"
+LAUNCHER = """
+import json, os, subprocess, sys, time
+gnu = os.path.exists(%r)
+t0 = time.perf_counter()
+proc = subprocess.Popen(([%r, "-f", "%%M"] if gnu else []) + sys.argv[1:], stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE)
+err = proc.communicate()[1]
+seconds = time.perf_counter() - t0
+peak = int(err.split()[-1]) / 1024 if gnu else __import__("resource").getrusage(-1).ru_maxrss / 1024
+print(json.dumps([seconds, peak, proc.returncode]))
+""" % (GNU_TIME, GNU_TIME)
+
+
+def cold_command(cmd: list[str], repeats: int) -> dict:
+    """Wall seconds and peak resident MiB of ``cmd`` in new processes (after one untimed run), each
+    started and measured by LAUNCHER."""
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    walls, mib, codes = [], [], []
+    for _ in range(repeats):
+        out = subprocess.run([sys.executable, "-I", "-c", LAUNCHER, *cmd], capture_output=True, text=True,
+                             timeout=300, check=True)
+        seconds, peak, code = json.loads(out.stdout)
+        walls.append(seconds)
+        mib.append(peak)
+        codes.append(code)
+    return {"command": " ".join(Path(c).name if i == 0 else c for i, c in enumerate(cmd)), "s": walls,
+            "MiB": mib, "exit": codes}
+
+
+def cold(rows, repeats: int) -> dict:
+    """``workbench --version``, ``workbench solve`` of the 4-contact COLD_FILE with our best method on it
+    in this run (apgd if none), and the plain Siconos script on it, each in new processes."""
+    exe = Path(sys.executable).with_name("workbench")
+    wb = [str(exe)] if exe.exists() else [sys.executable, "-m", "workbench.cli"]
+    row = next((r for r in rows if r["problem"] == COLD_FILE), None)
+    ours, sic = (best(row, "ours"), best(row, "siconos")) if row else (None, None)
+    method = next((m for m in OURS if label(m) == ours[0]), OURS[0]) if ours else OURS[0]
+    out = {"version": cold_command(wb + ["--version"], repeats),
+           "solve": cold_command(wb + ["solve", f"shared:{COLD_FILE}", "-f", method[0], "-s", method[1], "--tol",
+                                       f"{TOL:g}"], repeats)}
+    path = shared_data_dir() / COLD_FILE
+    out["siconos"] = cold_command([SICONOS_PYTHON, "-I", str(peer_process.PLAIN), str(path), sic[0] if sic else "NSGS",
+                                   "1"], repeats)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- targets
+def verdict(ok: bool | None) -> str:
+    return "not measured" if ok is None else ("met" if ok else "missed")
+
+
+def exact_figures(data: dict) -> dict:
+    """Geometric means and extremes of the exact part (the time-limit rule applied)."""
+    cap = data["settings"]["cap"]
+    rs = [dict(ratios(row, cap), problem=row["problem"], contacts=row["contacts"], kind=f"{row['d']}D {row['kind']}",
+               degenerate=row["degenerate"]) for row in data["exact"]]
+    both = [r for r in rs if r["solver"] is not None and not r["degenerate"]]
+    small = [r for r in both if r["contacts"] <= SMALL]
+    worst = max(both, key=lambda r: r["solver"], default=None)
+    return {"rows": rs, "n": len(both), "neither": [r["problem"] for r in rs if r["solver"] is None],
+            "degenerate": [r["problem"] for r in rs if r["degenerate"]],
+            "no_2d_global": geomean([r["solver"] for r in both if r["kind"] != "2D global"]),
+            "ours_only": sum(r["siconos"] is None and r["ours"] is not None for r in both),
+            "siconos_only": sum(r["ours"] is None and r["siconos"] is not None for r in both),
+            "geomean": geomean([r["solver"] for r in both]), "geomean_call": geomean([r["call"] for r in both]),
+            "small_n": len(small), "small": geomean([r["solver"] for r in small]),
+            "small_call": geomean([r["call"] for r in small]),
+            "big": geomean([r["solver"] for r in both if r["contacts"] >= 50]),
+            "worst": worst}
+
+
+def relaxed_ratio(entry: dict, method: str) -> float | None:
+    t = entry["to_target"].get(method)
+    return float(np.median(t) / np.median(entry["clarabel"])) if t else None
+
+
+def targets(data: dict) -> list[tuple[str, str, str, str]]:
+    """Issue 25's targets: (figure, this run, target, verdict)."""
+    T, ex = TARGETS, exact_figures(data)
+    fmt = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
+    out = [("geometric mean ours / Siconos best, exact 1e-8, fair rules, fresh objects (solver time)",
+            f"{fmt(ex['geomean'])} over {ex['n']} problems", f"<= {T['geomean']:g}",
+            verdict(None if ex["geomean"] is None else ex["geomean"] <= T["geomean"])),
+           (f"same, problems <= {SMALL} contacts, solver time", f"{fmt(ex['small'])} over {ex['small_n']}",
+            f"<= {T['small']:g}", verdict(None if ex["small"] is None else ex["small"] <= T["small"])),
+           (f"same, problems <= {SMALL} contacts, whole call", fmt(ex["small_call"]), f"<= {T['small_call']:g}",
+            verdict(None if ex["small_call"] is None else ex["small_call"] <= T["small_call"]))]
+    w = ex["worst"]
+    out.append(("worst single problem", "-" if w is None else f"{w['solver']:.2f} ({Path(w['problem']).name})",
+                f"<= {T['worst']:g}", verdict(None if w is None else w["solver"] <= T["worst"])))
+    towers = [r for r in ex["rows"] if r["problem"] in TOWERS and r["solver"] is not None]
+    tw = max(towers, key=lambda r: r["solver"], default=None)
+    out.append(("stacked tower (sticking): the corpus's box stacks, the worse of " +
+                ", ".join(Path(t).name for t in TOWERS),
+                "-" if tw is None else f"{tw['solver']:.2f} ({Path(tw['problem']).name})", f"<= {T['tower']:g}",
+                verdict(None if tw is None else tw["solver"] <= T["tower"])))
+    rel = data.get("relaxed")
+    if rel and SETTLED in rel:
+        e = rel[SETTLED]
+        fo = {m: relaxed_ratio(e, m) for m in FIRST_ORDER}
+        reached = {m: q for m, q in fo.items() if q is not None}
+        m = min(reached, key=reached.get) if reached else None
+        out.append(("settled-00320 relaxed, best first-order / Clarabel's own time to 1e-6 of its objective",
+                    f"{m} {reached[m]:.2f}" if m else f"none within {RELAXED_CAP_FACTOR:g}x", f"<= {T['first_order']:g}",
+                    verdict(m is not None and reached[m] <= T["first_order"])))
+        ipm = {spec.split(":")[1]: relaxed_ratio(rel[spec], "ipm") for spec in (SETTLED, SCALING) if spec in rel}
+        out.append(("settled-00320 and scaling-02560, ipm to Clarabel's objective / Clarabel's own time",
+                    ", ".join(f"{k} {fmt(q)}" for k, q in ipm.items()), f"<= {T['ipm']:g}",
+                    verdict(all(q is not None and q <= T["ipm"] for q in ipm.values()))))
+    else:
+        out += [("settled-00320 relaxed, best first-order / Clarabel's own time", "-", f"<= {T['first_order']:g}",
+                 verdict(None)),
+                ("settled-00320 and scaling-02560, ipm / Clarabel's own time", "-", f"<= {T['ipm']:g}", verdict(None))]
+    c = data.get("cold")
+    if c:
+        s, mib = float(np.median(c["version"]["s"])), float(np.median(c["version"]["MiB"]))
+        out.append(("`workbench --version`", f"{s:.2f} s, {mib:.0f} MiB",
+                    f"<= {T['version_s']:g} s, <= {T['version_MiB']:g} MiB",
+                    verdict(s <= T["version_s"] and mib <= T["version_MiB"])))
+        s = float(np.median(c["solve"]["s"]))
+        out.append((f"`workbench solve` of a 4-contact file ({Path(COLD_FILE).name}), cold process", f"{s:.2f} s",
+                    f"<= {T['solve_s']:g} s", verdict(s <= T["solve_s"])))
+    else:
+        out += [("`workbench --version`", "-", f"<= {T['version_s']:g} s, <= {T['version_MiB']:g} MiB", verdict(None)),
+                ("`workbench solve` of a 4-contact file, cold process", "-", f"<= {T['solve_s']:g} s", verdict(None))]
+    out.append(("test suite, fresh clone, 2 cores", "not measured by this benchmark", "<= 8 min", verdict(None)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- page
 def spread(values) -> str:
     v = np.asarray(values)
     return f"{np.median(v):.3g} [{v.min():.3g}-{v.max():.3g}]"
 
 
-def best(times: dict, names) -> tuple[str, list[float]] | None:
-    """The method of ``names`` with the smallest median time among those that always reached 1e-8."""
-    done = [(float(np.median(times[m])), m) for m in names if m in times and all(math.isfinite(t) for t in times[m])]
-    if not done:
-        return None
-    _, m = min(done)
-    return m, times[m]
+def table(head: list[str], rows: list[list[str]], align: str | None = None) -> list[str]:
+    align = align or "|---" * len(head) + "|"
+    return ["| " + " | ".join(head) + " |", align] + ["| " + " | ".join(r) + " |" for r in rows]
 
 
-def overhead(repeats: int) -> list[tuple[str, float, float]]:
-    """(method, median call seconds, median solve_seconds) of a 1-iteration solve of a 1-contact problem."""
-    p = load_problem(shared_data_dir() / ONE_CONTACT)
-    out = []
-    for m in OURS:
-        for _ in range(3):
-            run(p, m, None, max_iter=1)
-        calls, inner = [], []
-        for _ in range(repeats):
-            res, wall = run(p, m, None, max_iter=1)
-            calls.append(wall)
-            inner.append(res.solve_seconds)
-        out.append((label(m), float(np.median(calls)), float(np.median(inner))))
-    return out
-
-
-def geomean(x) -> float:
-    return float(np.exp(np.mean(np.log(x)))) if len(x) else float("nan")
-
-
-def relaxed_cell(values) -> str:
-    """median [min-max] of seconds, or how many runs did not get there."""
-    missed = int(np.sum(~np.isfinite(values)))
-    return f"not reached in {missed} of {len(values)}" if missed else spread(values)
-
-
-def relaxed(quick: bool, reps: int) -> dict:
-    """Measure and print the relaxed problems against Clarabel (bench_ipm's measurement); the times."""
-    methods = RELAXED_QUICK if quick else RELAXED_FULL
-    problems = {spec: load(spec) for spec in methods}
-    times = bench_ipm.measure(problems, methods, reps, time_limit=RELAXED_CAP)
-    print(f"\n### Relaxed problem: ours vs Clarabel (relaxed dual, tol {bench_ipm.TARGET_LABEL})\n")
-    print(f"Load average {os.getloadavg()[0]:.1f}; {reps} interleaved repetitions; solve seconds, median "
-          f"[min-max]; Clarabel's exclude cvxpy's compilation, ours include the set-up; \"to Clarabel's "
-          f"objective\": the first iterate within {bench_ipm.TARGET_LABEL} relative of it (from a run with a "
-          f"history, cap {RELAXED_CAP:g} s); ratio = median / Clarabel's median.\n")
-    print("\n".join(bench_ipm.table(times, {spec: p.n_contacts for spec, p in problems.items()}, relaxed_cell)))
-    return times
-
-
-def scale(quick: bool) -> list[dict] | str:
-    """Measure (bench_scale, one fresh process per size) and print the sphere packings up to 100,000
-    contacts, APGD on the relaxed dual; the rows, or why there are none."""
-    sizes = bench_scale.SPHERES[-1:] if quick else bench_scale.SPHERES
-    try:
-        rows = [r for n in sizes for r in bench_scale.measure_in_child(n, ["apgd"], bench_scale.TOL,
-                                                                       bench_scale.TIME_LIMIT)]
-    except subprocess.CalledProcessError as exc:
-        why = f"the scale process failed (exit {exc.returncode}): {exc.stderr.strip().splitlines()[-1:]}"
-        print(f"\n### Scale\n\n{why}")
-        return why
-    print(f"\n### Scale: sphere packings (problems.synthetic.sphere_packing), relaxed dual, APGD\n")
-    print(f"Load average {os.getloadavg()[0]:.1f}; relaxed error {bench_scale.TOL:g}, cap "
-          f"{bench_scale.TIME_LIMIT:g} s; one fresh process per size: generate = the problem's whole build, "
-          "solve = solve seconds, peak = that process's ru_maxrss.\n")
-    status = ("status", "---", lambda r: r["status"])
-    print("\n".join(bench_scale.table(rows, bench_scale.COLUMNS[:-1] + (status, bench_scale.COLUMNS[-1]))))
-    if len(sizes) > 1:
-        print(f"\nSlope of log(solve seconds) on log(contacts): {bench_scale.slope(rows, 'apgd'):.2f}")
-    return rows
-
-
-def targets(over, pairs, relaxed_times, scale_rows) -> list[tuple[str, str, str]]:
-    """Issue 17's "Done when" targets against this run's figures: (target, measured, verdict) with
-    verdict met, missed or not measured.
-
-    over: (method, call s, solver s) of the overhead table; pairs: (contacts, ours / Siconos) of
-    every problem Siconos solves (inf where ours does not); relaxed_times: bench_ipm.measure's
-    times (None: skipped); scale_rows: bench_scale's rows, or why there are none."""
-    def verdict(ok):
-        return "met" if ok else "missed"
-
-    def worst(q):
-        return f"{q:.2f}x" if math.isfinite(q) else "ours not reaching 1e-8"
-    out = []
-    call = {name: c for name, c, _ in over}.get("apgd")
-    out.append((f"per-call overhead < {OVERHEAD_MAX * 1e6:.0f} us (apgd, whole solve() call, median)",
-                *((f"{call * 1e6:.1f} us", verdict(call < OVERHEAD_MAX)) if call is not None
-                  else ("-", "not measured"))))
-    small = [q for n, q in pairs if n <= SMALL_CONTACTS]
-    within = sum(q <= SMALL_RATIO for q in small)
-    out.append((f"problems with <= {SMALL_CONTACTS} contacts within {SMALL_RATIO:g}x of Siconos",
-                *((f"{within} of {len(small)} (worst {worst(max(small))})", verdict(within == len(small)))
-                  if small else ("-", "not measured"))))
-    finite = [q for _, q in pairs if math.isfinite(q)]
-    g = geomean(finite)
-    out.append((f"geometric mean of ours / Siconos over the corpus <= {GEOMEAN_MAX:g}",
-                *((f"{g:.2f} over the {len(finite)} problems both solve ({len(pairs) - len(finite)} only "
-                   "Siconos solves)", verdict(g <= GEOMEAN_MAX)) if finite else ("-", "not measured"))))
-    name = f"{SETTLED.split(':')[1]} relaxed: time to Clarabel's objective / Clarabel <= {RELAXED_RATIO_MAX:g}"
-    if relaxed_times is None or SETTLED not in relaxed_times:
-        out.append((name, "-", "not measured"))
-    else:
-        t = relaxed_times[SETTLED]
-        ratios = {k.rsplit(" ", 1)[0]: bench_ipm.ratio(t, k) for k in t if k.endswith(" target")}
-        reached = {m: q for m, q in ratios.items() if math.isfinite(q)}
-        if reached:
-            m = min(reached, key=reached.get)
-            out.append((name, f"{m} {np.median(t[m + ' target']):.3f} s / Clarabel {np.median(t['clarabel']):.3f} s "
-                              f"= {reached[m]:.2f}x (medians)", verdict(reached[m] <= RELAXED_RATIO_MAX)))
+def render(data: dict) -> str:
+    """The results page of a run (markdown); the same for the data and for its JSON record, whose
+    objects have sorted keys."""
+    s = data["settings"]
+    cap = s["cap"]
+    ex = exact_figures(data)
+    lines = [f"{s['repetitions']} interleaved repetitions, time limit {cap:g} s per run, Siconos error "
+             f"{TOL:g} judged by the workbench's siconos_error for both sides; {s['problems']} corpus problems"
+             f"{' (quick run)' if s['quick'] else ''}; Siconos {s['siconos']}; load average {s['load_start']} at the "
+             f"start, {s['load_end']} at the end; {s['wall_s']:.0f} s in all. Seconds, median [min-max]; a "
+             "fresh problem object for every timed solve on both sides; docs/benchmarks.md says what each figure "
+             "includes.", "", "## Targets (issue 25)", ""]
+    lines += table(["figure", "this run", "target", ""], [list(t) for t in targets(data)])
+    lines += ["", "## Exact problem: ours vs Siconos", ""]
+    body = []
+    for row, r in zip(data["exact"], ex["rows"]):
+        o, sc = r["ours"], r["siconos"]
+        cells = [Path(row["problem"]).name, str(row["contacts"]), f"{row['d']}D {row['kind']}"]
+        cells += [o[0], spread(o[1]["solver"]), spread(o[1]["call"])] if o else ["none reached 1e-8", "-", "-"]
+        cells += [sc[0], spread(sc[1]["solver"]), spread(sc[1]["call"])] if sc else ["none reached 1e-8", "-", "-"]
+        q = lambda x: "-" if x is None else f"{x:.3g}"  # noqa: E731
+        note = " (time limit)" if (o is None) != (sc is None) else ""
+        note += " (round-off q: not in the means)" if r["degenerate"] else ""
+        cells += [q(r["solver"]) + note, q(r["call"]) + note]
+        body.append(cells)
+    lines += table(["problem", "contacts", "kind", "ours best", "ours solver [s]", "ours call [s]", "Siconos best",
+                    "Siconos solver [s]", "Siconos call [s]", "ratio solver", "ratio call"], body,
+                   "|---|---:|---|---|---|---|---|---|---|---:|---:|")
+    g = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
+    lines += ["", f"Geometric mean of ours / Siconos: {g(ex['geomean'])} solver time, {g(ex['geomean_call'])} whole "
+              f"call, over {ex['n']} problems ({ex['ours_only']} only ours solves, {ex['siconos_only']} only "
+              f"Siconos solves: the other side counted at the time limit); {g(ex['small'])} solver / "
+              f"{g(ex['small_call'])} call over the {ex['small_n']} with <= {SMALL} contacts; {g(ex['big'])} over "
+              f"those with >= 50 contacts."]
+    lines.append(f"Without the 2D global problems (Siconos 4.4 has no 2D global solver: its time there is mostly "
+                 f"its condensation to the local problem): {g(ex['no_2d_global'])}.")
+    if ex["neither"]:
+        lines.append(f"Neither side reached 1e-8 (not in the means): {', '.join(Path(p).name for p in ex['neither'])}.")
+    if ex["degenerate"]:
+        lines.append(f"Not in the means, ||q|| at round-off next to W (the solution is r = 0 to round-off and a "
+                     f"relative error measure divides round-off by round-off): "
+                     f"{', '.join(Path(p).name for p in ex['degenerate'])}.")
+    claimed = sum(row["claimed_missed"] for row in data["exact"])
+    lines.append(f"Siconos runs that claimed convergence (info 0) but were above 1e-8 by the workbench's measure: "
+                 f"{claimed}. Siconos process restarts (a run past the time limit or a crash): {s['restarts']}.")
+    if data.get("unread"):
+        lines.append(f"Not read by the workbench (left out): {'; '.join(data['unread'])}.")
+    missed = [f"{Path(row['problem']).name}: " + ", ".join(f"{k.split(':', 1)[1]} ({v})"
+                                                           for k, v in sorted(row["missed"].items()))
+              for row in data["exact"] if row["missed"]]
+    lines += ["", "<details><summary>Methods that missed 1e-8 (first repetition missed; not run again on that "
+              "problem)</summary>", ""] + [f"- {m}" for m in missed] + ["", "</details>"]
+    lines += ["", "## Siconos check: the plain script", "",
+              "The best Siconos method of a few problems, timed again by benchmarks/siconos_plain.py (read the "
+              ".dat file, one untimed solve, then each repetition on a problem read anew) in a process of its own.", ""]
+    body = []
+    for c in data.get("siconos_check", []):
+        p = c["plain"]
+        if "median" in p:
+            ratio = p["median"] / float(np.median(c["bench"]))
+            body.append([Path(c["problem"]).name, c["method"], spread(c["bench"]),
+                         f"{p['median']:.3g} [{p['min']:.3g}-{p['max']:.3g}] ({c['plain_repetitions']})", f"{ratio:.2f}"])
         else:
-            out.append((name, f"not reached by {', '.join(ratios)}", "missed"))
-    name = f"{SCALE_CONTACTS:,} contacts solved in < {SCALE_SECONDS:g} s"
-    if not isinstance(scale_rows, list):
-        out.append((name, scale_rows or "-", "not measured"))
-        return out
-    r = max(scale_rows, key=lambda r: r["contacts"])
-    out.append((name, f"{r['method']} {r['solve_s']:.2f} s, {r['status']} ({r['contacts']:,} contacts)",
-                verdict(r["contacts"] >= SCALE_CONTACTS and r["status"] == "solved" and r["solve_s"] < SCALE_SECONDS)))
-    return out
+            body.append([Path(c["problem"]).name, c["method"], spread(c["bench"]), p.get("error", "-"), "-"])
+    lines += table(["problem", "method", "this benchmark [s]", "plain script [s] (repetitions)", "plain / benchmark"],
+                   body, "|---|---|---|---|---:|")
+    lines += ["", "## Per-call overhead", "",
+              f"One iteration (max_iter 1) on {Path(ONE_CONTACT).name} (1 contact), a fresh problem object per call, "
+              "median of 200 calls; the iteration itself is well under a microsecond, so both columns are overhead.", ""]
+    lines += table(["method", "whole solve() call [us]", "build + solve [us]"],
+                   [[o["method"], f"{o['call_us']:.0f}", f"{o['solver_us']:.0f}"] for o in data.get("overhead", [])],
+                   "|---|---:|---:|")
+    rel = data.get("relaxed")
+    if rel:
+        lines += ["", "## Relaxed problem: ours vs Clarabel", "",
+                  "Clarabel at its own default tolerances (" + ", ".join(CLARABEL_DEFAULTS) + "; one thread), "
+                  "its own solve time (not cvxpy's compilation); ours: build + the time of the first iterate whose "
+                  "dual objective is within 1e-6 relative of Clarabel's (from a run with a history), capped at "
+                  f"{RELAXED_CAP_FACTOR:g}x Clarabel's time (at least {RELAXED_MIN_CAP:g} s).", ""]
+        body = []
+        for spec, e in sorted(rel.items(), key=lambda item: (item[0] != SETTLED, item[0])):
+            for m in ["clarabel"] + sorted(set(e["to_target"]) | set(e["missed"])):
+                if m == "clarabel":
+                    body.append([spec, f"{e['contacts']:,}", "clarabel (own time)", spread(e["clarabel"]), "1"])
+                elif m in e["to_target"]:
+                    body.append([spec, f"{e['contacts']:,}", m, spread(e["to_target"][m]), f"{relaxed_ratio(e, m):.2f}"])
+                else:
+                    body.append([spec, f"{e['contacts']:,}", m, e["missed"][m], "-"])
+        lines += table(["problem", "contacts", "method", "seconds", "/ Clarabel"], body, "|---|---:|---|---|---:|")
+    c = data.get("cold")
+    if c:
+        lines += ["", "## Cold command line", "",
+                  "New processes, after one untimed run (the on-disk compile and byte-code caches are filled); wall "
+                  "seconds and peak resident memory, median [min-max].", ""]
+        lines += table(["command", "seconds", "MiB"], [[f"`{c[k]['command']}`", spread(c[k]["s"]), spread(c[k]["MiB"])]
+                                                      for k in ("version", "solve", "siconos") if k in c], "|---|---|---|")
+    return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------------------------------------- main
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="3 repetitions, 4 Siconos methods, 2 s cap; relaxed: ipm only, "
-                    "no scaling-02560; scale: the largest size only")
+    ap.add_argument("--quick", action="store_true", help="3 repetitions, time limit 2 s")
     ap.add_argument("--repetitions", type=int, default=None, help="interleaved repetitions (default 5; quick 3)")
-    ap.add_argument("--problems", default="*", help="glob on the corpus path (fclib/NAME.hdf5) or file name")
-    ap.add_argument("--time-limit", type=float, default=None, help="cap per run of the exact part [s] "
-                    "(default 5; quick 2)")
+    ap.add_argument("--problems", default="*", help="globs on the corpus path (fclib/NAME.hdf5) or "
+                    "file name, separated by commas")
+    ap.add_argument("--time-limit", type=float, default=None, help="per run of the exact part [s] (default 5; quick 2)")
     ap.add_argument("--skip-relaxed", action="store_true", help="leave out the relaxed problems against Clarabel")
-    ap.add_argument("--skip-scale", action="store_true", help="leave out the 100,000-contact scale part")
+    ap.add_argument("--skip-cold", action="store_true", help="leave out the cold command line")
+    ap.add_argument("--no-write", action="store_true", help="print the page, do not write docs/results/peers.*")
     args = ap.parse_args(argv)
     reps = args.repetitions or (3 if args.quick else 5)
     cap = args.time_limit or (2.0 if args.quick else 5.0)
-    siconos_methods = (SICONOS_QUICK if args.quick else SICONOS_FULL) if probe(SICONOS_PYTHON)[0] else ()
+    info, why = probe(SICONOS_PYTHON)
+    if info is None:
+        print(f"Siconos is needed for this benchmark: {why}", file=sys.stderr)
+        return 2
     problems, unread = corpus(args.problems)
     if not problems:
         print(f"no corpus problem with contacts matches {args.problems!r}", file=sys.stderr)
         return 2
     t_start = time.perf_counter()
-    load0 = os.getloadavg()
-    for _, p in problems:                       # untimed: imports, numba compilation, first calls
-        for m in OURS:
-            run(p, m, cap, max_iter=2)
-    times: dict = {name: {} for name, _ in problems}   # problem -> method -> [seconds or inf]
-    calls: dict = {name: {} for name, _ in problems}
-    for k in range(reps):
-        for name, p in problems:
-            ms = methods_for(p, siconos_methods)
-            shift = k % len(ms)
-            for m in ms[shift:] + ms[:shift]:
-                res, wall = run(p, m, cap)
-                ok = res.status == "solved"
-                times[name].setdefault(m, []).append(res.solve_seconds if ok else math.inf)
-                calls[name].setdefault(m, []).append(wall)
-        print(f"repetition {k + 1}/{reps} done ({time.perf_counter() - t_start:.0f} s)", file=sys.stderr, flush=True)
-    over = overhead(200)
-    load1 = os.getloadavg()
-
-    print(f"\n### Exact problem: time to Siconos error {TOL:g}, ours vs Siconos\n")
-    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.node()}, {os.cpu_count()} cores, "
-          f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; load average "
-          f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end; {reps} interleaved repetitions, "
-          f"cap {cap:g} s per run; seconds, median [min-max].\n")
-    print("| problem | contacts | ours best | ours [s] | call [s] | Siconos best | Siconos [s] | ratio |")
-    print("|---|---:|---|---|---:|---|---|---:|")
-    sic_names = [("ncp", f"siconos:{m}") for m in siconos_methods]
-    pairs = []                                  # (contacts, ratio; inf: ours none) where Siconos solves
-    for name, p in problems:
-        ours, sic = best(times[name], OURS), best(times[name], sic_names)
-        cells = [label(ours[0]), spread(ours[1]), f"{np.median(calls[name][ours[0]]):.3g}"] if ours else \
-            ["none reached 1e-8", "-", "-"]
-        if sic:
-            cells += [sic[0][1].split(":")[1], spread(sic[1])]
-        else:
-            cells += ["-" if p.n_bilateral or not siconos_methods else "none reached 1e-8", "-"]
-        ratio = float(np.median(ours[1]) / np.median(sic[1])) if ours and sic else None
-        if sic:
-            pairs.append((p.n_contacts, math.inf if ratio is None else ratio))
-        cells.append("-" if ratio is None else f"{ratio:.3g}")
-        print(f"| {Path(name).name} | {p.n_contacts} | " + " | ".join(cells) + " |")
-    both = [(n, q) for n, q in pairs if math.isfinite(q)]
-    ratios = [q for _, q in both]
-    big = [q for n, q in both if n >= 50]
-    small = [q for n, q in both if n <= 10]
-    print(f"\nGeometric mean of ours / Siconos: {geomean(ratios):.2f} over the {len(ratios)} problems both solve "
-          f"(ours ahead on {sum(q < 1 for q in ratios)}); {geomean(big):.2f} over the {len(big)} with >= 50 "
-          f"contacts (max {max(big, default=float('nan')):.2f}); {geomean(small):.2f} over the {len(small)} with "
-          f"<= 10 contacts (range {min(small, default=float('nan')):.3g} to {max(small, default=float('nan')):.3g}).")
-    if unread:
-        print(f"Not read by the workbench (left out): {'; '.join(unread)}.")
-    print(f"\n### Per-call overhead: one iteration on a 1-contact problem ({Path(ONE_CONTACT).name}), "
-          "problem already loaded, median of 200 calls\n")
-    print("| method | whole solve() call [us] | inside the solver (solve_seconds) [us] |")
-    print("|---|---:|---:|")
-    for name, call, inner in over:
-        print(f"| {name} | {call * 1e6:.0f} | {inner * 1e6:.0f} |")
-    sys.stdout.flush()
-    relaxed_times = None if args.skip_relaxed else relaxed(args.quick, reps)
-    scale_rows = None if args.skip_scale else scale(args.quick)
-    print("\n### Issue 17 targets (this run)\n")
-    print("| target | measured | |\n|---|---|---|")
-    for target, measured, verdict in targets(over, pairs, relaxed_times, scale_rows):
-        print(f"| {target} | {measured} | {verdict} |")
-    print(f"\n(total {time.perf_counter() - t_start:.0f} s)", file=sys.stderr)
+    load0 = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    peer = peer_process.SiconosProcess()
+    try:
+        available = peer.methods()
+        warm_up(problems, cap)
+        rows = measure_exact(problems, reps, cap, peer, available)
+        restarts = peer.restarts
+    finally:
+        peer.close()
+    data = {"exact": rows, "unread": unread}
+    data["siconos_check"] = siconos_check(problems, rows, reps)
+    data["overhead"] = overhead(200)
+    if not args.skip_relaxed:
+        data["relaxed"] = relaxed(reps)
+    if not args.skip_cold:
+        data["cold"] = cold(rows, 5)
+    data["settings"] = {"quick": args.quick, "repetitions": reps, "cap": cap, "problems": len(problems),
+                        "siconos": info["version"], "load_start": load0,
+                        "load_end": " ".join(f"{x:.1f}" for x in os.getloadavg()), "restarts": restarts,
+                        "wall_s": time.perf_counter() - t_start}
+    command = "python -m benchmarks.bench_peers" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    if args.no_write:
+        print(render(data))
+    else:
+        from benchmarks import bench_peers     # the renderer by its importable name, also under python -m
+        from workbench.provenance import write_results
+        page = write_results("peers", data, bench_peers.render, command)
+        print(page.read_text())
     return 0
 
 

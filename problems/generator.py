@@ -69,6 +69,7 @@ from problems.scenes import GRAVITY
 from problems.stepper import Simulation, StepRecord
 from workbench.errors import InputError, unknown
 from workbench.files import atomic_output
+from workbench.limits import check
 from workbench.problem import TimeStepProblem, problem_digest
 from workbench.solvers import SolveOptions
 from workbench.params import check_params
@@ -474,6 +475,8 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
     for spec in specs:
         if spec.n < 1 or not spec.h > 0 or not spec.duration > 0:
             raise InputError(f"dataset {name}: n, h and duration must be positive ({spec})")
+        check("SIZE", spec.n, f"dataset {name}: n")
+        check("STEPS", spec.duration / spec.h, f"dataset {name}: duration / h")
     out = Path(out_dir)
     paths = [out / f"{name}-{spec.n:05d}.npz" for spec in specs]
     keep = {p for p, spec in zip(paths, specs) if p.exists() and not force and _same_parameters(p, spec)}

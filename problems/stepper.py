@@ -45,7 +45,8 @@ class SimulationError(RuntimeError):
 class StepRecord:
     """What one step did. ``complementarity`` is max_i |gamma_i,n u_i,n| (Melanz et al. 2015 eq. 8) [N s m/s];
     ``fixed_force`` the magnitude of the total contact force on the fixed bodies (container) [N];
-    ``max_speed`` max_j |v_j| after the step [m/s]; ``kinetic_energy`` after the step [J]."""
+    ``max_speed`` max_j |v_j| after the step [m/s]; ``kinetic_energy`` after the step [J];
+    ``handover`` the step's hand-overs to another method (SolveResult.handover_label; "" for none)."""
     t: float
     contacts: int
     iterations: int
@@ -55,6 +56,7 @@ class StepRecord:
     max_speed: float
     fixed_force: float
     kinetic_energy: float
+    handover: str = ""
 
 
 class Simulation:
@@ -123,7 +125,7 @@ class Simulation:
         # free flight for every body; those in the problem get their velocities from the impulses
         v = b.velocity_vector() + h * w.applied_force() / b.mass_diagonal()
         if problem is None:
-            iterations, seconds, status, compl, force = 0, 0.0, "no_contact", 0.0, 0.0
+            iterations, seconds, status, compl, force, handover = 0, 0.0, "no_contact", 0.0, 0.0, ""
             self._previous = None
         else:
             options = dataclasses.replace(self.options, warm_start=self._warm_start(contacts, problem.d))
@@ -138,6 +140,7 @@ class Simulation:
             v.reshape(b.n, b.dof)[bodies] = problem.velocity(res.nu).reshape(-1, b.dof)
             iterations = int(res.iterations or 0)
             seconds, status, compl = float(res.solve_seconds), res.status, float(res.metrics["complementarity"])
+            handover = res.handover_label
             fixed = contacts.a < 0
             force = np.einsum("nij,nj->i", contacts.frame[fixed], gamma[fixed]) / h
             force = float(np.linalg.norm(force))
@@ -150,7 +153,7 @@ class Simulation:
         speed = float(np.sqrt(np.einsum("ij,ij->i", b.v, b.v)).max())
         return StepRecord(t=self.t, contacts=contacts.n, iterations=iterations, solve_seconds=seconds,
                           status=status, complementarity=compl, max_speed=speed, fixed_force=force,
-                          kinetic_energy=b.kinetic_energy())
+                          kinetic_energy=b.kinetic_energy(), handover=handover)
 
     # ------------------------------------------------------------------ checkpoints
     def state(self) -> dict[str, np.ndarray]:

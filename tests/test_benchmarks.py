@@ -1,15 +1,18 @@
 """The benchmarks' own arithmetic on made-up measurements (the benchmarks themselves are not run here):
-issue 17's target summary of benchmarks.bench_peers, the relaxed table of benchmarks.bench_ipm and
-the scale table of benchmarks.bench_scale."""
+benchmarks.bench_peers's fairness rules (the time limit for a one-sided failure, a fresh problem per
+timed solve, Siconos's solvers by kind and dimension) and issue 25's target summary, the relaxed table of
+benchmarks.bench_ipm and the scale table of benchmarks.bench_scale."""
 
+import json
 import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from benchmarks import bench_ipm, bench_peers, bench_scale
-
-SETTLED = bench_peers.SETTLED
+from benchmarks import bench_ipm, bench_peers, bench_scale, peer_process
+from workbench.io import load_problem
+from workbench.solvers.siconos import SICONOS_PYTHON, probe
 
 
 def scale_row(contacts, solve_s, status):
@@ -18,37 +21,127 @@ def scale_row(contacts, solve_s, status):
             "peak_MiB": 548.0}
 
 
-def test_targets_from_measured_rows():
-    over = [("apgd", 31.0e-6, 4.0e-6), ("pgs", 80.0e-6, 9.0e-6)]
-    # contacts, ours / Siconos; inf: only Siconos reaches 1e-8
-    pairs = [(1, 0.5), (4, 2.0), (8, 4.0), (10, math.inf), (100, 0.0625), (4000, 2.0)]
-    relaxed = {SETTLED: {"clarabel": [0.30, 0.20, 0.25], "ipm solved": [0.3, 0.3, 0.3],
-                         "ipm target": [0.20, 0.22, 0.18], "apgd target": [np.nan, 4.0, 4.0]}}
-    rows = [scale_row(3187, 0.1, "solved"), scale_row(100_208, 5.36, "solved")]
-    got = bench_peers.targets(over, pairs, relaxed, rows)
-    assert [v for _, _, v in got] == ["met", "missed", "met", "met", "met"]
-    assert got[0][1] == "31.0 us"                                   # apgd's call, not pgs's
-    assert got[1][1] == "2 of 4 (worst ours not reaching 1e-8)"     # 4.0 and inf are not within 3x
-    # geometric mean over the finite ratios: (0.5 * 2 * 4 * 0.0625 * 2) ** (1 / 5) = 0.5 ** 0.2 = 0.871
-    assert got[2][1].startswith("0.87 over the 5 problems both solve (1 only Siconos solves)")
-    # median 0.20 / median 0.25; apgd has a NaN (not reached), so its median is no figure
-    assert got[3][1] == "ipm 0.200 s / Clarabel 0.250 s = 0.80x (medians)"
-    assert got[4][1] == "apgd 5.36 s, solved (100,208 contacts)"
+def test_one_sided_failure_counts_as_the_time_limit():
+    # qpbenchmark's rule: the side that did not reach 1e-8 is counted at the time limit, never dropped
+    assert bench_peers.fair_ratio(None, 0.5, 2.0) == 4.0
+    assert bench_peers.fair_ratio(0.1, None, 2.0) == 0.05
+    assert bench_peers.fair_ratio(0.3, 0.6, 2.0) == 0.5
+    assert bench_peers.fair_ratio(None, None, 2.0) is None
 
 
-def test_targets_missed_and_not_measured():
-    pairs = [(2, 4.5), (50, 3.0)]
-    relaxed = {SETTLED: {"clarabel": [0.2], "ipm target": [0.5]}}
-    got = bench_peers.targets([("apgd", 60e-6, 5e-6)], pairs, relaxed, [scale_row(100_208, 61.0, "timeout")])
-    assert [v for _, _, v in got] == ["missed", "missed", "missed", "missed", "missed"]
-    assert got[1][1] == "0 of 1 (worst 4.50x)"
-    assert got[2][1].startswith(f"{math.sqrt(4.5 * 3.0):.2f} over the 2")
-    assert got[3][1].endswith("= 2.50x (medians)")
-    got = bench_peers.targets([], [], None, "the scale process failed (exit 137)")
-    assert [v for _, _, v in got] == ["not measured"] * 5
-    assert got[4][1] == "the scale process failed (exit 137)"
-    # a packing below 100,000 contacts does not meet the scale target however fast
-    assert bench_peers.targets([], [], None, [scale_row(30_000, 1.0, "solved")])[4][2] == "missed"
+def row(problem, contacts, ours=None, siconos=None, d=3, kind="local", degenerate=False):
+    """An exact-part row of bench_peers with made-up solver seconds (call = 2 x solver)."""
+    runs = {}
+    for side, found in (("ours", ours), ("siconos", siconos)):
+        for name, times in (found or {}).items():
+            runs[f"{side}:{name}"] = {"solver": times, "call": [2 * t for t in times]}
+    return {"problem": problem, "contacts": contacts, "d": d, "kind": kind, "runs": runs, "missed": {},
+            "claimed_missed": 0, "degenerate": degenerate}
+
+
+def made_up_run():
+    rows = [row("siconos/Rover4144.dat", 4, {"bb": [3e-5, 4e-5, 5e-5], "apgd": [9e-5] * 3}, {"NSN_AC": [2e-5] * 3}),
+            row("siconos/Tiny.dat", 2, None, {"NSGS": [1e-3] * 3}),                   # only Siconos: ours at the cap
+            row("fclib/Box_Stacks-i0122-82-5.hdf5", 82, {"apgd": [0.01] * 3}, {"ADMM": [0.1] * 3}, kind="global"),
+            row("siconos/Big.dat", 600, {"pgs": [0.5] * 3}, None),                   # only ours: Siconos at the cap
+            row("siconos/Zero.dat", 600, {"pgs": [0.5] * 3}, None, degenerate=True),  # round-off q: listed only
+            row("siconos/None.dat", 5)]                                               # neither: listed only
+    relaxed = {bench_peers.SETTLED: {"contacts": 1094, "clarabel": [0.2, 0.3, 0.25], "objective": -1.0,
+                                     "to_target": {"apgd": [1.0, 1.0, 1.0], "bb": [0.6, 0.5, 0.7],
+                                                   "ipm": [0.1, 0.15, 0.2]}, "missed": {"pgs": "not within"}},
+               bench_peers.SCALING: {"contacts": 9044, "clarabel": [4.0], "objective": -2.0,
+                                     "to_target": {"ipm": [3.0]}, "missed": {}}}
+    cold = {"version": {"command": "workbench --version", "s": [0.12, 0.1, 0.2], "MiB": [50, 55, 58], "exit": [0] * 3},
+            "solve": {"command": "workbench solve", "s": [0.6, 0.7, 0.65], "MiB": [200] * 3, "exit": [0] * 3},
+            "siconos": {"command": "python3 siconos_plain.py", "s": [0.14] * 3, "MiB": [49] * 3, "exit": [0] * 3}}
+    settings = {"quick": True, "repetitions": 3, "cap": 2.0, "problems": 6, "siconos": "4.4", "load_start": "1.0",
+                "load_end": "1.0", "restarts": 0, "wall_s": 60.0}
+    return {"exact": rows, "unread": [], "siconos_check": [], "overhead": [], "relaxed": relaxed, "cold": cold,
+            "settings": settings}
+
+
+def test_exact_figures_apply_the_rules():
+    ex = bench_peers.exact_figures(made_up_run())
+    ratios = {r["problem"]: r["solver"] for r in ex["rows"]}
+    assert ratios["siconos/Rover4144.dat"] == 2.0              # bb's median 4e-5 over NSN_AC's 2e-5: best of each side
+    assert ratios["siconos/Tiny.dat"] == 2000.0                # the 2 s cap over 1e-3
+    assert ratios["siconos/Big.dat"] == 0.25                   # 0.5 over the 2 s cap
+    assert ex["n"] == 4 and ex["neither"] == ["siconos/None.dat"] and ex["degenerate"] == ["siconos/Zero.dat"]
+    assert ex["ours_only"] == 1 and ex["siconos_only"] == 1
+    assert math.isclose(ex["geomean"], (2.0 * 2000.0 * 0.1 * 0.25) ** 0.25)
+    assert math.isclose(ex["small"], math.sqrt(2.0 * 2000.0)) and ex["small_n"] == 2
+    # calls are 2 x solver on both sides; ours on Tiny counts at the cap for the call too: 2 / 2e-3
+    assert math.isclose(ex["small_call"], math.sqrt(2.0 * 1000.0))
+    assert ex["worst"]["problem"] == "siconos/Tiny.dat"
+
+
+def test_targets_of_issue_25():
+    run = made_up_run()
+    run["exact"][0]["missed"] = {"siconos:PFP": "crash", "ours:admm": "timeout"}
+    got = {figure.split(",")[0].split(" (")[0]: (measured, verdict) for figure, measured, _, verdict in
+           bench_peers.targets(run)}
+    assert got["geometric mean ours / Siconos best"][1] == "missed"
+    assert got["stacked tower"] == ("0.10 (Box_Stacks-i0122-82-5.hdf5)", "met")
+    # bb's median 0.6 over Clarabel's median 0.25
+    assert got["settled-00320 relaxed"] == ("bb 2.40", "met")
+    assert got["settled-00320 and scaling-02560"] == ("settled-00320 0.60, scaling-02560 0.75", "missed")
+    assert got["`workbench --version`"] == ("0.12 s, 55 MiB", "met")
+    assert got["`workbench solve` of a 4-contact file"] == ("0.65 s", "missed")
+    assert got["test suite"] == ("not measured by this benchmark", "not measured")
+    page = bench_peers.render(run)
+    assert "| worst single problem | 2000.00 (Tiny.dat) | <= 2 | missed |" in page
+    assert "Issue 17" not in page
+    # the page rendered again from the JSON record (sorted keys) is the same page
+    assert bench_peers.render(json.loads(json.dumps(run, sort_keys=True))) == page
+
+
+def test_fresh_problem_per_timed_solve(shared_data, monkeypatch):
+    p = load_problem(shared_data / "siconos" / "Rover4144.dat")
+    bench_peers.run_ours(p, ("anti-relaxed", "apgd"), 2.0, warm=False)
+    _ = p.N_diagonal_blocks, p.norm_r                            # the loaded object now holds cached data
+    assert bench_peers.cached(p)
+    seen = []
+    real = bench_peers.solve
+
+    def spy(problem, *args):
+        seen.append(bench_peers.cached(problem))                   # what the problem holds when the clock starts
+        return real(problem, *args)
+    monkeypatch.setattr(bench_peers, "solve", spy)
+    out = bench_peers.run_ours(p, ("anti-relaxed", "apgd"), 2.0, warm=True, inner=3)
+    assert out["solved"] and seen == [[]] * 4                      # the warm-up and 3 timed solves, all fresh
+    q = bench_peers.fresh(p)
+    assert (q.N != p.N).nnz == 0 and np.array_equal(q.r, p.r) and np.array_equal(q.mu, p.mu)
+
+
+def test_siconos_routing_by_kind_and_dimension(shared_data):
+    available = {"fc3d": ["NSGS", "NSN_AC"], "fc2d": ["NSGS", "LEMKE", "ENUM"], "gfc3d": ["NSGS_WR"],
+                 "gfc2d": ["NSGS", "ENUM"]}
+    two_d = load_problem(shared_data / "siconos" / "FrictionContactProblem00374.dat")    # 28 contacts, 2D
+    assert bench_peers.siconos_methods(two_d, available) == ["NSGS", "LEMKE"]          # fc2d; ENUM only <= 10
+    small_2d = load_problem(shared_data / "siconos" / "FrictionContactProblem00394.dat")
+    assert bench_peers.siconos_methods(small_2d, available) == ["NSGS", "LEMKE", "ENUM"]
+    assert bench_peers.siconos_methods(load_problem(shared_data / "siconos" / "Rover4144.dat"), available) == \
+        ["NSGS", "NSN_AC"]
+    assert bench_peers.siconos_methods(load_problem(shared_data / "fclib" / "Box_Stacks-i0122-82-5.hdf5"),
+                                       available) == ["NSGS_WR"]
+    g2 = load_problem(shared_data / "siconos" / "gfc2d_granularflowonwall_00069_00350.dat")
+    assert bench_peers.siconos_methods(g2, available) == ["NSGS"]
+
+
+@pytest.mark.skipif(probe(SICONOS_PYTHON)[0] is None, reason="python3-siconos is not installed")
+def test_siconos_process_solves_2d_with_fc2d_and_fclib_natively(shared_data):
+    peer = peer_process.SiconosProcess()
+    try:
+        assert peer.methods()["fc2d"][:2] == ["NSGS", "CPG"]
+        for rel, method in (("siconos/FrictionContactProblem00374.dat", "NSGS"),     # 2D, fc2d_driver
+                            ("fclib/LMGC_100_PR_PerioBox-i00361-60-03000.hdf5", "NSN_AC"),
+                            ("fclib/CubeH8.hdf5", "NSN_AC")):                       # M stored as one triangle
+            p = load_problem(shared_data / rel)
+            out = bench_peers.run_siconos(peer, shared_data / rel, p, method, 10.0, warm=True, inner=2)
+            assert out["solved"], (rel, out)           # judged by the workbench's siconos_error <= 1e-8
+            assert 0 < out["solver_s"] <= out["call_s"]
+    finally:
+        peer.close()
 
 
 def test_time_to_target_and_ipm_table():

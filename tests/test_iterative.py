@@ -15,7 +15,7 @@ from workbench.cli import main
 from workbench.cones import project_unknowns
 from workbench.errors import InputError
 from workbench.io import load_problem
-from workbench.metrics import de_saxce_shift
+from workbench.metrics import de_saxce_shift, siconos_error
 from workbench.solvers import SolveOptions, StopCause, solve
 from workbench.solvers.pgs import local_factors, solve_local
 
@@ -323,7 +323,10 @@ def test_history_columns_and_no_history_gives_the_same_run(solver):
     problem = random_problem(n_contacts=12, n_bodies=6, seed=5)
     on = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-9, max_iter=100_000))
     h = on.history
-    assert list(h.columns) == ["iteration", "seconds", "objective", "error_name", "error", "ccp_residual"]
+    assert list(h.columns) == ["iteration", "seconds", "objective", "error_name", "error", "ccp_residual",
+                               "judged_name", "judged_error"]
+    # the judged column (the workbench's own measure of sampled iterates) ends on the returned point
+    assert h["judged_error"].dropna().iloc[-1] == pytest.approx(on.metrics["siconos_error"], rel=1e-9)
     assert len(h) == on.iterations and h["iteration"].tolist() == list(range(1, on.iterations + 1))
     assert np.all(np.diff(h["seconds"]) >= 0) and set(h["error_name"]) == {"siconos_error"}
     assert h["error"].iloc[-1] == pytest.approx(on.metrics["siconos_error"], rel=1e-9)
@@ -332,7 +335,8 @@ def test_history_columns_and_no_history_gives_the_same_run(solver):
     assert off.history is None and off.iterations == on.iterations
     np.testing.assert_array_equal(off.nu, on.nu)
     relaxed = solve(problem, "dual", solver, SolveOptions(tol=1e-9, max_iter=100_000))
-    assert list(relaxed.history.columns) == ["iteration", "seconds", "objective", "error_name", "error"]
+    assert list(relaxed.history.columns) == ["iteration", "seconds", "objective", "error_name", "error",
+                                             "judged_name", "judged_error"]
     # the error column is Melanz et al. 2015 eq. 39 (g_d = 1e-6) of the returned iterate
     assert set(relaxed.history["error_name"]) == {"ccp_residual"}
     assert relaxed.history["error"].iloc[-1] == pytest.approx(relaxed.metrics["ccp_residual"], rel=1e-6)
@@ -494,3 +498,17 @@ def test_anti_relaxed_solver_reaches_siconos_error_1e8_on_every_other_shared_pro
     failed = {name: reaches_siconos_error_1e8(load_problem(shared_data / name), solver) for name in EASY}
     assert not any(failed.values()), {name: (res.status, res.iterations, res.metrics["siconos_error"])
                                       for name, res in failed.items() if res is not None}
+
+
+def test_a_diverged_iterate_is_never_solved(shared_data):
+    """ADMM with a small fixed penalty diverges on BoxesStack1 (W singular, the shifted iterates run off
+    along K): the norms in the Siconos normalisation overflow, and error / inf = 0 once passed for an
+    exact solution (status "solved" at iteration 171 with a dual objective of 9e306). Neither the
+    stopping measure nor the workbench's verdict may accept such a point."""
+    problem = load_problem(shared_data / BOXES)
+    res = solve(problem, "anti-relaxed", "admm", SolveOptions(tol=1e-8, max_iter=400, keep_history=False,
+                                                              params={"rho": 0.13, "balance_every": 10 ** 6}))
+    assert res.status != "solved" and res.stop != StopCause.CONVERGED
+    assert not res.metrics.get("judged_error", np.nan) <= 1e-8
+    huge = np.full(problem.n_unknowns, 1e160)
+    assert np.isnan(siconos_error(problem, huge, problem.apply_N(huge) + problem.r))

@@ -366,20 +366,29 @@ def test_report_numbers_come_from_the_runs(report):
 
 
 def test_convergence_figure_has_one_error_measure_per_panel_and_median_bands(report, tmp_path):
-    from workbench.report import figures
+    from workbench import plot
 
     res = read_report_data(report[0])
     runs = res.static[res.static["problem"] == "spheres-8"]
     refs = res.references()
     per_method = {m: refs.for_method("spheres-8", f, m) for m, f in zip(runs["method"], runs["formulation"])}
-    info = figures.convergence_figure("spheres-8", runs, load_histories(report[0], runs["key"]), per_method,
-                                      "error", res.labels, res.methods, tmp_path / "c.png")
-    assert len(info["rows"]) == len(set(info["rows"])) >= 1
+    fig = plot.convergence(load_histories(report[0], runs["key"]), runs, problem="spheres-8", references=per_method,
+                           labels=res.labels, methods=res.methods)
+    rows = [ax.get_ylabel() for ax in fig.axes[::2]]
+    assert len(rows) == len(set(rows)) >= 3 and rows[1:3] == ["judged: relaxed_error", "judged: siconos_error"]
+    gids = [{line.get_gid() for line in ax.lines} for ax in fig.axes[::2]]
     # anti-relaxed APGD is the only exact method: no other run is a reference, so no distance is drawn
-    assert per_method["apgd-anti"] is None and not info["drawn"]["apgd-anti"]["objective"]
-    for method, drawn in info["drawn"].items():
-        assert drawn["objective"] == (per_method[method] is not None), method
-        assert len(drawn["errors"]) == 1  # each solver logs one measure, drawn on that measure's row only
+    assert per_method["apgd-anti"] is None and "curve:apgd-anti" not in gids[0]
+    for method in per_method:
+        assert (f"curve:{method}" in gids[0]) == (per_method[method] is not None), method
+        # each method is on the one judged row of its measure: its iterates' curve, or (Clarabel: no
+        # iterates exposed) its returned point alone
+        on = [r for r, g in zip(rows, gids) if r.startswith("judged") and {f"curve:{method}", f"returned:{method}"} & g]
+        assert on == ["judged: siconos_error" if method == "apgd-anti" else "judged: relaxed_error"], method
+    # Clarabel's judged "curve" is its last logged row only, the returned point's value
+    clarabel = [line for line in fig.axes[2].lines if line.get_gid() == "curve:clarabel-dual"]
+    assert clarabel and all(len(set(line.get_xdata())) == 1 for line in clarabel)
+    plot.save(fig, tmp_path / "c.png")
     assert (tmp_path / "c.png").is_file() and (tmp_path / "c.svg").is_file()
 
 

@@ -6,8 +6,10 @@ one line here. Argument helpers live in :mod:`workbench.commands._args`, problem
 :mod:`workbench.sources`.
 
 Exit codes: 0 done (for ``solve`` and ``export --solve``: solved), 1 not solved (inaccurate, max_iter,
-timeout, failed, unavailable) or a simulation stopped, 2 bad input (an
-:class:`~workbench.errors.InputError` anywhere: one line on stderr, never a traceback), 130 interrupted.
+timeout, failed, unavailable), a simulation stopped or code the command ran called ``sys.exit``, 2 bad
+input (an :class:`~workbench.errors.InputError` anywhere: one line on stderr, never a traceback) or a
+file-system error (read-only, full, a file where a folder is needed: one line naming the path), 130
+interrupted.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from workbench.commands._args import Parser
 from workbench.errors import InputError
 
 EXIT_BAD_INPUT = 2
+#: a command that did not finish (a simulation that stopped, code that called sys.exit)
+EXIT_NOT_DONE = 1
 
 #: modules that register subcommands, in the order of ``workbench --help``
 COMMANDS = [
@@ -34,7 +38,7 @@ COMMANDS = [
 
 EXIT_CODES = """exit codes: 0 done (solve, export --solve: the run was solved); 1 not solved (inaccurate,
 max_iter, timeout, failed, unavailable) or a simulation stopped; 2 bad input (one line on stderr
-naming the argument, the value and what is accepted)"""
+naming the argument, the value and what is accepted) or a file-system error (one line naming the path)"""
 
 
 def _epilog() -> str:
@@ -90,6 +94,10 @@ def _help(parser: Parser, topic: str | None) -> int:
     return 0
 
 
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -97,14 +105,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not argv:
             parser.print_help()
             return 0
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help, --version
+            return exc.code if isinstance(exc.code, int) else 0
         if args.command == "help":
             return _help(parser, args.topic)
-        return int(args.func(args) or 0)
-    except SystemExit as exc:  # --help, --version
-        return int(exc.code or 0)
+        try:
+            return int(args.func(args) or 0)
+        except SystemExit as exc:  # something the command ran (a plugin's solver, ...) called sys.exit
+            print(f"workbench: error: the {args.command} command was ended early by SystemExit({exc.code!r}), "
+                  "raised by code it ran; nothing it did after that is complete", file=sys.stderr)
+            return EXIT_NOT_DONE
     except InputError as exc:
-        print(f"workbench: error: {exc}", file=sys.stderr)
+        print(f"workbench: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
@@ -112,6 +126,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into head & co.
         sys.stdout = open(os.devnull, "w")
         return 0
+    except MemoryError as exc:  # a request within the limits (workbench.limits) that still did not fit
+        print(f"workbench: error: not enough memory for this request ({_one_line(exc) or 'MemoryError'}); ask for a "
+              "smaller problem or fewer runs", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # the file system refused (read-only, full, a file where a folder is needed, ...)
+        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        print(f"workbench: error: {where + ': ' if where else ''}{_one_line(exc.strerror or exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ mode ``0o666 & ~umask``, whatever the library that wrote it chose (MOSEK writes 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -19,7 +20,7 @@ from typing import Iterator
 
 from workbench.errors import FileFormatError
 
-__all__ = ["atomic_output", "default_mode", "remove_partial", "PARTIAL"]
+__all__ = ["atomic_output", "default_mode", "remove_partial", "PARTIAL", "plain_name", "inside", "relative_under"]
 
 #: suffix of the temporary folders of atomic_output (what a killed writer leaves behind)
 PARTIAL = ".partial"
@@ -39,23 +40,79 @@ def atomic_output(path: os.PathLike | str) -> Iterator[Path]:
     Once the ``with`` body has finished, every file the writer left beside the temporary path (the
     file itself, and sidecars such as ``PATH.json`` or ``PATH.col``) is given the umask's permissions
     and moved next to ``path``; if the body raises, nothing is moved and the temporary folder is
-    removed. The folder of ``path`` must exist."""
+    removed. The folder of ``path`` must exist. An OSError (a full disk, a folder in the way) becomes a
+    one-line FileFormatError naming ``path``."""
     target = Path(path)
     try:
-        folder = tempfile.mkdtemp(prefix=f".{target.name}.", suffix=PARTIAL, dir=target.parent)
+        # the writer's pid in the name: a clean-up removes only folders whose writer is gone
+        folder = tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", suffix=PARTIAL, dir=target.parent)
     except OSError as exc:
         raise FileFormatError(f"{target}: cannot write the file: {exc.strerror or exc}") from None
     try:
-        yield Path(folder) / target.name
-        mode = default_mode()
-        for name in sorted(os.listdir(folder)):
-            os.chmod(os.path.join(folder, name), mode)
-            os.replace(os.path.join(folder, name), target.parent / name)
+        try:
+            yield Path(folder) / target.name
+            mode = default_mode()
+            for name in sorted(os.listdir(folder)):
+                os.chmod(os.path.join(folder, name), mode)
+                os.replace(os.path.join(folder, name), target.parent / name)
+        except OSError as exc:  # a full disk, a folder where the file goes, ...: one line naming the file
+            raise FileFormatError(f"{target}: cannot write the file: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
 def remove_partial(folder: os.PathLike | str) -> None:
-    """Delete the temporary folders that writers killed inside :func:`atomic_output` left in ``folder``."""
+    """Delete the temporary folders that writers killed inside :func:`atomic_output` left in ``folder``;
+    never one whose writer (the pid in its name) is still running on this machine."""
     for leftover in Path(folder).glob(f".*{PARTIAL}"):
+        match = re.search(r"\.(\d+)-[^.]*" + re.escape(PARTIAL) + "$", leftover.name)
+        if match and _alive(int(match.group(1))):
+            continue
         shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return pid > 0
+    return True
+
+
+def plain_name(name: str, what: str) -> str:
+    """``name`` when it is a plain file name (no folder separator, not ``.`` or ``..``, no leading dot,
+    no control character, at most 200 characters); an InputError naming ``what`` otherwise. Study names
+    become folder names (results/NAME, reports/NAME), so a name must never be a path."""
+    bad = (not isinstance(name, str) or not name or name in (".", "..") or name.startswith(".")
+           or any(c in name for c in "/\\") or any(ord(c) < 32 or ord(c) == 127 for c in name) or len(name) > 200)
+    if bad:
+        raise FileFormatError(f"{what} {name!r} is not a plain name (a name becomes a folder name: no '/', '\\', "
+                              "leading '.', control characters, or more than 200 characters)")
+    return name
+
+
+def inside(path: os.PathLike | str, roots, what: str) -> Path:
+    """``path`` with its symbolic links resolved, when it lies in one of the folders ``roots`` (their
+    links resolved too); an InputError naming ``what`` and the roots otherwise."""
+    real = Path(path).resolve()
+    resolved = [Path(r).resolve() for r in roots]
+    if not any(real == r or r in real.parents for r in resolved):
+        raise FileFormatError(f"{what}: {path} resolves to {real}, outside "
+                              f"{' and '.join(str(r) for r in resolved) or 'any allowed folder'}")
+    return real
+
+
+def relative_under(root: Path, rel: str, what: str) -> Path:
+    """``root / rel`` for a relative ``rel`` without ``..`` (an InputError naming ``what`` otherwise);
+    when it exists, its symbolic links must resolve inside ``root`` too (:func:`inside`). Globs are
+    kept as they are: the caller checks each file they match."""
+    import glob
+    parts = Path(rel).parts
+    if not rel or Path(rel).is_absolute() or rel.startswith("~") or ".." in parts:
+        raise FileFormatError(f"{what}: {rel!r} must be a path relative to {root}, without '..'")
+    path = root / rel
+    if not glob.has_magic(rel) and os.path.lexists(path):
+        inside(path, [root], what)
+    return path

@@ -155,8 +155,11 @@ def natural_map(problem: TimeStepProblem, nu: np.ndarray, w: np.ndarray, step: f
 
 def normalisation(norm_r: float, norm_nu: float, norm_u: float) -> float:
     """Siconos's normalisation of the natural-map errors, max(||r||, ||nu||, ||u||) (1 when all are 0),
-    from the three norms."""
+    from the three norms; NaN when one overflowed (a diverged iterate): a relative error divided by
+    inf would be 0, and such a point would pass for an exact solution."""
     s = max(float(norm_r), float(norm_nu), float(norm_u))
+    if s == math.inf or s != s:
+        return math.nan
     return s if s > 0 else 1.0
 
 

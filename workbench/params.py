@@ -140,6 +140,20 @@ def check_params(name: str, func: Callable[..., Any], params: dict[str, Any]) ->
         if not _fits(value, default):
             raise InputError(f"{name!r} parameter {key}={value!r}: expected {type(default).__name__} "
                              f"(default {default!r})")
+        _check_size(name, key, value, spec)
+
+
+def _check_size(name: str, key: str, value, spec: inspect.Parameter) -> None:
+    """An integer size parameter (annotated int, or with an int default; not ``seed``) must be a
+    whole number within the SIZE limit (workbench.limits; an iteration cap: ITER): it sizes the arrays
+    a builder allocates, or the work it does."""
+    from workbench.limits import check
+    is_int = spec.annotation in (int, "int") or (isinstance(spec.default, int) and not isinstance(spec.default, bool))
+    if not is_int or key == "seed":
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{name!r} parameter {key}={value!r}: expected a whole number")
+    check("ITER" if "iter" in key else "SIZE", value, f"{name!r} parameter {key}")
 
 
 def _fits(value, default) -> bool:

@@ -41,11 +41,13 @@ def missing_reason() -> str:
 
 
 def resolve_shared(spec: str) -> Path:
-    """``shared:REL`` -> the absolute path of REL in the reference-data folder (InputError if absent)."""
+    """``shared:REL`` -> the absolute path of REL in the reference-data folder (InputError if absent,
+    or if REL is absolute, has ``..`` or is a link that leads out of the folder)."""
+    from workbench.files import relative_under
     root = shared_data_dir()
     if root is None:
         raise InputError(f"{spec}: {missing_reason()}")
-    return root / spec[len(PREFIX):]
+    return relative_under(root, spec[len(PREFIX):], spec)
 
 
 def reference_files() -> list[Path]:

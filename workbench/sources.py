@@ -120,7 +120,8 @@ def _call(name: str, func: Callable[..., Any], params: dict[str, Any]):
     check_params(name, func, params)
     try:
         return func(**params)
-    except (TypeError, ValueError) as exc:  # a builder's own check of a parameter's value (InputError too)
+    except (TypeError, ValueError, ArithmeticError) as exc:  # a builder's own check of a value (InputError
+        # too), or a value it cannot compute with (h = 0: ZeroDivisionError; 1e308 squared: OverflowError)
         raise InputError(f"{name!r} with {_show(params)}: {exc}") from None
 
 
@@ -129,8 +130,15 @@ def _show(params: dict[str, Any]) -> str:
 
 
 def scenario(name: str, **params):
-    """The dynamic scene ``name`` built with ``params`` (a problems.dynamic_scenes.Scenario)."""
-    return _call(name, builder(name, "scenario"), params)
+    """The dynamic scene ``name`` built with ``params`` (a problems.dynamic_scenes.Scenario); its
+    steps (duration / h) within the STEPS limit (workbench.limits)."""
+    from workbench.limits import check
+    built = _call(name, builder(name, "scenario"), params)
+    steps = built.duration / built.h
+    if not steps == steps:  # NaN: neither a duration nor a step size that make a number of steps
+        raise InputError(f"{name!r} with {_show(params)}: duration {built.duration!r} / h {built.h!r} is not a number")
+    check("STEPS", steps, f"{name!r} with {_show(params)}: duration / h")
+    return built
 
 
 def scene_problem(name: str, **params) -> TimeStepProblem:
@@ -175,12 +183,14 @@ def dataset_names() -> list[str]:
 def resolve_path(spec: str, base: os.PathLike | str | None = None) -> Path:
     """The path a file spec names: ``shared:REL`` in the reference data, ``dataset:NAME`` among the
     committed datasets, ``~`` expanded, a relative path against ``base`` (default: the working
-    directory). The file need not exist (globs are expanded by the caller)."""
+    directory). The file need not exist (globs are expanded by the caller). ``shared:`` and
+    ``dataset:`` paths stay inside their folders (no absolute path, no ``..``, no link out)."""
     if spec.startswith(SHARED_PREFIX):
         return resolve_shared(spec)
     if spec.startswith(_DATASET_PREFIX):
+        from workbench.files import relative_under
         name = spec[len(_DATASET_PREFIX):]
-        return dataset_dir() / (name if Path(name).suffix else f"{name}.npz")
+        return relative_under(dataset_dir(), name if Path(name).suffix else f"{name}.npz", spec)
     p = Path(os.path.expanduser(spec))
     return p if p.is_absolute() or base is None else Path(base) / p
 
@@ -221,6 +231,8 @@ def load(spec: str, **params) -> TimeStepProblem:
             raise InputError(f"{spec}: {unknown('reference problem', spec[len(SHARED_PREFIX):], names)}")
         where = "" if str(path) == spec else f" ({path})"
         raise InputError(f"{spec}: no such file or folder{where}; a problem is {ACCEPTED}")
+    if not path.is_file() and not path.is_dir():  # stat only: opening a FIFO or a device could block
+        raise InputError(f"{spec}: not a regular file (a FIFO, socket or device); a problem is {ACCEPTED}")
     if path.suffix.lower() in FILE_SUFFIXES or not path.is_file():
         return load_problem(path)
     try:  # an unknown suffix: the reader sniffs the content, and says the accepted forms if it fails

@@ -36,8 +36,10 @@ _INVALID_CHOICE = re.compile(r"^(argument .*?): invalid choice: '(.*)' \(choose 
 _QUOTED = re.compile(r"'([^']*)'")
 
 
-def positive(kind):
-    """argparse type: a positive finite number of ``kind``."""
+def positive(kind, limit: str | None = None):
+    """argparse type: a positive finite number of ``kind``, within the workbench.limits ``limit``
+    when one is named."""
+    from workbench.limits import check
     noun = "a positive integer" if kind is int else "a positive number"
 
     def parse(text):
@@ -47,6 +49,11 @@ def positive(kind):
             raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
         if not (x > 0 and math.isfinite(x)):
             raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}")
+        if limit is not None:
+            try:
+                check(limit, x, repr(text))
+            except InputError as exc:
+                raise argparse.ArgumentTypeError(str(exc)) from None
         return x
     parse.__name__ = noun  # argparse names the type in its own messages
     return parse
@@ -54,13 +61,21 @@ def positive(kind):
 
 def key_value(text: str):
     """argparse type: KEY=VALUE with a JSON value (a plain string when not JSON)."""
+    from workbench.limits import check_depth, parse_error
     key, sep, value = text.partition("=")
     if not sep or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     try:
-        return key, json.loads(value)
+        parsed = json.loads(value)
     except json.JSONDecodeError:
         return key, value
+    except RecursionError as exc:
+        raise argparse.ArgumentTypeError(str(parse_error(exc, f"{key}=..."))) from None
+    try:
+        check_depth(parsed, f"{key}=...")
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return key, parsed
 
 
 def formulation_named(name: str, flag: str = "--formulation"):

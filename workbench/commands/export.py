@@ -13,6 +13,7 @@ the --solve run stored was not solved (its status is in the file's provenance), 
 
 from __future__ import annotations
 
+import sys
 import time
 
 from workbench.commands._args import EXIT_NOT_SOLVED, check_method, positive
@@ -48,6 +49,9 @@ def cmd_export(args) -> int:
         if found is None:
             raise InputError(f"{args.guess}: the file has no /guesses/1")
         guess = found["r"] if "l" not in found else [*found["r"], *found["l"]]
+    if fmt == "dat" and formulation == "raw" and problem.is_global:
+        from workbench.export.siconos_dat import siconos_reader
+        print(f"workbench: note: {args.out} is {siconos_reader(problem)}", file=sys.stderr)
     t0 = time.perf_counter()
     files = export(problem, formulation, fmt, args.out, solution=solution, guess=guess, scaled=not args.physical)
     elapsed = time.perf_counter() - t0

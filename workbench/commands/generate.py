@@ -25,6 +25,8 @@ from __future__ import annotations
 from argparse import ArgumentTypeError
 
 from workbench.commands._args import key_value, positive
+from workbench.errors import InputError
+from workbench.limits import check
 
 
 def _sizes(text: str) -> list[int]:
@@ -34,6 +36,10 @@ def _sizes(text: str) -> list[int]:
         raise ArgumentTypeError(f"expected comma-separated sphere counts, got {text!r}") from None
     if not sizes or min(sizes) < 1:
         raise ArgumentTypeError(f"expected positive sphere counts, got {text!r}")
+    try:
+        check("SIZE", max(sizes), "sphere count")
+    except InputError as exc:
+        raise ArgumentTypeError(str(exc)) from None
     return sizes
 
 

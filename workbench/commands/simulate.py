@@ -34,6 +34,7 @@ from workbench.commands._args import EXIT_NOT_SOLVED, add_method_options, check_
 from workbench.commands.solve import add_solve_options, solve_options
 from workbench.errors import InputError
 from workbench.files import atomic_output
+from workbench.limits import check
 
 
 def _state_rows(t: float, bodies) -> np.ndarray:
@@ -116,6 +117,8 @@ def cmd_simulate(args) -> int:
         shown = " ".join(f"--set {k}={json.dumps(v)}" for k, v in params.items())
         raise InputError(f"{shown}: {exc}") from None
     h = args.dt or scenario.h
+    if args.steps is None:
+        check("STEPS", scenario.duration / h, f"--dt {h:g}: the scene's duration {scenario.duration:g} s / dt")
     n_steps = args.steps or max(1, int(round(scenario.duration / h)))
     out = Path(args.out or f"sim-{scenario.name}")
     try:
@@ -168,7 +171,7 @@ def register(sub) -> None:
     s = sub.add_parser("simulate", help="run a dynamic scene with the DVI time stepper")
     s.add_argument("scene", metavar="SCENE", help=", ".join(names("scenario")))
     add_method_options(s)
-    s.add_argument("--steps", type=positive(int), default=None, help="number of steps (default: the scene's duration / dt)")
+    s.add_argument("--steps", type=positive(int, "STEPS"), default=None, help="number of steps (default: the scene's duration / dt)")
     s.add_argument("--dt", type=positive(float), default=None, help="step size h [s] (default: the scene's)")
     s.add_argument("--out", default=None, help="output folder (default sim-SCENE)")
     s.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE",

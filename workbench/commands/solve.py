@@ -24,6 +24,7 @@ import os
 from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, check_method, formulation_named,
                                       key_value, positive, solver_named)
 from workbench.sources import ACCEPTED, load
+from workbench.solvers.base import handover_label
 
 PROBLEM_HELP = f"{ACCEPTED} (workbench list shows the scenes)"
 
@@ -34,8 +35,8 @@ def add_solve_options(s) -> None:
                    help="accuracy wanted on the workbench's error measure (default 1e-6)")
     s.add_argument("--accept", type=positive(float), default=None,
                    help="error below which a run counts as solved (default: --tol)")
-    s.add_argument("--max-iter", type=positive(int), default=None)
-    s.add_argument("--time-limit", type=positive(float), default=None, help="seconds")
+    s.add_argument("--max-iter", type=positive(int, "ITER"), default=None)
+    s.add_argument("--time-limit", type=positive(float, "SECONDS"), default=None, help="seconds")
     s.add_argument("--param", action="append", type=key_value, metavar="KEY=VALUE",
                    help="solver-specific setting (JSON value), repeatable")
     s.add_argument("--verbose", action="store_true", help="let the solver print its log (stderr)")
@@ -72,6 +73,10 @@ def result_record(problem, result, warm_up_seconds: float | None = None) -> dict
         "warm_up_seconds": warm_up_seconds,
         "metrics": {k: _finite(v) for k, v in result.metrics.items()},
         "message": result.message,
+        # a run finished by another method (fallback, polish): who, when, why, and what the first
+        # method reached alone (its judged error and the status that earns)
+        "handover": [{k: (_finite(v) if isinstance(v, float) else v) for k, v in h.items()} for h in result.handover],
+        "handover_label": result.handover_label,
         # what the solver or method says of itself (outer iterations of a fixed point, the solver's own
         # status word, ...): recorded, never used to judge
         "info": {k: (_finite(v) if isinstance(v, float) else v) for k, v in result.info.items()
@@ -153,6 +158,10 @@ def cmd_solve(args) -> int:
     print(f"{problem.name}: {problem.n_contacts} contacts, formulation {result.formulation}, solver {result.solver}")
     print(f"  status {result.status} (solver said {result.solver_status or '-'})"
           f"{': ' + result.message if result.message else ''}")
+    for h in result.handover:
+        print(f"  hand-over: {handover_label([h])} at iteration {h['at_iteration']} ({h['at_seconds']:.3f} s; "
+              f"{h['reason']}); {h['from']} alone: {h.get('status_alone', '-')} ({h['measure']} "
+              f"{h['error_before']:.3e}); the returned point is {h['to'] if h['used'] else h['from']}'s")
     if result.nu is not None:
         print(f"  objective {result.objective:.10g}, iterations {result.iterations}, "
               f"build {result.build_seconds:.3f} s, solve {result.solve_seconds:.3f} s "
@@ -206,6 +215,8 @@ def _compare_rows(args, problems, forms, solvers, worker) -> bool:
                 fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731
                 it = "-" if res.iterations is None else res.iterations
                 status = res.status if res.status != "unavailable" else f"unavailable ({res.message})"
+                if res.handover:  # finished by another method: say so, and what the method reached alone
+                    status += f" ({res.handover_label}; alone {res.status_alone})"
                 print(f"| {problem.name} | {problem.n_contacts} | {fname} | {sname} | {status} | {it} "
                       f"| {warm:.3f} | {res.build_seconds:.3f} | {res.solve_seconds:.3f} | {fmt('dual_objective')} "
                       f"| {fmt('relaxed_error')} | {fmt('siconos_error')} |", flush=True)

@@ -71,11 +71,11 @@ def register(sub) -> None:
                    help="run only the methods whose name or solver matches a glob S")
     s.add_argument("--problem", "-p", action="extend", nargs="+", metavar="GLOB",
                    help="run only the problems whose name matches GLOB")
-    s.add_argument("--repetitions", type=positive(int), help="runs per (problem, method), instead of the study's")
-    s.add_argument("--time-limit", type=positive(float), metavar="S",
+    s.add_argument("--repetitions", type=positive(int, "RUNS"), help="runs per (problem, method), instead of the study's")
+    s.add_argument("--time-limit", type=positive(float, "SECONDS"), metavar="S",
                    help="seconds per run, instead of the study's")
     s.add_argument("--out", help="results directory (default results/<study name>)")
-    s.add_argument("--jobs", "-j", type=positive(int), default=1,
+    s.add_argument("--jobs", "-j", type=positive(int, "JOBS"), default=1,
                    help="runs at a time (worker processes; default 1, the fairest timings)")
     s.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="local worker processes, or a Dask cluster")

@@ -184,6 +184,11 @@ def _mu_text(mu: np.ndarray) -> str:
     return "per contact, in contact order: " + " ".join(map(repr, mu.tolist()))
 
 
+def _file_name(source: str) -> str:
+    """``source`` without its folders when it is a path (a scene's or generator's name is kept)."""
+    return source.replace("\\", "/").rsplit("/", 1)[-1] if "/" in source or "\\" in source else source
+
+
 def provenance(problem: TimeStepProblem, formulation: str, fmt: str, *, list_mu: bool) -> dict[str, str]:
     """The facts every exported file carries, as ordered key -> one-line text.
 
@@ -193,7 +198,8 @@ def provenance(problem: TimeStepProblem, formulation: str, fmt: str, *, list_mu:
     out = {
         "exported_by": f"contact-workbench {__version__} (workbench.export, format {fmt})",
         "problem": problem.name or "(unnamed)",
-        "source": str(meta.get("source") or meta.get("scene") or "generated in memory"),
+        # the file's name only: an export travels, the folders of the machine that wrote it do not
+        "source": _file_name(str(meta.get("source") or meta.get("scene") or "generated in memory")),
         "problem_kind": problem.kind,
         "contacts": str(problem.n_contacts),
         "contact_dimension": str(problem.d),

@@ -25,4 +25,16 @@ def write(problem: TimeStepProblem, path: os.PathLike | str, *, formulation: str
     if solution is not None or guess is not None:
         raise UnsupportedError("the Siconos .dat format holds no solution or guess; use fclib, mat or npz")
     write_siconos_dat(problem, path)
-    return [Path(path), sidecar(path, {**provenance(problem, formulation, "dat", list_mu=False), **notes})]
+    reader = {"siconos_reader": siconos_reader(problem)}
+    return [Path(path), sidecar(path, {**provenance(problem, formulation, "dat", list_mu=False), **reader, **notes})]
+
+
+def siconos_reader(problem: TimeStepProblem) -> str:
+    """What Siconos reads from the .dat of ``problem``: which of its readers and solvers take the file,
+    and (for a global problem) what its local reader would make of it instead."""
+    if problem.is_global:
+        return ("a global problem (d nc M H q b mu): read it with globalFrictionContact_new_from_filename and "
+                "the gfc3d solvers; Siconos's local reader frictionContact_new_from_filename and the fc3d/fc2d "
+                "solvers would misread it (take --formulation local for those: W = N, q = r)")
+    return ("a local problem (d nc W q mu): read it with frictionContact_new_from_filename and the fc3d/fc2d "
+            "solvers")

@@ -26,6 +26,7 @@ current plan are reported (:func:`workbench.study.results.load_results`).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,12 +34,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from workbench.report import figures, tables
-from workbench.report.accounting import RULE, comparison_groups, pair_table, profile_values, summarise
+from workbench import plot
+from workbench.report import tables
+from workbench.report.accounting import RULE, comparison_groups, pair_table, profile_values, split_handovers, summarise
 from workbench.report.conclusion import conclusion, within_noise
 from workbench.report.document import Code, Figure, Heading, Table, Text, cell, spread, write_pages
 from workbench.report.reference import References
 from workbench.report.stats import first_within, performance_profile
+from workbench.solvers.base import handover_label
 from workbench.study.results import current_runs, read_histories
 from workbench.study.store import ResultStore
 
@@ -61,10 +64,13 @@ _TABLES = (("objective", "objective", "Objective of the formulation at the retur
 @dataclass
 class ReportData:
     """A results directory as the report reads it: the plan, the compared runs, the dedicated
-    reference runs, and the pairs under the accounting rule."""
+    reference runs, and the pairs under the accounting rule. ``runs`` and ``plan`` have every method
+    that handed over split into the method alone and the composite (accounting.split_handovers);
+    ``recorded`` holds the runs as recorded."""
     root: Path
     plan: dict
     runs: pd.DataFrame
+    recorded: pd.DataFrame
     reference_runs: pd.DataFrame
     stale: int
     store: ResultStore
@@ -76,6 +82,11 @@ class ReportData:
     @property
     def labels(self) -> dict[str, str]:
         return {m["method"]: m["label"] for m in self.plan["methods"] + self.plan.get("references", [])}
+
+    @property
+    def base(self) -> dict[str, str]:
+        """Each method's own method: a composite's is the method that handed over."""
+        return dict(zip(self.runs["method"], self.runs["base_method"])) if len(self.runs) else {}
 
     @property
     def problems(self) -> list[str]:
@@ -107,20 +118,25 @@ class ReportData:
                           self.plan["time_limit"])
 
     def references(self) -> References:
-        both = pd.concat([self.static, self.reference_runs], ignore_index=True) if len(self.reference_runs) \
-            else self.static
+        """From the runs as recorded (a composite is not another method: look references up by the
+        run's base_method)."""
+        static = self.recorded[self.recorded["kind"] != "simulation"] if len(self.recorded) else self.recorded
+        both = pd.concat([static, self.reference_runs], ignore_index=True) if len(self.reference_runs) \
+            else static
         return References(both, self.options.get("reference_method"))
 
 
 def read_report_data(results_dir) -> ReportData:
     """Read a results directory (InputError when it is not one)."""
+    from workbench.report.plan_check import check_plan
     store = ResultStore(results_dir)
-    plan = store.read_json("plan.json")
+    plan = check_plan(store.read_json("plan.json"), store.root)
     every = store.read_runs()
-    runs = current_runs(every, plan, include_reference=False)
+    recorded = current_runs(every, plan, include_reference=False)
+    runs, plan = split_handovers(recorded, plan)
     with_refs = current_runs(every, plan, include_reference=True)
     refs = with_refs[with_refs["role"] == "reference"] if len(with_refs) else with_refs
-    return ReportData(root=store.root, plan=plan, runs=runs, reference_runs=refs,
+    return ReportData(root=store.root, plan=plan, runs=runs, recorded=recorded, reference_runs=refs,
                       stale=len(every) - len(with_refs), store=store)
 
 
@@ -136,11 +152,12 @@ def _figure(path: str, caption: str, files: dict[str, str]) -> Figure:
 # --------------------------------------------------------------------------- sections
 
 def _header(res: ReportData) -> list:
-    plan, runs = res.plan, res.runs
+    plan, runs = res.plan, res.recorded
     blocks = [Text(plan["description"])] if plan.get("description") else []
     planned = len(plan["runs"])
     text = (f"{len(runs)} of {planned} planned runs recorded ({len(plan['problems'])} problems x "
-            f"{len(plan['methods'])} methods x {plan['repetitions']} repetition(s); time limit "
+            f"{len({res.base.get(m['method'], m['method']) for m in plan['methods']})} methods x "
+            f"{plan['repetitions']} repetition(s); time limit "
             f"{plan['time_limit']:g} s per run).")
     if plan.get("reference_runs"):
         text += (f" {len(res.reference_runs)} of {len(plan['reference_runs'])} dedicated reference runs recorded "
@@ -160,6 +177,12 @@ def _header(res: ReportData) -> list:
         blocks.append(Text("Statuses: " + ", ".join(f"{s} {n}" for s, n in counts.items()) + ". A run is "
                            "solved when the workbench's own error measure of the impulses it returned is "
                            "within the method's acceptance threshold; solver claims are recorded only."))
+        handed = runs[runs["handover"] != ""] if "handover" in runs else runs.iloc[:0]
+        if len(handed):
+            kinds = ", ".join(f"{label} ({n} runs)" for label, n in handed["handover"].value_counts().items())
+            blocks.append(Text(f"Hand-overs: {len(handed)} runs were finished by another method: {kinds}. Each "
+                               "such method is reported alone (what it reached at the hand-over) and, as a row of "
+                               "its own, with its hand-over (the run as returned)."))
     return blocks
 
 
@@ -242,6 +265,7 @@ def _tables(res: ReportData, out: Path) -> list:
                    "(not applicable, failed, or not yet run).")]
     status = tables.status_pivot(res.runs, res.problems, res.methods, res.labels, res.skipped)
     blocks.append(Table(status, "Status.", tables.write_table(status, out, "status", "Status")))
+    blocks += _handovers(res, out)
     for column, name, caption in _TABLES:
         if column not in res.runs or res.runs[column].isna().all():
             continue
@@ -249,6 +273,24 @@ def _tables(res: ReportData, out: Path) -> list:
         blocks.append(Table(shown, caption + ".", tables.write_table(shown, out, name, caption, numbers)))
     blocks += _time_to_target(res, out)
     return blocks
+
+
+def _handovers(res: ReportData, out: Path) -> list:
+    """Every run finished by another method: when, why, what its method reached alone, and how the run
+    ended."""
+    runs = res.recorded
+    handed = runs[runs["handover"] != ""] if len(runs) and "handover" in runs else runs.iloc[:0]
+    rows = [{"problem": run.problem, "method": res.labels.get(run.method, run.method), "repetition": run.repetition,
+             "hand-over": handover_label([h]), "at iteration": h["at_iteration"], "at [s]": h["at_seconds"],
+             "why": h["reason"], "judged error alone": h["error_before"], "status alone": h["status_alone"],
+             "returned point": h["to"] if h["used"] else h["from"], "status as returned": run.status}
+            for run in handed.itertuples() for h in json.loads(run.handover_detail)]
+    if not rows:
+        return []
+    table = pd.DataFrame(rows).set_index("problem")
+    return [Table(table, "Hand-overs: runs finished by another method. The method's own columns count what it "
+                         "reached alone (status alone); the composite's columns, named after the hand-over, the run "
+                         "as returned.", tables.write_table(table, out, "handovers", "Hand-overs"))]
 
 
 def _time_to_target(res: ReportData, out: Path) -> list:
@@ -260,7 +302,7 @@ def _time_to_target(res: ReportData, out: Path) -> list:
         return []
     rows = []
     for run in res.static.itertuples():
-        ref = refs.for_method(run.problem, run.formulation, run.method)
+        ref = refs.for_method(run.problem, run.formulation, run.base_method)
         h = hist[hist["key"] == run.key]
         if ref is None or h.empty or not h["objective"].notna().any():
             continue
@@ -294,18 +336,25 @@ def _convergence(res: ReportData, out: Path) -> list:
     else:
         blocks.append(Text("No reference: no run returned an accurate point."))
     top = "|objective - reference|" if o["convergence"] == "error" else "|objective|"
-    blocks.append(Text(f"Per problem: top, {top}"
-                       "; below, one row per error measure the solvers log (one definition per panel); left against "
-                       "iteration, right against time. Lines: medians over repetitions; bands: min-max."))
+    blocks.append(Text(f"Per problem: top, {top}; then one row per judged measure (relaxed error for relaxed "
+                       "formulations, Siconos error for exact ones): the workbench's measure of every method's "
+                       "iterates, computed the same way for all (where a solver exposes no iterates, conic backends "
+                       "and Siconos, only its returned point), with each method's acceptance threshold dashed; below, "
+                       "the measures solvers log of themselves (one per panel; recorded, never judged). Left against "
+                       "iteration, right against time. Lines: medians over repetitions; bands: min-max; a method that "
+                       "handed over is drawn alone up to the hand-over and, as its composite, whole."))
     for problem in dict.fromkeys(runs["problem"]):
         mine = runs[runs["problem"] == problem]
-        per_method = {m: refs.for_method(problem, f, m) for m, f in zip(mine["method"], mine["formulation"])}
+        per_method = {m: refs.for_method(problem, f, b)
+                      for m, b, f in zip(mine["method"], mine["base_method"], mine["formulation"])}
         path = f"figures/convergence-{_slug(problem)}.png"
-        info = figures.convergence_figure(problem, mine, histories, per_method, o["convergence"], res.labels,
-                                          res.methods, out / path)
-        without = [res.labels[m] for m, d in info["drawn"].items() if not d["objective"] and not d["errors"]]
+        files = plot.save(plot.convergence(histories, mine, problem=problem, references=per_method,
+                                           mode=o["convergence"], labels=res.labels, methods=res.methods), out / path)
+        logged = set(histories["key"]) if len(histories) else set()
+        without = [res.labels[m] for m in dict.fromkeys(mine["method"])
+                   if not mine.loc[mine["method"] == m, "key"].isin(logged).any()]
         caption = f"Convergence on {problem}" + (f"; no history: {', '.join(without)}" if without else "")
-        blocks.append(_figure(path, caption, info["files"]))
+        blocks.append(_figure(path, caption, files))
     return blocks
 
 
@@ -316,13 +365,12 @@ def _scaling(res: ReportData, out: Path) -> list:
     undeclared = res.static["series"].isna().any() if len(res.static) else False
     for name in series:
         mine = solved[solved["series"] == name]
-        pairs = (mine.groupby(["problem", "method"])
-                 .agg(n_contacts=("n_contacts", "first"), time=(res.time_column, "median"),
-                      iterations=("iterations", "median")).reset_index())
         path = f"figures/scaling-{_slug(name)}.png"
-        slopes, files = figures.scaling_figure(pairs, res.labels, res.methods,
-                                               [("time", f"{res.time_label} [s]"), ("iterations", "iterations")],
-                                               out / path, title=f"series {name}")
+        columns = {res.time_column: f"{res.time_label} [s]", "iterations": "iterations"}
+        slopes = plot.scaling_slopes(mine, columns, labels=res.labels, methods=res.methods).rename(
+            columns={f"{res.time_column} slope": "time slope"})
+        files = plot.save(plot.scaling(mine, columns, labels=res.labels, methods=res.methods,
+                                       title=f"series {name}"), out / path)
         blocks += [Text(f"Series {name}: {res.time_label} and iterations of solved runs (medians over repetitions) "
                         "against the number of contacts; slope of the least-squares line in log-log, the exponent "
                         "k of time ~ contacts^k, fitted within this series only."),
@@ -341,14 +389,13 @@ def _scaling(res: ReportData, out: Path) -> list:
         if "max_contacts" not in mine or mine["max_contacts"].nunique() < 2:
             continue
         scene = source.partition(":")[2]
-        pairs = (mine.groupby(["problem", "method"])
-                 .agg(n_contacts=("max_contacts", "first"), complementarity=("complementarity", "median"),
-                      mean_iterations=("mean_iterations", "median")).reset_index())
+        mine = mine.assign(n_contacts=mine["max_contacts"])
         path = f"figures/scaling-{_slug(scene)}.png"
-        slopes, files = figures.scaling_figure(pairs, res.labels, res.methods,
-                                               [("complementarity", "largest complementarity max |g_n u_n|"),
-                                                ("mean_iterations", "mean iterations per step")], out / path,
-                                               title=scene)
+        columns = {"complementarity": "largest complementarity max |g_n u_n|",
+                   "mean_iterations": "mean iterations per step"}
+        slopes = plot.scaling_slopes(mine, columns, labels=res.labels, methods=res.methods)
+        files = plot.save(plot.scaling(mine, columns, labels=res.labels, methods=res.methods, title=scene),
+                          out / path)
         blocks += [Text(f"Simulations of {scene} (the form of Melanz et al. 2015 Fig. 11): the largest complementarity "
                         "error over all steps and the mean iterations per step against the largest number of "
                         "contacts, for simulations whose every step was solved."),
@@ -375,9 +422,9 @@ def _profiles(res: ReportData, out: Path) -> list:
                             ("iterations", "ratio to the fewest iterations (tau)")):
             v = profile_values(pairs, names, value)
             v.columns = [res.labels[m] for m in v.columns]
-            rho = performance_profile(v)
             path = f"figures/profile-{value}-{group.slug}.png"
-            files = figures.profile_figure(rho, out / path, axis, f"{value}, {group.label}")
+            files = plot.save(plot.performance_profile(v, value=value, xlabel=axis, title=f"{value}, {group.label}"),
+                              out / path)
             blocks.append(_figure(path, f"Performance profile of {value}, {group.label}", files))
             m = performance_profile(v, taus=[1.0, 2.0, 10.0, np.inf]).T
             m.columns = [f"{value} rho({cell(t)})" for t in (1.0, 2.0, 10.0, np.inf)]
@@ -406,9 +453,9 @@ def _timeseries(res: ReportData, out: Path) -> list:
             continue
         table = table.assign(method=table["method"].map(res.labels))
         path = f"figures/timeseries-{_slug(problem)}.png"
-        files = figures.timeseries_figure(table, problem, out / path)
-        if files is not None:
-            blocks.append(_figure(path, f"{problem} per step", files))
+        fig = plot.time_series(table, title=problem)
+        if fig is not None:
+            blocks.append(_figure(path, f"{problem} per step", plot.save(fig, out / path)))
     return blocks
 
 
@@ -448,7 +495,7 @@ def _paper(res: ReportData, out: Path) -> list:
 
 
 def _iterations_to_reference(run, refs: References, hist: pd.DataFrame, rel_tol: float) -> float:
-    ref = refs.for_method(run.problem, run.formulation, run.method)
+    ref = refs.for_method(run.problem, run.formulation, run.base_method)
     h = hist[hist["key"] == run.key] if len(hist) else hist
     if ref is None or h.empty:
         return float("nan")
@@ -465,8 +512,9 @@ def _limitations(res: ReportData) -> list:
              "the same threshold are compared even when they ask their solver for different accuracies (tol), and a "
              "method can be fast because it stops at a point another measure would not accept; the table of the "
              "time to the reference objective compares them at one accuracy.",
-             "Convergence curves show what each solver logs; the logged measure can differ from the judged one "
-             "(each panel names its measure), and crosses give the workbench's measure of the returned point."]
+             "Convergence rows of a judged measure show the workbench's measure of sampled iterates (all of them "
+             "for the exact in-house methods, about 20 per decade of iterations for the first-order ones); a conic "
+             "backend or Siconos exposes no iterates, so only its returned point (the cross) is on those rows."]
     unavailable = sorted({res.labels[m] for m in res.runs.loc[res.runs["status"] == "unavailable", "method"]}) \
         if len(res.runs) else []
     if unavailable:

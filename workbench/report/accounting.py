@@ -10,6 +10,10 @@ RULE (stated at the top of every report):
   (qpbenchmark's rule): its accounted time is the limit; a solved run's is its time (at most the limit).
 - Over repetitions, a pair is *solved* when more than half of its repetitions are; its time is then
   the median of the accounted times, else the time limit; its spread is their minimum and maximum.
+- A run finished by another method (a fallback, a polish: the store's ``handover``) counts for its
+  method with what that method reached alone: the status its own point earned at the hand-over, by
+  the same rule (its judged error then), and its time until then. The run as returned is the
+  composite's (e.g. "ncp/pqn (+pgs fallback)"), a method of its own beside it (:func:`split_handovers`).
 - Methods are compared only with methods that solve the same problem (relaxed, exact Coulomb, or
   LCP) at the same acceptance threshold (the judged error at most accept, or tol), and ranked on
   the problems every one of them can take ("common problems"), so a method is never ranked ahead
@@ -20,6 +24,7 @@ Functions here are pure: tables of runs in, tables out.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +32,8 @@ import pandas as pd
 
 from workbench.report.stats import shifted_geometric_mean
 
-__all__ = ["RULE", "pair_table", "problem_class", "Group", "comparison_groups", "summarise", "profile_values"]
+__all__ = ["RULE", "split_handovers", "pair_table", "problem_class", "Group", "comparison_groups", "summarise",
+           "profile_values"]
 
 RULE = ("Accounting rule, used by every table, summary, profile and the conclusion: a (problem, method) pair "
         "is not applicable when the method cannot take the problem (a formulation that needs M and D on a local "
@@ -35,12 +41,73 @@ RULE = ("Accounting rule, used by every table, summary, profile and the conclusi
         "as a failure nowhere. Every other run counts, and a run not solved within the time limit counts as the "
         "time limit (qpbenchmark's rule). Over repetitions a pair is solved when more than half of its "
         "repetitions are; its time is then their median, else the time limit; spreads are min-max over "
-        "repetitions. Methods are ranked only against methods solving the same problem (relaxed, exact or LCP) "
-        "at the same acceptance threshold, on the problems all of them can take.")
+        "repetitions. A run finished by another method (fallback, polish) counts for its method with what that "
+        "method reached alone (its status and time at the hand-over); the run as returned counts for the "
+        "composite, a row of its own named after the hand-over (e.g. \"(+pgs fallback)\"). Methods are ranked "
+        "only against methods solving the same problem (relaxed, exact or LCP) at the same acceptance threshold, "
+        "on the problems all of them can take.")
 
 #: a judged error that is missing (the run returned no point) counts as this: the relative error of
 #: the zero impulse is at most 1
 MISSING_ERROR = 1.0
+
+
+#: columns of a run that describe the point it returned (unknown for the method alone when another
+#: method's point was returned), besides the metrics
+_POINT_COLUMNS = ("objective", "solver_objective")
+#: numeric columns of a run that are not measures of its point
+_NOT_POINT = ("n_contacts", "n_dof", "d", "tol", "accept", "max_iter", "time_limit", "repetition", "iterations",
+              "build_seconds", "solve_seconds", "total_seconds", "wall_seconds", "steps", "max_contacts",
+              "mean_iterations", "history_until")
+
+
+def split_handovers(runs: pd.DataFrame, plan: dict) -> tuple[pd.DataFrame, dict]:
+    """The runs and the plan with every method that handed over (any run with a ``handover``) split
+    in two: the method alone, and the composite (method + the methods it handed over to) right after
+    it, with the same formulation and threshold, so every table, profile, figure and the conclusion
+    show both.
+
+    A run of the method alone that handed over gets the first hand-over's status_alone, judged
+    error (error_before, also in its measure's column), solve time (at_seconds; total: build + that),
+    and history up to at_iteration (column ``history_until``); where the returned point is the other
+    method's, the measures of the point (objective, metrics) are unknown for it (NaN). The composite's
+    runs are the runs as returned, their iterations both methods' added. Adds the column ``base_method``
+    (the method a row belongs to; a composite's is its method's), used to keep a method from being
+    its own reference."""
+    runs = runs.assign(base_method=runs["method"], history_until=np.nan) if len(runs) else runs
+    if not len(runs) or "handover_detail" not in runs:
+        return runs, plan
+    details = runs["handover_detail"].map(lambda d: json.loads(d) if isinstance(d, str) else [])
+    handed = details.map(bool)
+    if not handed.any():
+        return runs, plan
+    point_cols = [c for c in runs.columns if c in _POINT_COLUMNS or (
+        c not in _NOT_POINT and c != "judged_error" and pd.api.types.is_float_dtype(runs[c]))]
+    methods, skipped, composites = [], list(plan["skipped"]), []
+    alone = runs.copy()
+    for m in plan["methods"]:
+        methods.append(m)
+        mine = runs["method"] == m["method"]
+        if not (mine & handed).any():
+            continue
+        suffix = ", ".join(dict.fromkeys(f"+{h['to']} {h['kind']}" for d in details[mine] for h in d))
+        comp = {**m, "method": f"{m['method']} ({suffix})", "label": f"{m['label']} ({suffix})"}
+        methods.append(comp)
+        skipped += [{**s, "method": comp["method"]} for s in plan["skipped"] if s["method"] == m["method"]]
+        extra = details[mine].map(lambda d: sum(h.get("to_iterations") or 0 for h in d if h["used"]))
+        composites.append(runs[mine].assign(method=comp["method"], label=comp["label"],
+                                            iterations=runs.loc[mine, "iterations"] + extra))
+        for i in runs.index[mine & handed]:
+            first = details[i][0]
+            if first["used"]:
+                alone.loc[i, point_cols] = np.nan
+            alone.loc[i, ["status", "history_until"]] = [first["status_alone"], first["at_iteration"]]
+            alone.loc[i, "solve_seconds"] = first["at_seconds"]
+            alone.loc[i, "judged_error"] = first["error_before"]
+            if first["measure"] in alone:
+                alone.loc[i, first["measure"]] = first["error_before"]
+    alone["total_seconds"] = alone["build_seconds"] + alone["solve_seconds"]
+    return pd.concat([alone, *composites], ignore_index=True), {**plan, "methods": methods, "skipped": skipped}
 
 
 def _threshold(runs: pd.DataFrame) -> pd.Series:

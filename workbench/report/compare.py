@@ -73,7 +73,7 @@ def compare(a, b) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
 def _describe(label: str, res) -> str:
     sessions = res.store.sessions()
     last = sessions[-1] if sessions else {}
-    return (f"{label}: {res.root} (study {res.plan['study']}, {len(res.runs)} runs, {res.plan['repetitions']} "
+    return (f"{label}: {res.root} (study {res.plan['study']}, {len(res.recorded)} runs, {res.plan['repetitions']} "
             f"repetition(s), workbench {last.get('workbench', '?')}, {last.get('date', '?')}, "
             f"{last.get('cpu', '?')}).")
 

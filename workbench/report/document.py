@@ -91,14 +91,41 @@ def _slug(text: str) -> str:
     return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
 
 
+_MD_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]", "`": "\\`", "|": "\\|"}
+
+
+def _md(text) -> str:
+    """Text as markdown shows it literally: no raw HTML (``<script>``, ``<img onerror>`` become
+    entities), no links, images or code spans made by the data, no table cell broken by ``|``, on one
+    line. Names, descriptions and messages in a report come from study files and results folders
+    that may be someone else's."""
+    return "".join(_MD_ESCAPES.get(c, c) for c in " ".join(str(text).split()))
+
+
 def _md_table(df: pd.DataFrame) -> str:
     align = ["left"] + ["right" if numeric_column(df[c]) else "left" for c in df.columns]
-    shown = _display(df).map(lambda s: s.replace("|", "\\|"))
+    shown = _display(df).map(_md)
+    shown.columns = [_md(c) for c in shown.columns]
+    shown.index = [_md(i) for i in shown.index]
+    shown.index.name = None if df.index.name is None else _md(df.index.name)
     return shown.to_markdown(colalign=align, index=True)
 
 
+def _link_target(path: str) -> str:
+    """A relative link the report made (figures/..., tables/...), with the characters that would end a
+    markdown link target percent-encoded."""
+    from urllib.parse import quote
+    return quote(path, safe="/._-")
+
+
 def _files_md(files: dict[str, str]) -> str:
-    return " ".join(f"[{label}]({path})" for label, path in files.items())
+    return " ".join(f"[{_md(label)}]({_link_target(path)})" for label, path in files.items())
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``, so the text cannot close it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _toc(blocks: list) -> list[Heading]:
@@ -106,20 +133,23 @@ def _toc(blocks: list) -> list[Heading]:
 
 
 def render_markdown(title: str, blocks: list) -> str:
-    out = [f"# {title}", "", "Contents: " + " · ".join(f"[{h.text}](#{_slug(h.text)})" for h in _toc(blocks)), ""]
+    out = [f"# {_md(title)}", "",
+           "Contents: " + " · ".join(f"[{_md(h.text)}](#{_slug(h.text)})" for h in _toc(blocks)), ""]
     for b in blocks:
         if isinstance(b, Heading):
-            out += ["#" * (b.level + 1) + " " + b.text, ""]
+            out += ["#" * (b.level + 1) + " " + _md(b.text), ""]
         elif isinstance(b, Text):
-            out += [b.text, ""]
+            out += [_md(b.text), ""]
         elif isinstance(b, Table):
             if b.caption or b.files:
-                out += [(b.caption + " " + _files_md(b.files)).strip(), ""]
+                out += [(_md(b.caption) + " " + _files_md(b.files)).strip(), ""]
             out += [_md_table(b.frame), ""]
         elif isinstance(b, Figure):
-            out += [f"![{b.caption}]({b.path})", "", f"*{b.caption}* {_files_md(b.others)}".rstrip(), ""]
+            out += [f"![{_md(b.caption)}]({_link_target(b.path)})", "",
+                    f"*{_md(b.caption)}* {_files_md(b.others)}".rstrip(), ""]
         elif isinstance(b, Code):
-            out += ["```", b.text.rstrip(), "```", ""]
+            fence = _fence(b.text)
+            out += [fence, b.text.rstrip(), fence, ""]
     return "\n".join(out)
 
 

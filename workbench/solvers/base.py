@@ -21,12 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
 from workbench import metrics
 from workbench.errors import InputError
 from workbench.params import Param, validate
 
-__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "execute", "finalize"]
+__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "execute", "finalize", "handover",
+           "handover_label", "judged_name"]
 
 
 class StopCause(str, enum.Enum):
@@ -100,6 +102,27 @@ class SolveResult:
     stop: StopCause | None = None
     message: str = ""
     info: dict[str, Any] = field(default_factory=dict)
+    #: hand-overs to another method (fallback, polish), in order: plain dicts of :func:`handover`;
+    #: empty when the method ran alone
+    handover: list[dict[str, Any]] = field(default_factory=list)
+    #: iterates the recorder kept for the history's judged_error column (row index -> nu); consumed
+    #: and cleared by :func:`finalize`, never part of the result's record
+    sampled_iterates: dict[int, np.ndarray] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def handover_label(self) -> str:
+        """The hand-overs in words ("ncp/pqn -> pgs fallback"), "" when the method ran alone."""
+        return handover_label(self.handover)
+
+    @property
+    def status_alone(self) -> str:
+        """The status the method earns alone: at its first hand-over (judged by finalize), else its status."""
+        return self.handover[0].get("status_alone", self.status) if self.handover else self.status
+
+    @property
+    def seconds_alone(self) -> float:
+        """The solve time of the method alone: until its first hand-over, else the solve time."""
+        return self.handover[0]["at_seconds"] if self.handover else self.solve_seconds
 
     @property
     def gamma(self) -> np.ndarray | None:
@@ -174,11 +197,49 @@ def execute(solver: Solver, model, options: SolveOptions) -> SolveResult:
         return result
 
 
+def handover(kind: str, source: str, target: str, reason: str, at_iteration: int, at_seconds: float,
+             stop_before: StopCause, error_before: float, measure: str, used: bool,
+             target_iterations: int | None = None, target_stop: StopCause | None = None) -> dict[str, Any]:
+    """One hand-over of a run to another method, as plain data (what SolveResult.handover lists).
+
+    kind: "fallback" (another solver replaces a run that did not converge, Koziara 2017 Algorithm 1
+    line 3) or "polish" (another solver refines the run's point); from: the method that handed over
+    ("formulation/solver"); to: the solver that took over; reason: why, one line; at_iteration: the
+    first method's iterations when it handed over (its history's numbering); at_seconds: the solve's
+    clock then [s]; stop_before: the first method's stop cause; error_before: the workbench's
+    ``measure`` (its judged error) of the first method's point, what it reached alone; used: whether
+    the returned point is the second method's; to_iterations, to_stop: the second method's.
+    :func:`finalize` adds status_alone, the status the first method's point earns by the same rule."""
+    return {"kind": kind, "from": source, "to": target, "reason": " ".join(reason.split()),
+            "at_iteration": int(at_iteration), "at_seconds": float(at_seconds),
+            "stop_before": StopCause(stop_before).value, "error_before": float(error_before), "measure": measure,
+            "used": bool(used), "to_iterations": None if target_iterations is None else int(target_iterations),
+            "to_stop": None if target_stop is None else StopCause(target_stop).value}
+
+
+def handover_label(handovers: list[dict[str, Any]]) -> str:
+    """The hand-overs in words: "ncp/pqn -> pgs fallback", "dual-fixed-point/clarabel + newton polish"
+    ("" for none)."""
+    return "; ".join(f"{h['from']} -> {h['to']} fallback" if h["kind"] == "fallback" else
+                     f"{h['from']} + {h['to']} {h['kind']}" for h in handovers)
+
+
+def judged_name(model) -> str:
+    """The name of the measure a model's runs are judged by (finalize): the model's own (the LCP
+    model's lcp_residual), else relaxed_error for relaxed formulations and siconos_error for exact ones."""
+    if getattr(model, "own_metrics", None) is not None:
+        return model.judged_by
+    return "relaxed_error" if model.relaxed else "siconos_error"
+
+
 def judged_error(m: dict[str, float], relaxed: bool) -> float:
     """The measure a run is judged by: the relaxed natural-map error for relaxed formulations, the
     exact (De Saxce) Siconos error for exact ones."""
     return m["relaxed_error"] if relaxed else m["siconos_error"]
 
+
+#: seconds judge_history may spend judging sampled iterates (the rest of them stay NaN)
+JUDGE_BUDGET = 0.25
 
 #: the statuses of the stop causes that name a cap
 _CAPS = {StopCause.MAX_ITER: "max_iter", StopCause.TIMEOUT: "timeout"}
@@ -189,13 +250,20 @@ def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
 
     A point within ``accept`` is "solved" whatever the solver says. Otherwise a cap that stopped the
     solver (``result.stop`` MAX_ITER or TIMEOUT) is the status; else "inaccurate" when a point came
-    back, "failed" when none did.
+    back, "failed" when none did. Each hand-over gets the status its first method's point earns alone
+    (status_alone), by the same rule; the history gets its judged_error column (:func:`judge_history`).
     """
     problem = model.problem
     cap = _CAPS.get(result.stop)
+    threshold = options.tol if options.accept is None else options.accept
+    for h in result.handover:
+        err = h["error_before"]
+        h["status_alone"] = "solved" if err <= threshold else (
+            _CAPS.get(StopCause(h["stop_before"])) or ("inaccurate" if np.isfinite(err) else "failed"))
     if result.nu is None or not np.all(np.isfinite(result.nu)):
         result.nu = None
         result.status = cap or "failed"
+        judge_history(result, model)
         return result
     result.metrics = metrics.evaluate(problem, result.nu)
     # an objective that is one of the metrics (the dual objective of the CCQO models) is read from them
@@ -208,8 +276,47 @@ def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
         result.metrics.update(own(result))
     err = result.metrics[model.judged_by] if own is not None else judged_error(result.metrics, model.relaxed)
     result.metrics["judged_error"] = err
-    if err <= (options.tol if options.accept is None else options.accept):
+    if err <= threshold:
         result.status = "solved"
     else:
         result.status = cap or "inaccurate"
+    judge_history(result, model)
     return result
+
+
+def judge_history(result: SolveResult, model) -> None:
+    """Add to ``result.history`` the columns judged_name (the measure the run is judged by,
+    :func:`judged_name`) and judged_error: that measure of the row's iterate, computed by the workbench
+    the same way for every solver, so that histories of different solvers compare like with like.
+
+    Where it comes from, per row: the iterates the recorder sampled (workbench.solvers.recorder: at
+    most about 20 per decade of rows, and the last) are judged here by workbench.metrics.evaluate, as
+    the returned point is, after the solve's clock stopped; a row whose ``error`` is already that
+    measure, computed by workbench.metrics from the iterate (error_name equal to judged_name: the
+    exact methods' siconos_error, the LCP solvers' lcp_residual), keeps it; the last row of a solver
+    that exposes no iterates (conic backends, Siconos) gets the returned point's value, which is that
+    row's point. Any other row: NaN (the solver's own ``error`` stays in its column, never judged), and so
+    are the samples left when JUDGE_BUDGET seconds are spent (coarse to fine: a large problem's history
+    is thinned, its run never pushed past its hard time limit)."""
+    samples, result.sampled_iterates = result.sampled_iterates or {}, None
+    h = result.history
+    if h is None or not len(h):
+        return
+    name = judged_name(model)
+    judged = np.full(len(h), np.nan)
+    if getattr(model, "own_metrics", None) is None:
+        rows = sorted(r for r in samples if r < len(h))
+        # coarse to fine (every 8th sample, then every 4th, ...), the last row first, within a budget:
+        # a large problem cannot push its run past the hard time limit while its history is judged
+        order = list(dict.fromkeys(rows[-1:] + [r for stride in (8, 4, 2, 1) for r in rows[::stride]]))
+        t0 = time.perf_counter()
+        for row in order:
+            if time.perf_counter() - t0 > JUDGE_BUDGET:
+                break
+            if np.all(np.isfinite(samples[row])):
+                judged[row] = judged_error(metrics.evaluate(model.problem, samples[row]), model.relaxed)
+    same = np.isnan(judged) & (h["error_name"] == name).to_numpy()
+    judged[same] = pd.to_numeric(h["error"], errors="coerce").to_numpy(dtype=float)[same]
+    if np.isnan(judged[-1]) and not samples and "judged_error" in result.metrics:
+        judged[-1] = result.metrics["judged_error"]
+    result.history = h.assign(judged_name=name, judged_error=judged)

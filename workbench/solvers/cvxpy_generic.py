@@ -1,7 +1,8 @@
 """Any other conic solver that cvxpy finds installed and that handles second-order cones
 (ECOS, CVXOPT, GUROBI, COPT, ...), under its lower-case cvxpy name. Only the ``backend.NAME``
 parameters are passed on, unchecked (the workbench does not know that solver's settings): tolerances
-and caps have solver-specific names, so ``tol``, ``max_iter`` and ``time_limit`` are not mapped."""
+and caps have solver-specific names, so ``tol``, ``max_iter`` and ``time_limit`` are not mapped (a result
+with a time limit says so: ``info["time_limit_enforced"] = False`` and its message)."""
 
 from __future__ import annotations
 
@@ -30,3 +31,15 @@ class GenericCvxpySolver(CvxpySolver):
         self.cvxpy_name = cvxpy_name
         self.name = cvxpy_name.lower()
         self.summary = f"{cvxpy_name} (found installed by cvxpy)"
+
+    def solve(self, model, options):
+        """The cvxpy solve; with a time limit, the result says that it was not passed on (the
+        solver's own name for it is unknown here): only a worker's hard limit (``solve
+        --time-limit``, a study) bounds such a solve."""
+        result = super().solve(model, options)
+        if options.time_limit is not None:
+            result.info["time_limit_enforced"] = False
+            note = (f"time_limit {options.time_limit:g} s was not passed to {self.cvxpy_name} (a solver cvxpy found; "
+                    "its setting has a name of its own): only a worker's hard limit bounds it")
+            result.message = f"{result.message}; {note}" if result.message else note
+        return result

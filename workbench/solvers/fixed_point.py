@@ -33,7 +33,8 @@ What the measurements on the shared problems showed, and what answers each (docs
   in-house nonsmooth Newton on Alart-Curnier (workbench.solvers.newton, warm-started), which
   identifies the active set and converges locally quadratically (1-3 iterations there). This is
   recorded, never hidden: info["polish"] = {method, iterations, seconds, started, error_before,
-  error_after, accepted, stopped}; the history goes on with phase "polish" rows; the returned point
+  error_after, accepted, stopped} and a hand-over record (SolveResult.handover); the history goes
+  on with phase "polish" rows; the returned point
   is Newton's only if its error is lower. ``polish=False`` gives the pure fixed point. With a time
   limit and the polish on, the outer loop stops at 3/4 of it and the polish gets the rest.
 - Inner breakdowns: Clarabel can fail outright at one shift (NumericalError, also after the looser
@@ -76,7 +77,7 @@ import numpy as np
 from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.metrics import normalisation, siconos_error, tangential_speed
 from workbench.params import Param
-from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause, handover
 from workbench.solvers.compiled import CompiledSession
 from workbench.solvers.recorder import Recorder
 
@@ -266,6 +267,13 @@ class FixedPointCapable:
         if polish is not None:
             result.solver_status += f"; polished by newton ({polish['iterations']} iterations, "\
                                     f"{'accepted' if polish['accepted'] else 'rejected'})"
+            before = StopCause.CONVERGED if outer_stop == "converged" else StopCause(
+                outer_stop if outer_stop in ("timeout", "max_iter", "failed") else "stalled")
+            result.handover.append(handover(
+                "polish", f"{model.formulation}/{self.name}", "newton",
+                f"outer loop {outer_stop} at siconos_error {errors[best]:.3g} > tol {options.tol:g}", len(inner),
+                polish["started"], before, errors[best], "siconos_error", polish["accepted"], polish["iterations"],
+                polish["stopped"]))
         result.info.update(outer_iterations=len(inner), inner_iterations=inner,
                            compile_seconds=session.compile_seconds, setup_seconds=session.setup_seconds,
                            outer_seconds=outer_seconds, inner_seconds=inner_seconds, outer_stop=outer_stop,

@@ -55,7 +55,8 @@ the result's ``stop`` is CONVERGED, MAX_ITER, TIMEOUT or (outer mode) STALLED.
 History (``options.keep_history``): one row per iteration; objective = the dual objective 1/2 nu.(u + r)
 from the u at hand; error = ``ccp_residual`` (eq. 39 with the gradient of the problem being solved,
 N nu + r + a) for relaxed models, ``siconos_error`` for anti-relaxed ones, which also get the extra column
-ccp_residual. When it is off nothing beyond the stopping measure is computed.
+ccp_residual. When it is off nothing beyond the stopping measure is computed. Each row hands its iterate
+to the recorder, which samples it for the history's judged_error column (workbench.solvers.recorder).
 """
 
 from __future__ import annotations
@@ -287,13 +288,13 @@ class Run:
         """One history row (module docstring) from the stopping measure ``err`` and its scale s."""
         objective = metrics.dual_objective(self.problem, x, u)
         if self.mode == "relaxed":
-            self.rec.record(self.k, objective, err * scale, seconds=elapsed)
+            self.rec.record(self.k, objective, err * scale, seconds=elapsed, iterate=x)
         elif self.mode == "inner":
             self.rec.record(self.k, objective, err, metrics.ccp_residual(self.problem, x, u + self.a),
-                            seconds=elapsed)
+                            seconds=elapsed, iterate=x)
         else:
             self.rec.record(self.k, objective, self.siconos_error(x, u, self.shift(u), scale), err * scale,
-                            seconds=elapsed)
+                            seconds=elapsed, iterate=x)
 
     # ------------------------------------------------------------------ outer anti-relaxation
     def fixed_point(self, solve_relaxed) -> np.ndarray:
@@ -370,6 +371,8 @@ def stopping_measure(x, u, a, mu, d, inner, step, norm_r0, target, scratch):
     CCP_RESOLUTION) and the natural map with step 1 is <= target), s = max(||r||, ||x||, ||u||)."""
     x_sq, u_sq, map_sq = _stopping_sums(x, u, a, step, mu, d, inner, scratch)
     scale = max(norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
+    if not scale < math.inf:        # overflowed: a diverged iterate, never converged (metrics.normalisation)
+        return math.inf, scale, False
     if not scale > 0:
         scale = 1.0
     err = math.sqrt(map_sq) / step / scale

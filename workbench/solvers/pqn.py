@@ -36,7 +36,8 @@ in total. ``delta_mode`` (section 8.1.2): "absolute" (delta added as given, in u
 W) or "min" / "avg" / "max" (delta times min / mean / max of the scaled W_ii; "avg" equals "absolute"
 here since the scaled mean is 1). Fallback: ``fallback`` names the in-house solver run on the same model (the
 NCP model is the anti-relaxed CCQO) from the last iterate when PQN does not converge (default "pgs",
-projected Gauss-Seidel; None disables it); the result then says so in message and info["fallback"].
+projected Gauss-Seidel; None disables it); the result then says so in message, info["fallback"] and
+its hand-over record (SolveResult.handover: what PQN reached alone, by the Siconos error, and when).
 The bookkeeping (siconos_error per iterate, caps, history with the extras merit and matvecs, stop
 cause) is workbench.solvers.ncp_base.NCPMethod's.
 """
@@ -53,7 +54,7 @@ from workbench.metrics import de_saxce_shift, natural_map
 from workbench.params import Param
 from workbench.solvers.admm import ADMMSolver
 from workbench.solvers.apgd import APGDSolver
-from workbench.solvers.base import SolveOptions, SolveResult, StopCause, execute
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause, execute, handover
 from workbench.solvers.bb import BBSolver
 from workbench.solvers.jacobi import JacobiSolver
 from workbench.solvers.ncp_base import Iterate, NCPMethod
@@ -220,18 +221,31 @@ class PQNSolver(NCPMethod):
                  rec: Recorder) -> StopCause:
         """Algorithm 1, line 3: Gauss-Seidel (``fallback``) on the exact problem from the last PQN
         iterate when PQN did not converge. The NCP model is the anti-relaxed CCQO (formulations.ncp), so
-        the fallback solver takes it as it is, with what is left of the time limit."""
+        the fallback solver takes it as it is, with what is left of the time limit (none after a
+        timeout: then there is no fallback). The fallback is warmed up with PQN
+        (workbench.study.worker.warm_up), so its compilation is never inside the limit."""
         result.info["pqn_stop"] = result.solver_status
         name = options.params["fallback"]
         if stop == StopCause.CONVERGED or name is None:
             return stop
+        if stop == StopCause.TIMEOUT:  # no time is left: a fallback would only overrun the limit
+            result.message = f"PQN reached the time limit; no time left for the {name} fallback"
+            return stop
         warm = result.nu if result.nu is not None and np.all(np.isfinite(result.nu)) else None
-        left = None if options.time_limit is None else max(options.time_limit - rec.elapsed(), 1e-3)
+        at_seconds = rec.elapsed()
+        left = None if options.time_limit is None else max(options.time_limit - at_seconds, 1e-3)
         fallback = _FALLBACK_SOLVERS[name]()
         fb = execute(fallback, model, SolveOptions(tol=options.tol, time_limit=left, warm_start=warm, keep_history=False,
                                                    params=fallback.check_params({}, model.kind)))
         result.info["fallback"] = {"solver": name, "stop": fb.stop.value if fb.stop else None,
                                    "iterations": fb.iterations, "message": fb.message}
+        # what PQN reached alone, by the measure every exact method is judged by (after the fallback
+        # ran: its cost is not PQN's)
+        alone = np.inf if warm is None else model.error(warm, model.problem.relative_velocity(warm))
+        result.handover.append(handover("fallback", f"{model.formulation}/{self.name}", name,
+                                        f"PQN stopped ({result.solver_status}) without converging", result.iterations,
+                                        at_seconds, stop, alone, "siconos_error", fb.nu is not None, fb.iterations,
+                                        fb.stop))
         if fb.nu is None:
             result.message = f"PQN stopped ({result.solver_status}); fallback {name} returned nothing ({fb.message})"
             return stop

@@ -15,6 +15,12 @@ time, where the solver measured it) and ``history``. In between:
   "siconos_error", "ccp_residual", "lcp_residual", "max_res"), error (float), then the solver's
   declared extra columns. A solver without per-iteration information records one row for the point it
   returns.
+- iterates for the judged error (only with a history): a solver that has its iterate nu (physical
+  units) at a row passes it (``record(..., iterate=nu)``); the recorder keeps a copy of it at rows
+  1-10 and then at most SAMPLES_PER_DECADE per decade of rows (row n kept when n >= 1.12 times the
+  last kept row), and of the last one, so memory and the judging cost grow with the logarithm of the
+  iterations. :func:`workbench.solvers.base.judge_history` judges them after the clock stopped and
+  writes the history's judged_error column.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 __all__ = ["Recorder", "HISTORY_COLUMNS"]
 
 HISTORY_COLUMNS = ("iteration", "seconds", "objective", "error_name", "error")
+#: iterates kept per decade of history rows for the judged error (after the first 10 rows)
+SAMPLES_PER_DECADE = 20
 
 
 class Recorder:
@@ -50,18 +58,34 @@ class Recorder:
         self.best_x: np.ndarray | None = None
         self.best_err = math.inf
         self.seconds: float | None = None
+        self.samples: dict[int, np.ndarray] = {}
+        self._next_sample = 0
+        self._last: np.ndarray | None = None
 
     def elapsed(self) -> float:
         """Seconds of wall clock since the recorder started."""
         return time.perf_counter() - self.t0
 
     def record(self, iteration: int, objective: float, error: float, *extras: Any,
-               seconds: float | None = None) -> None:
-        """One history row (when histories are kept); ``seconds`` defaults to the elapsed time."""
-        if self.keep:
-            self.rows.append((int(iteration), self.elapsed() if seconds is None else float(seconds),
-                              math.nan if objective is None else float(objective),
-                              math.nan if error is None else float(error), *extras))
+               seconds: float | None = None, iterate: np.ndarray | None = None) -> None:
+        """One history row (when histories are kept); ``seconds`` defaults to the elapsed time;
+        ``iterate``: the row's nu, sampled for the judged error (module docstring)."""
+        if not self.keep:
+            return
+        self.rows.append((int(iteration), self.elapsed() if seconds is None else float(seconds),
+                          math.nan if objective is None else float(objective),
+                          math.nan if error is None else float(error), *extras))
+        if iterate is None:
+            return
+        row = len(self.rows) - 1
+        if row >= self._next_sample:
+            self.samples[row] = np.array(iterate, dtype=float)
+            self._next_sample = row + 1 if row < 10 else math.ceil(row * 10 ** (1 / SAMPLES_PER_DECADE))
+        elif self._last is None or self._last.shape != np.shape(iterate):
+            self._last = np.array(iterate, dtype=float)
+        else:
+            np.copyto(self._last, iterate)
+        self._last_row = row
 
     def capped(self, iteration: int, elapsed: float | None = None) -> StopCause | None:
         """MAX_ITER when ``iteration`` iterations reach the cap, TIMEOUT when the time limit has
@@ -105,4 +129,8 @@ class Recorder:
             seconds = self.elapsed() if self.seconds is None else self.seconds
         result.solve_seconds = float(seconds)
         result.history = self.history()
+        if self.samples or self._last is not None:
+            if self._last is not None and self._last_row not in self.samples:
+                self.samples[self._last_row] = self._last
+            result.sampled_iterates = self.samples
         return result

@@ -20,7 +20,9 @@ planar problem, with the same Siconos error.
 
 Options: tol -> dparam[SICONOS_DPARAM_TOL] (on Siconos's own error), max_iter ->
 iparam[SICONOS_IPARAM_MAX_ITER] (unset: the method's default), time_limit -> the subprocess is
-killed after time_limit + start-up, status "timeout". ``params``: "iparam" / "dparam", maps of index
+killed time_limit + 1 s after it reported itself ready (Siconos imported, problem read; that start-up,
+at most START_UP_SECONDS, is not counted in the limit and is recorded as info["startup_seconds"]), status
+"timeout". ``params``: "iparam" / "dparam", maps of index
 to value written into the SolverOptions. ``solve_seconds`` is fc3d_driver's wall time alone
 (info["process_seconds"] includes start-up and the file transfer). Stop cause: CONVERGED (Siconos's
 info 0), MAX_ITER (it used all of max_iter), STALLED (any other info), TIMEOUT, FAILED (the subprocess
@@ -58,8 +60,39 @@ WORKER = Path(__file__).with_name("siconos_worker.py")
 CODEC = Path(__file__).parents[1] / "io" / "sparse_npz.py"
 #: members shown by list_solvers (any other NAME Siconos knows works through get_solver)
 LISTED = ("NSGS", "NSN_AC", "NSN_FB", "ADMM", "FPP", "EG", "ACLMFP", "PROX")
-#: seconds allowed for the interpreter's start-up and Siconos's import on top of a time limit
+#: seconds allowed for the interpreter's start-up, Siconos's import and reading the problem; not part of a
+#: time limit, which counts from the worker's "ready" line (imports are never inside a timed interval)
 START_UP_SECONDS = 30.0
+#: seconds a worker may take past its time limit to answer before it is killed (writing its answer)
+GRACE_SECONDS = 1.0
+
+
+def _run_worker(argv: list[str], time_limit: float | None) -> tuple[int | None, str, float]:
+    """Run the worker: (exit code, or None when it was killed at its limit; its stderr; the seconds of its
+    start-up). It prints "ready" once Siconos is imported and the problem read: the time limit (plus
+    GRACE_SECONDS) counts from there, the start-up has START_UP_SECONDS of its own."""
+    import selectors
+    import time
+
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile() as err, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err) as proc:
+        def wait_line(seconds: float | None) -> bytes | None:
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                return proc.stdout.readline() if sel.select(seconds) else None
+        line = wait_line(START_UP_SECONDS if time_limit is not None else None)
+        startup = time.monotonic() - t0
+        try:
+            if line is None:
+                raise subprocess.TimeoutExpired(argv, START_UP_SECONDS)
+            proc.wait(None if time_limit is None else time_limit + GRACE_SECONDS)
+            code = proc.returncode
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            code = None
+        err.seek(0)
+        return code, err.read().decode("utf-8", "replace"), startup
 
 
 def _last_line(text: str) -> str:
@@ -131,17 +164,17 @@ class SiconosSolver(NCPSolver):
             path_in, path_out = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
             np.savez(path_in, **encode_sparse("W", W), q=q, mu=problem.mu, r0=r0,
                      method=self.method, tol=float(options.tol), max_iter=int(options.max_iter or 0), **pairs)
-            timeout = None if options.time_limit is None else options.time_limit + START_UP_SECONDS
-            try:
-                proc = subprocess.run([SICONOS_PYTHON, "-I", str(WORKER), path_in, path_out, str(CODEC)],
-                                      capture_output=True, text=True, timeout=timeout)
-            except subprocess.TimeoutExpired:
-                result.message = f"{self.name} killed after the time limit of {options.time_limit} s"
-                return rec.finish(result, StopCause.TIMEOUT)
+            code, stderr, startup = _run_worker([SICONOS_PYTHON, "-I", str(WORKER), path_in, path_out, str(CODEC)],
+                                                options.time_limit)
             result.info["process_seconds"] = rec.elapsed()
-            if proc.returncode != 0:
+            result.info["startup_seconds"] = startup
+            if code is None:
+                result.message = (f"{self.name} killed after the time limit of {options.time_limit} s (counted from "
+                                  f"the end of its start-up, which took {startup:.3g} s)")
+                return rec.finish(result, StopCause.TIMEOUT)
+            if code != 0:
                 result.solver_status = "crash"
-                result.message = f"{self.name} crashed (exit {proc.returncode}): {_last_line(proc.stderr)}"
+                result.message = f"{self.name} crashed (exit {code}): {_last_line(stderr)}"
                 return rec.finish(result, StopCause.FAILED)
             out = dict(np.load(path_out))
         seconds = float(out["seconds"])

@@ -10,7 +10,8 @@ kills this process only), and the workbench's sparse .npz codec (workbench/io/sp
 from the file CODEC.py). IN.npz holds the 3D local problem u = W r + q (W in CSC, by that codec), mu, the
 initial r, the method NAME of SICONOS_FRICTION_3D_NAME, tol, max_iter (0: Siconos's default) and
 iparam/dparam overrides (index, value pairs). OUT.npz receives r, u, info (0: Siconos says it
-converged), iterations, error (Siconos's own), seconds (fc3d_driver alone).
+converged), iterations, error (Siconos's own), seconds (fc3d_driver alone). It prints "ready" on stdout
+just before fc3d_driver: the caller's time limit counts from that line.
 """
 
 import importlib.util
@@ -52,6 +53,7 @@ def solve(path_in, path_out, codec_path):
         options.dparam[int(index)] = float(value)
     r = np.array(z["r0"], dtype=float)
     u = np.zeros(m)
+    print("ready", flush=True)  # the caller's time limit starts now (imports and reading are done)
     t0 = time.perf_counter()
     info = sn.fc3d_driver(problem, r, u, options)
     seconds = time.perf_counter() - t0

@@ -25,6 +25,9 @@ def import_plugin(path: Path) -> None:
     sys.modules[name] = module  # registry entries "module:Class" name it, so it must be importable
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # a broken plugin is bad input, whatever it raised
+    except KeyboardInterrupt:
+        del sys.modules[name]
+        raise
+    except BaseException as exc:  # a broken plugin is bad input, whatever it raised (SystemExit(0) too)
         del sys.modules[name]
         raise StudyError(f"plugin {path} failed to import: {type(exc).__name__}: {exc}") from None

@@ -42,7 +42,11 @@ RUN_COLUMNS = {
     "build_seconds": "model build and compilation [s]", "solve_seconds": "solve [s]",
     "total_seconds": "build + solve [s]", "wall_seconds": "the whole run in its worker [s]",
     "judged_error": "the error measure the status is judged by (relaxed, Siconos or LCP)",
-    "message": "the solver's message", "info": "solver details (JSON)", "host": "machine",
+    "message": "the solver's message", "info": "solver details (JSON)",
+    "handover": 'the hand-overs to another method in words ("ncp/pqn -> pgs fallback"; "" when it ran alone)',
+    "handover_detail": "the hand-overs as JSON: kind, from, to, reason, at_iteration, at_seconds, stop_before, "
+                       "error_before (what the method reached alone), measure, used, status_alone, ...",
+    "host": "machine",
     "session": "the workbench run invocation (provenance)", "finished_at": "UTC time",
 }
 
@@ -91,6 +95,10 @@ def current_runs(runs: pd.DataFrame, plan: dict, include_reference: bool) -> pd.
         runs["role"] = "compared"
     if "series" not in runs:
         runs["series"] = None
+    if "handover" not in runs:  # written before hand-overs were recorded
+        runs["handover"], runs["handover_detail"] = "", "[]"
+    runs["handover"] = runs["handover"].fillna("")
+    runs["handover_detail"] = runs["handover_detail"].fillna("[]")
     for col in _NUMERIC:
         if col in runs:
             runs[col] = pd.to_numeric(runs[col], errors="coerce")
@@ -102,7 +110,10 @@ def current_runs(runs: pd.DataFrame, plan: dict, include_reference: bool) -> pd.
 
 def load_histories(results_dir: os.PathLike | str, keys=None) -> pd.DataFrame:
     """The per-iteration histories of the runs ``keys`` (default: every single-step run of the
-    current plan, reference runs included) that kept one, in the schema HISTORY_COLUMNS."""
+    current plan, reference runs included) that kept one, in the schema HISTORY_COLUMNS, then
+    judged_name and judged_error (the workbench's judged measure of the row's iterate, the same for
+    every solver: workbench.solvers.base.judge_history; NaN where it was not computed) and the
+    solver's extra columns."""
     store = ResultStore(results_dir)
     if keys is None:
         runs = load_results(results_dir, include_reference=True)

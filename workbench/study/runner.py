@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.solvers.base import handover_label
 from workbench.study.problems import ProblemRef, resolve_problems
 from workbench.study.spec import Method, Study
 from workbench.study.store import ResultStore
@@ -114,6 +115,10 @@ def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str
            "max_iter": m.max_iter, "params": json.dumps(m.params, sort_keys=True), "time_limit": study.time_limit,
            "repetition": run.repetition}
     row.update({f: result.get(f) for f in RESULT_FIELDS})
+    handovers = result.get("handover") or []
+    # a simulation names the hand-overs of its steps (no one run to split into the method alone)
+    row.update(handover=result.get("handover_steps") or handover_label(handovers),
+               handover_detail=json.dumps(handovers, default=str))
     row.update(result.get("metrics") or {})
     row.update(session=session, workbench_version=workbench.__version__,
                finished_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
@@ -137,13 +142,26 @@ def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: 
               scheduler: str | None = None, rerun: bool = False, rerun_failed: bool = False,
               problems: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
     """Execute the runs of ``study`` not yet recorded under ``out`` (on the problems whose names
-    match the globs ``problems``, all when None); a summary of what happened."""
+    match the globs ``problems``, all when None); a summary of what happened. The results folder is
+    locked meanwhile (ResultStore.locked): a second run on it is refused."""
+
+    store = ResultStore(Path(out).resolve())
+    with store.locked():
+        return _run_locked(study, store, jobs, executor, scheduler, rerun, rerun_failed, problems, progress)
+
+
+def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, scheduler: str | None, rerun: bool,
+                rerun_failed: bool, problems: list[str] | None, progress: bool) -> dict[str, Any]:
+    """run_study once the results folder is locked (no other run writes there)."""
+    from workbench.limits import check
     from workbench.study.executors import run_dask, run_local
     from workbench.study.provenance import provenance
 
-    store = ResultStore(Path(out).resolve())
     store.remove_partial()
     problem_refs = select_problems(resolve_problems(study, store.root / "problems"), problems)
+    check("RUNS", len(problem_refs) * (len(study.methods) * study.repetitions + len(study.references)),
+          f"the plan ({len(problem_refs)} problems x ({len(study.methods)} methods x {study.repetitions} "
+          f"repetitions + {len(study.references)} reference runs))")
     runs, skipped = plan(study, problem_refs)
     references = plan_references(study, problem_refs)
     now = datetime.datetime.now(datetime.timezone.utc)

@@ -4,7 +4,8 @@ Melanz et al. 2015 section 3), executed by the worker like any other run.
 Its history is the per-step table (t, contacts, iterations, solve_seconds, status, complementarity,
 fixed_force, max_speed, kinetic_energy, the tracked body's velocities and, where the scene has
 them, their analytic values ``*_analytic``), which the report draws as time series per method. Its
-row sums over steps (iterations, solve seconds) and keeps the worst: the largest complementarity
+row sums over steps (iterations, solve seconds), names the hand-overs of its steps (``handover``:
+the labels, and their counts in the message) and keeps the worst: the largest complementarity
 max |gamma_n u_n| [N s m/s] (Melanz et al. 2015 eq. 8) and ``analytic_error``, the largest deviation of a
 tracked velocity from its analytic curve [m/s]. The run is "solved" when every step is; otherwise
 its status is the worst step status, and a step without usable impulses stops the simulation.
@@ -52,6 +53,11 @@ def simulate(scene: str, params: dict[str, Any], formulation: str, solver: str, 
     status = "failed" if message else ("solved" if worst in ("no_contact", "solved") else worst)
     if not message and status != "solved":
         message = f"{statuses[worst]} of {len(steps)} steps {worst}"
+    # steps finished by another method (a fallback, a polish): the run says how many, and by what
+    handed = steps.loc[steps["handover"] != "", "handover"].value_counts()
+    if len(handed):
+        message = "; ".join([m for m in (message, ", ".join(f"{n} of {len(steps)} steps: {label}"
+                                                             for label, n in handed.items())) if m])
     analytic = [c[: -len("_analytic")] for c in steps if c.endswith("_analytic")]
     metrics = {"complementarity": float(steps["complementarity"].max()),
                "max_contacts": float(steps["contacts"].max()),
@@ -60,4 +66,5 @@ def simulate(scene: str, params: dict[str, Any], formulation: str, solver: str, 
         metrics["analytic_error"] = float(max(np.abs(steps[c] - steps[f"{c}_analytic"]).max() for c in analytic))
     return {"status": status, "iterations": int(steps["iterations"].sum()),
             "solve_seconds": float(steps["solve_seconds"].sum()), "wall_seconds": wall,
-            "steps": len(steps), "message": message, "metrics": metrics, "history": steps}
+            "steps": len(steps), "message": message, "metrics": metrics, "history": steps,
+            "handover_steps": ", ".join(handed.index)}

@@ -12,7 +12,9 @@ mean 'y'?")::
     tolerance = "default"          # preset name, or a list of presets (each method then runs at each)
     histories = true               # per-iteration histories to keep: true, false, or method names
     plugins = []                   # Python files imported first (here and in every worker): they
-                                   # may register extra solvers, formulations, scenes or generators
+                                   # may register extra solvers, formulations, scenes or generators;
+                                   # they are code and can do anything (docs/threat-model.md), so they
+                                   # must lie in the study file's folder (or WORKBENCH_STUDY_ROOTS)
 
     [tolerances.NAME]              # presets besides the built-in ones (see TOLERANCE_PRESETS)
     tol = 1e-5                     # accuracy asked of the solver (SolveOptions.tol)
@@ -92,12 +94,15 @@ import dataclasses
 import glob
 import itertools
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import InputError, StudyError, did_you_mean
+from workbench.files import inside, plain_name
+from workbench.limits import check, check_depth, limit, parse_error
 from workbench.params import check_params
 from workbench.study.plugins import import_plugin
 
@@ -267,13 +272,17 @@ def _strings(value, where: str) -> list[str]:
     return items
 
 
-def _positive(value, where: str, kind=float):
+def _positive(value, where: str, kind=float, limit: str | None = None):
+    """A positive finite number (a whole one for ``kind`` int), within the workbench.limits
+    ``limit`` when one is named."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
     if kind is int:
         ok = ok and isinstance(value, int)
     if not ok or value != value or value == float("inf"):
         noun = "a positive integer" if kind is int else "a positive number"
         raise StudyError(f"{where} must be {noun}, got {_show(value)}")
+    if limit is not None:
+        check(limit, value, where)
     return kind(value)
 
 
@@ -338,7 +347,7 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
                              f"{formulation} builds {'/'.join(form.builds)}; they cannot be combined")
         label = _string(table.get("label", name), f"{where} label")
         max_iter = table.get("max_iter")
-        max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int)
+        max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int, "ITER")
         params = _table(table.get("params", {}), f"{where} params")
         try:
             split_params(form, slv, next(k for k in slv.accepts if k in form.builds), params)
@@ -355,19 +364,96 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
     return methods
 
 
+#: environment variable: more folders (os.pathsep-separated) a study file's files may name
+ROOTS_ENV = "WORKBENCH_STUDY_ROOTS"
+
+
+def allowed_roots(base: Path) -> list[Path]:
+    """The folders a study file's ``files`` may name files in: the study file's folder, the reference
+    data (shared:), the committed datasets (dataset:), and those of WORKBENCH_STUDY_ROOTS."""
+    from workbench.shared_data import shared_data_dir
+    from workbench.sources import dataset_dir
+
+    roots = [base, shared_data_dir()]
+    try:
+        roots.append(dataset_dir())
+    except InputError:
+        pass
+    roots += [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
+    return [r for r in roots if r is not None]
+
+
+def _part_regex(part: str) -> str:
+    """A regular expression for one path component of a glob (``*`` and ``?`` never match ``/``)."""
+    out, i = [], 0
+    while i < len(part):
+        c = part[i]
+        j = part.find("]", i + 2) if c == "[" else -1
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif j > 0:
+            body = part[i + 1:j]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def bounded_glob(pattern: Path, where: str) -> list[Path]:
+    """The files matching ``pattern`` (glob syntax, ``**`` any folders), sorted, found by walking the
+    folder before its first wildcard without following links to folders, over at most FILES x 10
+    entries, and at most FILES matches (workbench.limits): a glob can never walk a whole disk."""
+    parts = pattern.parts
+    fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    top = Path(*parts[:fixed])
+    rest = parts[fixed:]
+    last = len(rest) - 1
+    regex = re.compile("".join(("(?:[^/]+/)*" + ("[^/]+" if k == last else "")) if part == "**" else
+                               _part_regex(part) + ("/" if k < last else "") for k, part in enumerate(rest)) + r"\Z")
+    deep = "**" in rest
+    depth = len(rest)
+    budget = limit("FILES") * 10
+    visited, found = 0, []
+    for folder, dirs, files in os.walk(top):
+        rel_folder = os.path.relpath(folder, top)
+        level = 0 if rel_folder == "." else rel_folder.count(os.sep) + 1
+        # without **, no folder deeper than the pattern's; hidden ones only where the pattern says so (glob)
+        dirs[:] = [] if not deep and level >= depth - 1 else sorted(d for d in dirs if not d.startswith("."))
+        visited += len(dirs) + len(files)
+        if visited > budget:
+            raise StudyError(f"{where}: glob {pattern} walks more than {budget:g} folder entries, the limit (10 x "
+                             f"the files limit; set WORKBENCH_MAX_FILES to raise it)")
+        for name in files:
+            rel = name if level == 0 else f"{rel_folder}/{name}"
+            if not name.startswith(".") and regex.match(rel):
+                found.append(Path(folder) / name)
+                check("FILES", len(found), f"{where}: glob {pattern} matches too many files")
+    return sorted(found)
+
+
 def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, ...]:
     """Paths and globs (workbench.sources.resolve_path: shared:REL, dataset:NAME, relative to ``base``,
-    the study file's directory, unless absolute)."""
+    the study file's directory); every file they name, links resolved, must lie in
+    :func:`allowed_roots`, and a group names at most FILES files (workbench.limits)."""
     from workbench.sources import resolve_path
 
+    roots = allowed_roots(base)
     found: dict[Path, None] = {}  # ordered set: overlapping globs name a file once
     for pattern in patterns:
         try:
             full = resolve_path(pattern, base)
         except InputError as exc:
             raise StudyError(f"{where}: {exc}") from None
+        if not any(Path(os.path.normpath(full)) == r or Path(r) in Path(os.path.normpath(full)).parents
+                   for r in (os.path.normpath(r) for r in roots)):
+            raise StudyError(f"{where}: {pattern!r} names {full}, outside the study file's folder, the reference "
+                             f"data and the datasets; add its folder to {ROOTS_ENV} to allow it")
         if glob.has_magic(str(full)):
-            matches = [Path(m) for m in sorted(glob.glob(str(full), recursive=True)) if os.path.isfile(m)]
+            matches = bounded_glob(full, where)
             if not matches:
                 raise StudyError(f"{where}: glob {pattern!r} matches no file (looked for {full}; relative "
                                  "paths are resolved against the study file's directory)")
@@ -376,7 +462,12 @@ def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, .
                              "are resolved against the study file's directory)")
         else:
             matches = [full]
-        found.update(dict.fromkeys(m.resolve() for m in matches))
+        for m in matches:
+            try:
+                found[inside(m, roots, f"{where}: {pattern!r}")] = None
+            except InputError as exc:
+                raise StudyError(f"{exc}; add its folder to {ROOTS_ENV} to allow it") from None
+        check("FILES", len(found), f"{where} files")
     return tuple(found)
 
 
@@ -397,6 +488,10 @@ def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str
         if key in params:
             raise StudyError(f"{where}: {key!r} is both in params and in sweep")
     template = _string(table["name"], f"{where} name") if "name" in table else None
+    count = 1
+    for values in sweep.values():
+        count *= len(values)
+    check("RUNS", count, f"{where} sweep: its product")
     out = []
     for combo in itertools.product(*sweep.values()):
         varied = dict(zip(sweep, combo))
@@ -412,7 +507,7 @@ def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str
                 label = template.format(**full)
             except (KeyError, IndexError, ValueError) as exc:
                 raise StudyError(f"{where} name {template!r} cannot be filled from the parameters ({exc})") from None
-        out.append((label, full))
+        out.append((plain_name(label, f"{where} problem name"), full))
     return name, tuple(out)
 
 
@@ -529,7 +624,7 @@ def _reference(doc: dict, methods: list[Method]) -> list[Method]:
         raise StudyError(f"{where}: solver {solver} takes none of the compared formulations ({', '.join(compared)})")
     tol = Tolerance("reference", _positive(table.get("tol", 1e-10), f"{where} tol"))
     max_iter = table.get("max_iter")
-    max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int)
+    max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int, "ITER")
     params = _table(table.get("params", {}), f"{where} params")
     return [Method(name=f"reference/{f}", label=f"reference ({solver}, {f}, tol {tol.tol:g})", formulation=f,
                    solver=solver, tolerance=tol, max_iter=max_iter, params=dict(params), keep_history=False)
@@ -564,6 +659,9 @@ def _parse(path: Path, text: str) -> Study:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"invalid TOML: {exc}") from None
+    except RecursionError as exc:
+        raise parse_error(exc, "invalid study file") from None
+    check_depth(doc, "the study file's nesting")
     _check_keys(doc, _TOP_KEYS, "the study file (top level)")
     head = _table(doc.get("study", {}), "[study]")
     _check_keys(head, _STUDY_KEYS, "[study]")
@@ -572,6 +670,9 @@ def _parse(path: Path, text: str) -> Study:
     for plugin in plugins:
         if not plugin.is_file():
             raise StudyError(f"[study] plugins: no file {plugin}")
+        # a plugin is code that runs with the user's rights: it must travel with the study (its folder,
+        # or WORKBENCH_STUDY_ROOTS), where whoever runs the study can read it first
+        inside(plugin, allowed_roots(base), "[study] plugins")
         import_plugin(plugin)
     presets = _tolerances(doc)
     study_presets = [_preset(n, presets, "[study] tolerance")
@@ -580,10 +681,11 @@ def _parse(path: Path, text: str) -> Study:
     if not isinstance(histories, bool):
         histories = _strings(histories, "[study] histories")
     methods = _methods(doc, presets, study_presets, histories)
-    return Study(path=path, text=text, name=_string(head.get("name", path.stem), "[study] name"),
+    return Study(path=path, text=text, name=plain_name(_string(head.get("name", path.stem), "[study] name"), "[study] name"),
                  description=str(head.get("description", "")),
-                 repetitions=_positive(head.get("repetitions", 1), "[study] repetitions", int),
-                 time_limit=_positive(head.get("time_limit", DEFAULT_TIME_LIMIT), "[study] time_limit"),
+                 repetitions=_positive(head.get("repetitions", 1), "[study] repetitions", int, "RUNS"),
+                 time_limit=_positive(head.get("time_limit", DEFAULT_TIME_LIMIT), "[study] time_limit", float,
+                                      "SECONDS"),
                  methods=methods, groups=_groups(doc, base), plugins=plugins, report=_report(doc, methods),
                  references=_reference(doc, methods))
 
@@ -608,13 +710,26 @@ def select(study: Study, methods: list[str] | None = None, repetitions: int | No
                                time_limit=study.time_limit if time_limit is None else float(time_limit))
 
 
+def read_small_text(p: Path, what: str) -> str:
+    """The UTF-8 text of the regular file ``p`` within the BYTES limit; StudyError otherwise (a FIFO
+    or a device is refused before it is opened, so that reading cannot block)."""
+    try:
+        if not p.is_file():
+            kind = "a folder" if p.is_dir() else ("not a regular file (a FIFO, socket or device)" if p.exists()
+                                                 else "missing")
+            raise StudyError(f"{p}: cannot read {what}: it is {kind}")
+        check("BYTES", p.stat().st_size, f"{p}: {what}")
+        return p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StudyError(f"{p}: cannot read {what} ({getattr(exc, 'strerror', None) or exc})") from None
+    except InputError as exc:
+        raise StudyError(str(exc)) from None
+
+
 def load_study(path: os.PathLike | str) -> Study:
     """Read and validate a study file; StudyError "PATH: what is wrong" otherwise."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StudyError(f"{p}: cannot read the study file ({getattr(exc, 'strerror', None) or exc})") from None
+    text = read_small_text(p, "the study file")
     try:
         return _parse(p.resolve(), text)
     except InputError as exc:

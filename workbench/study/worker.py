@@ -113,6 +113,7 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
         "message": " ".join(str(res.message).split()),
         "metrics": {k: float(v) for k, v in res.metrics.items()},
         "info": json.dumps(res.info, default=str),
+        "handover": res.handover,
         "history": res.history,
         "host": socket.gethostname(),
     }
@@ -143,7 +144,8 @@ _WARM: set[tuple[str, str]] = set()
 def warm_up(formulation: str, solver: str) -> float:
     """Before a process's first run of a (formulation, solver), solve a one-contact problem with it,
     untimed, so that no run's times include importing and compiling (numba kernels compile or load
-    from their cache on their first call: about 0.5 s). Returns the seconds it took (0 when the
+    from their cache on their first call: about 0.5 s), and the same for the solver a method hands
+    over to (a ``fallback`` parameter's default: PQN's PGS). Returns the seconds it took (0 when the
     method was warm already). The worker does it inside the run, so a solver that hangs or crashes
     fails its own run only; ``workbench solve`` and ``compare`` do it before their clocks start."""
     from problems.scenes import rolling_ball_2d
@@ -154,6 +156,10 @@ def warm_up(formulation: str, solver: str) -> float:
     t0 = time.perf_counter()
     try:  # a warm-up only: what goes wrong shows in the run itself
         solve(rolling_ball_2d(), formulation, solver, SolveOptions(max_iter=20, keep_history=False))
+        from workbench.solvers import get_solver
+        fallback = next((p.default for p in get_solver(solver).params if p.name == "fallback"), None)
+        if fallback:  # a solver that hands over (PQN to PGS): the other one's kernels too
+            warm_up(formulation, fallback)
     except Exception:
         pass
     return time.perf_counter() - t0
@@ -352,7 +358,8 @@ def solve_with_hard_limit(source: str, formulation: str, solver: str, options,
         raise InputError(answer["input_error"])
     info = answer.get("info")
     fields = {k: answer[k] for k in ("solver_status", "nu", "v", "objective", "solver_objective", "iterations",
-                                     "build_seconds", "solve_seconds", "history") if answer.get(k) is not None}
+                                     "build_seconds", "solve_seconds", "history", "handover")
+              if answer.get(k) is not None}
     if answer["status"] in ("timeout", "crash") and "solve_seconds" not in fields:
         fields["solve_seconds"] = answer.get("wall_seconds") or 0.0
     if answer.get("stop") or answer["status"] == "timeout":

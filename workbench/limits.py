@@ -1,0 +1,112 @@
+"""Bounds on the work one command may ask for, and the one way to raise them.
+
+Every number a user (or a study file someone sent) gives that sizes work or memory is checked
+against a limit before anything is planned, allocated or started: the runs of a plan, the steps of
+a simulation, the sizes of a generated problem, time limits and iteration caps, the files a glob
+may match, the nesting of a study file. Past its limit a value is refused with one line (an
+:class:`~workbench.errors.InputError`, exit code 2) that names the value, the limit and the
+environment variable that raises it::
+
+    workbench: error: --repetitions 1000000000: 1000000000 runs is over the limit of 100000 runs
+    (set WORKBENCH_MAX_RUNS to raise it)
+
+Each limit is ``WORKBENCH_MAX_<NAME>`` (:data:`LIMITS`); a value there replaces the default for the
+process and its workers. The defaults are far above what the papers' studies use and far below
+what exhausts a workstation.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from workbench.errors import InputError
+
+__all__ = ["Limit", "LIMITS", "limit", "check", "check_depth", "env_name", "parse_error"]
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A bound: its default and the unit its messages use."""
+    default: float
+    unit: str
+
+
+#: name -> Limit; the environment variable WORKBENCH_MAX_<NAME> overrides the default
+LIMITS: dict[str, Limit] = {
+    # runs of one plan (problems x methods x repetitions, reference runs included), and repetitions alone
+    "RUNS": Limit(100_000, "runs"),
+    # time steps of one simulation (simulate --steps, or a scene's duration / h)
+    "STEPS": Limit(1_000_000, "steps"),
+    # every integer size parameter of a scene or generator (n_spheres, n, n_bottom, ...; not seed)
+    "SIZE": Limit(100_000, ""),
+    # seconds of a time limit (--time-limit, [study] time_limit); about 11.6 days
+    "SECONDS": Limit(1_000_000, "s"),
+    # an iteration cap (--max-iter, max_iter = ...)
+    "ITER": Limit(1_000_000_000, "iterations"),
+    # worker processes of one study (run --jobs)
+    "JOBS": Limit(256, "workers"),
+    # problem files one [[problems]] group may name (its globs together)
+    "FILES": Limit(10_000, "files"),
+    # bytes of a study file, of a results folder's plan.json
+    "BYTES": Limit(16 * 2**20, "bytes"),
+    # nesting depth of a study file's tables and lists, of a --param or --set JSON value
+    "DEPTH": Limit(32, "levels"),
+}
+
+
+def env_name(name: str) -> str:
+    return f"WORKBENCH_MAX_{name}"
+
+
+def limit(name: str) -> float:
+    """The limit ``name`` in force: WORKBENCH_MAX_<NAME> when set (a positive number), else its default."""
+    text = os.environ.get(env_name(name))
+    if text is None or not text.strip():
+        return LIMITS[name].default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise InputError(f"{env_name(name)}={text!r}: expected a positive number")
+    return value
+
+
+def check(name: str, value, what: str) -> None:
+    """InputError "WHAT: VALUE UNIT is over the limit of L UNIT (set WORKBENCH_MAX_NAME to raise it)"
+    when ``value`` exceeds the limit ``name``."""
+    bound = limit(name)
+    if value > bound:
+        unit = LIMITS[name].unit
+        unit = f" {unit}" if unit else ""
+        raise InputError(f"{what}: {_number(value)}{unit} is over the limit of {_number(bound)}{unit} "
+                         f"(set {env_name(name)} to raise it)")
+
+
+def _number(x) -> str:
+    """Whole numbers in full (up to 15 digits), others as %g; an integer too large for a float by its size."""
+    if isinstance(x, int) and len(str(abs(x))) > 15:
+        return f"about 1e{len(str(abs(x))) - 1}"
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+def parse_error(exc: BaseException, what: str) -> InputError:
+    """The InputError for a parser's RecursionError (a file nested deeper than Python's stack)."""
+    return InputError(f"{what}: nested deeper than the parser can follow ({type(exc).__name__}); the limit is "
+                      f"{_number(limit('DEPTH'))} levels (set {env_name('DEPTH')} to raise it)")
+
+
+def check_depth(value, what: str) -> None:
+    """InputError when lists and dicts nest deeper in ``value`` than the DEPTH limit (walked without
+    recursion, so any depth is measured safely)."""
+    bound = limit("DEPTH")
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, (list, tuple)):
+            if depth > bound:
+                check("DEPTH", depth, what)
+            stack.extend((x, depth + 1) for x in item)

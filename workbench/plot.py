@@ -1,0 +1,432 @@
+"""The workbench's figures as public functions, each returning a matplotlib Figure (object API on the
+Agg canvas: no pyplot, no display); the study reports draw through them, and :func:`save` writes
+one as PNG and SVG. See docs/plotting.md for an example that runs.
+
+    >>> from workbench import plot
+    >>> from workbench.study import load_histories, load_results
+    >>> runs = load_results("results/quickstart")
+    >>> fig = plot.convergence(load_histories("results/quickstart"), runs, problem="spheres-50")
+    >>> fig.savefig("convergence.png")
+
+- :func:`convergence` (the form of Mazhar et al. 2014 Figs. 1-4): per problem, one column against
+  iteration and one against time, log-log. Top row: |objective - reference| (with ``references``) or
+  |objective|. Then one row per judged measure (relaxed_error for relaxed formulations, siconos_error
+  for exact ones, lcp_residual for LCPs): the history's ``judged_error``, the workbench's measure of
+  each method's iterates computed the same way for every solver (workbench.solvers.base.judge_history),
+  with each method's acceptance threshold drawn as a dashed line; so every method in a panel is on one
+  measure. Below, at most MAX_OWN_ROWS rows of the measures solvers log of themselves that are not a
+  judged measure (ccp_residual, an interior-point method's residuals, ...), one measure per panel,
+  recorded and never judged. Each method is its median curve over repetitions with a band from the
+  minimum to the maximum (per iteration, over the repetitions that reached it; against time at the
+  median time of that iteration, as benchopt plots it, shaded from the fastest to the slowest
+  repetition's time); a cross marks the returned point (the median of the workbench's measure over
+  repetitions, at the curve's last iteration or time). A method that handed over is drawn alone up to
+  the hand-over (the runs' ``history_until``) and, as its composite (dashed), with the whole run.
+- :func:`performance_profile`: Dolan-More profiles rho_s(tau) on a log2 axis.
+- :func:`scaling`: quantities against contacts, log-log, with the least-squares slope per method.
+- :func:`time_series`: a simulation's per-step quantities against time, analytic curves dashed, steps
+  finished by another method marked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+__all__ = ["convergence", "performance_profile", "scaling", "scaling_slopes", "time_series", "save",
+           "judged_measure", "JUDGED", "MAX_OWN_ROWS"]
+
+#: the measures a run can be judged by (workbench.solvers.base.judged_name), in panel order
+JUDGED = ("relaxed_error", "siconos_error", "lcp_residual")
+#: rows of the solvers' own measures drawn below the judged ones, the most common first
+MAX_OWN_ROWS = 2
+
+
+def save(fig: Figure, path: Path | str) -> dict[str, str]:
+    """Write ``path`` (PNG) and the same figure as SVG beside it, atomically; {"SVG": svg file name}."""
+    from workbench.files import atomic_output
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    svg = path.with_suffix(".svg")
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    with atomic_output(svg) as tmp:
+        fig.savefig(tmp, format="svg")
+    return {"SVG": svg.name}
+
+
+def _colors(methods: list[str]) -> dict[str, str]:
+    return {m: f"C{i % 10}" for i, m in enumerate(methods)}
+
+
+def _order(runs: pd.DataFrame, labels: dict[str, str] | None, methods: list[str] | None):
+    """Methods in ``methods`` order (default: as they appear) and their labels (default: the runs')."""
+    methods = list(methods) if methods is not None else list(dict.fromkeys(runs["method"]))
+    if labels is None:
+        labels = dict(zip(runs["method"], runs["label"])) if "label" in runs else {}
+    return methods, {m: labels.get(m, m) for m in methods}
+
+
+def judged_measure(run) -> str | None:
+    """Which workbench measure a run's judged error is (its value equals that metric's)."""
+    judged = getattr(run, "judged_error", np.nan)
+    for name in JUDGED:
+        v = getattr(run, name, np.nan)
+        if v is not None and np.isfinite(judged) and np.isfinite(v) and np.isclose(v, judged, rtol=1e-12, atol=0):
+            return name
+    return None
+
+
+def _threshold(run) -> float:
+    accept = getattr(run, "accept", None)
+    return float(accept) if accept is not None and np.isfinite(accept) else float(run.tol)
+
+
+# --------------------------------------------------------------------------- convergence
+
+def _band(curves: list[pd.DataFrame]) -> pd.DataFrame | None:
+    """Per iteration, over the repetitions that reached it (benchopt's convention): the median of
+    the seconds and the median, min and max of y. ``curves``: one frame (iteration, seconds, y) per
+    repetition."""
+    curves = [c for c in curves if len(c)]
+    if not curves:
+        return None
+    wide = pd.concat([c.set_index("iteration")[["seconds", "y"]].add_suffix(f"_{i}") for i, c in enumerate(curves)],
+                     axis=1).sort_index()
+    y, sec = wide.filter(like="y_"), wide.filter(like="seconds_")
+    return pd.DataFrame({"iteration": wide.index.to_numpy(dtype=float), "seconds": sec.median(axis=1).to_numpy(),
+                         "seconds_lo": sec.min(axis=1).to_numpy(), "seconds_hi": sec.max(axis=1).to_numpy(),
+                         "median": y.median(axis=1).to_numpy(), "lo": y.min(axis=1).to_numpy(),
+                         "hi": y.max(axis=1).to_numpy()})
+
+
+def _draw(ax, curves: list[pd.DataFrame], xname: str, color: str, gid: str, ls: str = "-") -> bool:
+    band = _band([c[np.isfinite(c["y"]) & (c["y"] > 0)] for c in curves])
+    if band is None:
+        return False
+    band = band[band[xname] > 0]
+    if band.empty:
+        return False
+    ax.plot(band[xname], band["median"], ls=ls, color=color, lw=1.4, gid=gid)
+    if len(curves) > 1:
+        ax.fill_between(band[xname], band["lo"], band["hi"], color=color, alpha=0.2, lw=0)
+        if xname == "seconds":  # the spread of the clock: from the fastest to the slowest repetition
+            keep = band["seconds_lo"] > 0
+            ax.fill(np.concatenate([band["seconds_lo"][keep], band["seconds_hi"][keep][::-1]]),
+                    np.concatenate([band["median"][keep], band["median"][keep][::-1]]), color=color, alpha=0.2, lw=0)
+    return True
+
+
+def _mantissa_2_5(value, _pos) -> str:
+    """Label a minor log tick only at 2 and 5 times a power of ten (the rest crowd each other)."""
+    mantissa = value / 10 ** np.floor(np.log10(value)) if value > 0 else 0
+    return f"{value:.2g}" if np.isclose(mantissa, 2) or np.isclose(mantissa, 5) else ""
+
+
+def _short_decades(ax) -> None:
+    """On a log axis spanning less than two decades matplotlib labels every minor tick; keep 2 and 5."""
+    from matplotlib.ticker import FuncFormatter
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        if lo > 0 and hi > 0 and np.log10(hi / lo) < 2:
+            axis.set_minor_formatter(FuncFormatter(_mantissa_2_5))
+
+
+def _run_history(hist: pd.DataFrame, run) -> pd.DataFrame:
+    """The run's history rows, up to its hand-over for a method drawn alone."""
+    h = hist[hist["key"] == run.key]
+    until = getattr(run, "history_until", np.nan)
+    return h[h["iteration"] <= until] if until is not None and np.isfinite(until) else h
+
+
+def convergence(histories: pd.DataFrame, runs: pd.DataFrame, *, problem: str | None = None,
+                references: dict | None = None, mode: str = "error", labels: dict[str, str] | None = None,
+                methods: list[str] | None = None) -> Figure:
+    """The convergence figure of one problem (module docstring).
+
+    histories: :func:`workbench.study.load_histories` (columns key, iteration, seconds, objective,
+    error_name, error, judged_name, judged_error); runs: :func:`workbench.study.load_results` rows
+    (key, method, label, objective, judged_error, tol, accept; ``history_until`` where a method is
+    drawn alone up to a hand-over); problem: which one (needed when ``runs`` hold several);
+    references: method -> reference (an object with ``objective`` and ``method``, e.g.
+    workbench.report.reference.Reference) or None; mode "error" draws |objective - reference|,
+    "absolute" |objective| with the references dashed (without ``references``: |objective|)."""
+    if problem is not None:
+        runs = runs[runs["problem"] == problem]
+    elif runs["problem"].nunique() > 1:
+        raise ValueError("runs of several problems: name one (problem=...): "
+                         + ", ".join(dict.fromkeys(runs["problem"])))
+    problem = problem or (runs["problem"].iloc[0] if len(runs) else "")
+    methods, labels = _order(runs, labels, methods)
+    if references is None:
+        references, mode = {}, "absolute"
+    colors = _colors(methods)
+    hist = histories[histories["key"].isin(runs["key"])] if len(histories) else histories
+    judged_rows = [n for n in JUDGED if "judged_name" in hist and (hist["judged_name"] == n).any()]
+    own = hist.loc[~hist["error_name"].isin(JUDGED), "error_name"].dropna() if len(hist) else pd.Series(dtype=str)
+    own_rows = list(own.value_counts(sort=True).index[:MAX_OWN_ROWS])
+    rows = ["objective"] + [("judged", n) for n in judged_rows] + [("own", n) for n in own_rows]
+    fig = Figure(figsize=(11, 2.9 * len(rows) + 1.3), layout="constrained")
+    axes = np.atleast_2d(fig.subplots(len(rows), 2, squeeze=False))
+    drawn, thresholds = [], {}
+    # a composite (a method with its hand-over: base_method differs) is dashed over its method alone
+    composite = set(runs.loc[runs["method"] != runs["base_method"], "method"]) if "base_method" in runs else set()
+    for method in [m for m in methods if m in set(runs["method"])]:
+        mine, color = runs[runs["method"] == method], colors[method]
+        ls = "--" if method in composite else "-"
+        ref = references.get(method)
+        offset = ref.objective if (mode == "error" and ref is not None) else 0.0
+        have_ref = mode == "absolute" or ref is not None
+        curves: dict[object, list[pd.DataFrame]] = {}
+        ends = []
+        judged_by = {judged_measure(run) for run in mine.itertuples()} - {None}
+        for run in mine.itertuples():
+            h = _run_history(hist, run)
+            if h.empty:
+                continue
+            ends.append(h[["iteration", "seconds"]].max())
+            one = h.drop_duplicates(subset=["iteration"], keep="last")
+            if have_ref and one["objective"].notna().any():
+                curves.setdefault("objective", []).append(one[["iteration", "seconds"]].assign(
+                    y=(one["objective"] - offset).abs()))
+            if "judged_error" in one and one["judged_error"].notna().any():
+                name = one["judged_name"].iloc[0]
+                judged_by.add(name)
+                curves.setdefault(("judged", name), []).append(
+                    one[["iteration", "seconds"]].assign(y=one["judged_error"]))
+            for name, g in h[~h["error_name"].isin(JUDGED)].groupby("error_name"):
+                g = g.drop_duplicates(subset=["iteration"], keep="last")
+                curves.setdefault(("own", name), []).append(g[["iteration", "seconds"]].assign(y=g["error"]))
+        for name in judged_by:
+            thresholds.setdefault(name, set()).update(_threshold(run) for run in mine.itertuples())
+        for col, xname in enumerate(("iteration", "seconds")):
+            for r, row in enumerate(rows):
+                if _draw(axes[r, col], curves.get(row, []), xname, color, f"curve:{method}", ls):
+                    drawn.append(method)
+            if not ends:
+                continue
+            x_end = float(np.median([e[xname] for e in ends]))
+            if have_ref and mine["objective"].notna().any():
+                y = float(np.nanmedian((mine["objective"] - offset).abs()))
+                if np.isfinite(y) and y > 0 and x_end > 0:
+                    axes[0, col].plot([x_end], [y], "x", color=color, ms=8, mew=2, gid=f"returned:{method}")
+            y = float(np.nanmedian(mine["judged_error"])) if mine["judged_error"].notna().any() else np.nan
+            for r, row in enumerate(rows):
+                if isinstance(row, tuple) and row[0] == "judged" and row[1] in judged_by and np.isfinite(y) \
+                        and y > 0 and x_end > 0:
+                    axes[r, col].plot([x_end], [y], "x", color=color, ms=8, mew=2, gid=f"returned:{method}")
+    if mode == "absolute":
+        shown = {ref.method: ref for ref in references.values() if ref is not None}
+        for i, ref in enumerate(shown.values()):
+            for ax in axes[0]:
+                ax.axhline(abs(ref.objective), color="k", ls=("--", ":", "-.")[i % 3], lw=1)
+    top = "|objective - reference|" if mode == "error" else "|objective|"
+    for r, row in enumerate(rows):
+        for col, xlabel in enumerate(("iteration", "time [s]")):
+            ax = axes[r, col]
+            if row == "objective":
+                ylabel = top
+            elif row[0] == "judged":
+                ylabel = f"judged: {row[1]}"
+                for t in sorted(thresholds.get(row[1], ())):
+                    ax.axhline(t, color="0.3", ls=":", lw=1.2, gid=f"threshold:{t:g}")
+            else:
+                ylabel = f"own: {row[1]}"
+            ax.set(xlabel=xlabel, ylabel=ylabel)
+            if any(line.get_gid() and line.get_gid().startswith(("curve:", "returned:")) for line in ax.lines):
+                ax.set(xscale="log", yscale="log")
+                _short_decades(ax)
+                ax.grid(True, which="both", alpha=0.3)
+            else:
+                for line in list(ax.lines):
+                    line.remove()
+                no_ref = mode == "error" and all(v is None for v in references.values())
+                if row != "objective":
+                    why = f"no run logged\n{row[1]}"
+                elif no_ref:
+                    why = "no reference: no other\nmethod solved this problem\nin this formulation"
+                else:
+                    why = "no run logged\nits objective"
+                ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=9, transform=ax.transAxes)
+                ax.set(xticks=[], yticks=[])
+    handles = [Line2D([], [], color=colors[m], lw=2, ls="--" if m in composite else "-", label=labels[m])
+               for m in methods if m in drawn]
+    handles += [Patch(color="0.6", alpha=0.4, label="min-max over repetitions"),
+                Line2D([], [], color="k", marker="x", ls="", label="returned point (workbench measure)")]
+    if thresholds:
+        handles.append(Line2D([], [], color="0.3", ls=":", lw=1.2, label="acceptance threshold"))
+    if mode == "absolute" and any(v is not None for v in references.values()):
+        handles.append(Line2D([], [], color="k", ls="--", lw=1, label="|reference objective|"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(4, len(handles)), fontsize=8)
+    fig.suptitle(f"{problem}: median over repetitions; judged rows: the workbench's measure of every method's "
+                 "iterates", fontsize=10)
+    return fig
+
+
+# --------------------------------------------------------------------------- profiles
+
+def _profile_values(results: pd.DataFrame, value: str) -> pd.DataFrame:
+    """Problems x methods of ``value`` under the accounting rule, from load_results rows."""
+    from workbench.report.accounting import pair_table, profile_values
+
+    first = results.drop_duplicates("problem")
+    problems = [{"problem": p.problem, "tags": tuple(str(p.tags).split(",")) if p.tags else (), "series": p.series,
+                 "kind": p.kind, "n_contacts": p.n_contacts} for p in first.itertuples()]
+    methods = [{"method": m.method, "label": m.label, "tol": m.tol, "accept": None if pd.isna(m.accept) else m.accept}
+               for m in results.drop_duplicates("method").itertuples()]
+    pairs = pair_table(results, problems, methods, set(), "solve_seconds", float(results["time_limit"].max()))
+    table = profile_values(pairs, [m["method"] for m in methods], value)
+    table.columns = [m["label"] for m in methods]
+    return table
+
+
+def performance_profile(results: pd.DataFrame, *, value: str = "time", xlabel: str | None = None,
+                        title: str = "") -> Figure:
+    """Dolan-More profiles rho_s(tau) of ``value`` ("time" or "iterations"), tau on a log2 axis.
+
+    results: either problems x methods of the value (inf: not solved; NaN: the method cannot take the
+    problem, left out of its fraction), as workbench.report.accounting.profile_values gives, or the
+    rows of :func:`workbench.study.load_results`, accounted by the report's rule (solve time, a
+    problem not solved never counts)."""
+    from workbench.report.stats import performance_profile as profile
+
+    if "status" in results.columns:
+        results = _profile_values(results, value)
+    rho = profile(results)
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.subplots()
+    taus = rho.index.to_numpy()
+    right = max(2.0, float(taus.max()) * 1.5) if len(taus) else 2.0
+    for i, method in enumerate(rho.columns):
+        y = rho[method].to_numpy()
+        if not np.isfinite(y).any():
+            continue
+        ax.step(np.append(taus, right), np.append(y, y[-1]), where="post", color=f"C{i % 10}", label=method)
+    xlabel = xlabel or f"ratio to the best {value} (tau)"
+    ax.set(xlim=(1.0, right), ylim=(0.0, 1.02), xlabel=xlabel, ylabel="fraction of its problems (rho)")
+    ax.set_xscale("log", base=2)
+    ax.grid(True, which="both", alpha=0.3)
+    if ax.has_data():
+        ax.legend(fontsize=8, loc="lower right")
+    else:
+        ax.text(0.5, 0.5, "no method solved any problem", ha="center", va="center", transform=ax.transAxes)
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+# --------------------------------------------------------------------------- scaling
+
+def _scaling_pairs(results: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """One row per (problem, method): the median of ``columns`` over the solved repetitions."""
+    if "status" in results.columns:
+        results = results[results["status"] == "solved"]
+    keys = ["problem", "method"] if "problem" in results else ["method", "n_contacts"]
+    agg = {c: (c, "median") for c in columns}
+    if "n_contacts" not in keys:
+        agg["n_contacts"] = ("n_contacts", "first")
+    return results.groupby(keys, sort=False).agg(**agg).reset_index()
+
+
+def scaling_slopes(results: pd.DataFrame, columns: dict[str, str], *, labels: dict[str, str] | None = None,
+                   methods: list[str] | None = None) -> pd.DataFrame:
+    """Per method, the least-squares slope in log-log of each column of ``columns`` against
+    n_contacts (the exponent k of value ~ contacts^k) and the number of points; index: labels."""
+    from workbench.report.stats import loglog_slope
+
+    methods, labels = _order(results, labels, methods)
+    pairs = _scaling_pairs(results, list(columns))
+    rows = []
+    for method in methods:
+        mine = pairs[pairs["method"] == method]
+        if len(mine):
+            rows.append({"method": labels[method], "points": len(mine),
+                         **{f"{c} slope": loglog_slope(mine["n_contacts"], mine[c]) for c in columns}})
+    return pd.DataFrame(rows).set_index("method") if rows else pd.DataFrame()
+
+
+def scaling(results: pd.DataFrame, columns: dict[str, str] | None = None, *, labels: dict[str, str] | None = None,
+            methods: list[str] | None = None, title: str = "") -> Figure:
+    """Each column of ``columns`` (column -> axis label; default solve time and iterations) against
+    the number of contacts, log-log, one panel per column and one line per method with its fitted
+    slope. ``results``: load_results rows (the solved runs' medians per problem are drawn) or one row
+    per (problem, method) with method, n_contacts and the columns."""
+    columns = columns or {"solve_seconds": "solve time [s]", "iterations": "iterations"}
+    methods, labels = _order(results, labels, methods)
+    pairs = _scaling_pairs(results, list(columns))
+    slopes = scaling_slopes(results, columns, labels=labels, methods=methods)
+    colors = _colors(methods)
+    fig = Figure(figsize=(5.5 * len(columns), 4.5), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(columns)))
+    for method in methods:
+        mine = pairs[pairs["method"] == method].sort_values("n_contacts")
+        for ax, col in zip(axes, columns):
+            k = slopes.loc[labels[method], f"{col} slope"] if labels[method] in slopes.index else np.nan
+            x, y = mine["n_contacts"].to_numpy(dtype=float), mine[col].to_numpy(dtype=float)
+            keep = np.isfinite(y) & (y > 0)
+            if keep.any():
+                ax.plot(x[keep], y[keep], "o-", color=colors[method],
+                        label=f"{labels[method]} (slope {k:.2f})" if k == k else labels[method])
+    for ax, (col, ylabel) in zip(axes, columns.items()):
+        ax.set(xlabel="contacts", ylabel=ylabel)
+        if ax.has_data():
+            ax.set(xscale="log", yscale="log")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=8)
+        else:
+            ax.text(0.5, 0.5, "no solved run to show", ha="center", va="center", transform=ax.transAxes)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+# --------------------------------------------------------------------------- time series
+
+#: per-step columns drawn first (a simulation's tracked velocities, then its solver effort)
+_SERIES_FIRST = ("v_slope", "rolling", "v_normal", "complementarity", "iterations", "contacts", "fixed_force",
+                 "kinetic_energy")
+#: per-step columns drawn on a log axis
+_SERIES_LOG = ("complementarity",)
+
+
+def time_series(steps: pd.DataFrame, *, title: str = "", max_panels: int = 6) -> Figure | None:
+    """A simulation's per-step quantities (the per-step table a simulation records: load_histories
+    of a simulation run) against ``t`` (or ``time``, ``step``), one line per ``method`` when the table
+    has that column; a column ``X_analytic`` is drawn dashed black on X's panel; steps whose
+    ``handover`` names another method that finished them are marked (triangles). None when there is
+    nothing to plot."""
+    x = next((c for c in ("t", "time", "step") if c in steps.columns), None)
+    numeric = [c for c in steps.columns if c not in (x, "step", "repetition") and not c.endswith("_analytic")
+               and pd.api.types.is_numeric_dtype(steps[c]) and steps[c].notna().any()]
+    ys = ([c for c in _SERIES_FIRST if c in numeric] + [c for c in numeric if c not in _SERIES_FIRST])[:max_panels]
+    if x is None or not ys:
+        return None
+    groups = list(steps.groupby("method", sort=False)) if "method" in steps else [("", steps)]
+    fig = Figure(figsize=(9, 2.2 * len(ys) + 0.8), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(len(ys), 1, sharex=True))
+    for i, (name, frame) in enumerate(groups):
+        # steps finished by another method (a fallback, a polish) are marked on every panel
+        handed = frame["handover"].map(lambda v: isinstance(v, str) and v != "") if "handover" in frame else None
+        for ax, y in zip(axes, ys):
+            values = frame[y].where(frame[y] > 0) if y in _SERIES_LOG else frame[y]
+            ax.plot(frame[x], values, "-", color=f"C{i % 10}", lw=1.2, label=str(name) or None)
+            if handed is not None and handed.any():
+                ax.plot(frame.loc[handed, x], values[handed], "v", color=f"C{i % 10}", ms=5, ls="",
+                        gid="handover", label="step finished by another method" if ax is axes[0] else None)
+    first = groups[0][1]
+    for ax, y in zip(axes, ys):
+        if f"{y}_analytic" in first:
+            ax.plot(first[x], first[f"{y}_analytic"], "--", color="k", lw=1, label="analytic")
+        if y in _SERIES_LOG and ax.has_data():
+            ax.set_yscale("log")
+        ax.set_ylabel(y)
+        ax.grid(True, alpha=0.3)
+    axes[-1].set_xlabel("t [s]" if x == "t" else x)
+    handles, _ = axes[0].get_legend_handles_labels()
+    if handles:
+        axes[0].legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    return fig

@@ -29,13 +29,15 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from workbench.errors import InputError, unknown
 from workbench.params import check_params
-from workbench.problem import TimeStepProblem
 from workbench.shared_data import PREFIX as SHARED_PREFIX
 from workbench.shared_data import reference_files, resolve_shared, shared_data_dir
+
+if TYPE_CHECKING:  # the problem module (numpy, scipy, numba) loads when a problem is made, not at start-up
+    from workbench.problem import TimeStepProblem
 
 __all__ = ["Named", "NAMED", "KINDS", "names", "builder", "scenario", "scene_problem", "load",
            "resolve_path", "is_simulation", "dataset_dir", "dataset_names", "FILE_SUFFIXES", "ACCEPTED"]
@@ -162,6 +164,7 @@ def generate(name: str, **params) -> list[TimeStepProblem]:
     """The problems of the generator ``name`` called with ``params`` (one or a sequence)."""
     out = _call(name, builder(name, "generator"), params)
     problems = list(out) if isinstance(out, (list, tuple)) else [out]
+    from workbench.problem import TimeStepProblem
     if not problems or not all(isinstance(p, TimeStepProblem) for p in problems):
         raise InputError(f"generator {name!r} returned no TimeStepProblem")
     return problems

@@ -13,9 +13,9 @@ the block of D for contact i (Melanz et al. 2015 eq. 5, D_i^T = [-A_p^T, A_p^T A
 body-frame rotation), so that D_i^T v = A_p^T (v_B + w_B x r_B - v_A - w_A x r_A) is the relative
 velocity of the contact points in the contact frame. Fixed planes have no degrees of freedom.
 
-Detection uses a spatial index (scipy.spatial.cKDTree) for sphere-sphere and sphere-box candidate
-pairs; planes are few and are tested against every sphere and box corner by broadcasting. Supported
-pairs: sphere-sphere, sphere-plane, box corner-plane, sphere-box (3D). Box-box contacts are not
+Detection uses a compiled cell grid for sphere-sphere pairs (:mod:`problems.broadphase`) and a
+spatial index (scipy.spatial.cKDTree) for the few sphere-box candidate pairs; planes are few and
+are tested against every sphere and box corner by broadcasting. Supported pairs: sphere-sphere, sphere-plane, box corner-plane, sphere-box (3D). Box-box contacts are not
 detected (no scene needs them).
 """
 
@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
+from problems.broadphase import sphere_pairs
 from problems.rigid import BOX, SPHERE, World, box_corners_local
 
 __all__ = ["Contacts", "detect", "sphere_sphere", "sphere_plane", "box_plane", "sphere_box",
@@ -89,24 +90,12 @@ def contact_frames(normal: np.ndarray) -> np.ndarray:
 
 def sphere_sphere(x: np.ndarray, radius: np.ndarray, ids: np.ndarray, mu: np.ndarray, envelope: float,
                   n_ids: int) -> Contacts:
-    """Contacts between spheres (disks) at centres x (n, dim) with gap <= envelope; candidate pairs
-    from a k-d tree query within 2 max(R) + envelope. A is the lower index of each pair."""
-    dim = x.shape[1]
-    if x.shape[0] < 2:
-        return Contacts.concatenate([], dim)
-    pairs = cKDTree(x).query_pairs(2.0 * radius.max() + envelope, output_type="ndarray")
-    if pairs.shape[0] == 0:
-        return Contacts.concatenate([], dim)
-    pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]  # canonical order (reproducible files)
-    i, j = pairs[:, 0], pairs[:, 1]
-    d = x[j] - x[i]
-    dist = np.linalg.norm(d, axis=1)
-    phi = dist - radius[i] - radius[j]
-    keep = (phi <= envelope) & (dist > 0)  # coincident centres have no normal: skipped
-    i, j, d, dist, phi = i[keep], j[keep], d[keep], dist[keep], phi[keep]
-    n = d / dist[:, None]
-    return Contacts(a=ids[i], b=ids[j], ra=radius[i, None] * n, rb=-radius[j, None] * n, normal=n, phi=phi,
-                    mu=np.minimum(mu[i], mu[j]), key=_key(ids[i], ids[j], 0, n_ids))
+    """Contacts between spheres (disks) at centres x (n, dim) with gap <= envelope; the pairs come from
+    the compiled cell grid (:func:`problems.broadphase.sphere_pairs`). A is the lower index of each pair."""
+    i, j, dist = sphere_pairs(x, radius, envelope)
+    n = (x[j] - x[i]) / dist[:, None]
+    return Contacts(a=ids[i], b=ids[j], ra=radius[i, None] * n, rb=-radius[j, None] * n, normal=n,
+                    phi=dist - radius[i] - radius[j], mu=np.minimum(mu[i], mu[j]), key=_key(ids[i], ids[j], 0, n_ids))
 
 
 def sphere_plane(x: np.ndarray, radius: np.ndarray, ids: np.ndarray, mu: np.ndarray, world_planes,

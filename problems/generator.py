@@ -1,48 +1,59 @@
-"""Datasets of single time steps taken from settled granular packings (Mazhar et al. 2014 sections 5.1-5.2).
+"""Datasets of single time steps taken from settled granular packings (Mazhar et al. 2014 sections 5.1-5.2,
+Melanz et al. 2015 section 3.2).
 
 A packing is made by the DVI time stepper (:mod:`problems.stepper`): n spheres (R = 1 m, 1 kg,
-mu = 0.25) start on a jittered nested lattice (:func:`problems.granular.lattice`: every other layer in
-the hollows of the one below, 0.2 m clearance) and fall into a square container (16 m for 320 spheres)
-for ``duration`` seconds with step ``h``, relaxed dual x APGD (the paper's method). The time step at
-the final state is written as an FCLib global file (M, H = D, f = k, w = b, mu) with a metadata JSON
-next to it.
+mu = 0.25) start on a jittered lattice (:func:`problems.granular.lattice`) and fall into a square
+container for ``duration`` seconds with step ``h``, relaxed dual x APGD (the paper's method), every
+step solved to ``tol`` with at most ``max_iter`` iterations and warm-started from the previous step's
+impulses. The time step at the final state is written as a workbench problem file (.npz,
+:mod:`workbench.io.native`: M, D, k, b, mu, h) whose metadata hold the generator parameters (h and
+the number of steps among them), the kinetic energy, the largest speed and penetration of the stored
+state, a settling summary and an estimate of the conditioning of N (:func:`condition_estimate`).
 
-Step size: Mazhar et al. 2014 settles with h = 0.0005 s; the default here is h = 0.005 s so that both 320-sphere
-datasets are made in a few minutes on two cores (benchmarks/bench_datasets.py); ``--set h=0.0005``
-gives the paper's step. What separates the two datasets is the solver budget, as in the paper: tight
-tolerance (1e-6, up to 10,000 APGD iterations per step) leaves the packing at rest (kinetic energy
-about 2e-3 J, seed: 0.0215 J), 10 iterations per step leave it jittering (about 1 J, seed: 1.56 J);
-both have about 1,090 contacts (paper: 1,049 and 1,050).
+Datasets (``generate_dataset(name, out_dir, **overrides)``, :data:`DATASETS`):
 
-Datasets (``generate_dataset(name, out_dir, **overrides)``):
+- ``settled``: Mazhar et al. 2014 section 5.1.1, thoroughly settled: 320 spheres in a 16 m container,
+  h = 0.0005 s for 4 s (8,000 steps), up to 10,000 iterations per step (tol 1e-6).
+- ``unsettled``: section 5.1.2, poorly settled: the same, 10 iterations per step.
+- ``scaling``: section 5.2, 64 ... 2,560 spheres in steps of 64 (40 packings; the paper: 77 to 9,228
+  contacts), settled as ``settled`` but with h = 0.005 s (800 steps; the paper gives no step for
+  this series, and 40 packings at 8,000 steps do not fit the time of one run on two cores).
+- ``filling``: Melanz et al. 2015 section 3.2: 1,000 spheres dropped from a simple cubic lattice into a
+  container, h = 0.01 s for 5 s, solver tolerance 1e-5.
+- ``large``: beyond the papers, a settled packing of 45,000 spheres (over 100,000 contacts), h = 0.005 s;
+  ``scaling-large``: 4,096 ... 16,000 spheres (Melanz et al. 2015 section 3.4 goes to 16,000).
 
-- ``settled``: TR-style thoroughly settled data (Mazhar et al. 2014 section 5.1.1): 320 spheres, 4 s, every
-  step solved to a tight tolerance (up to 10,000 iterations).
-- ``unsettled``: poorly settled data (section 5.1.2): the same start, 10 solver iterations per step.
-- ``scaling``: settled packings of 64 ... 2,560 spheres (section 5.2: 64 to 2,560, 77 to 9,228
-  contacts); ``scaling-large``: 4,096 ... 16,000 spheres (Melanz et al. 2015 section 3.4 goes to 16,000).
+Every packing's file is NAME-NNNNN.npz, its final simulation state NAME-NNNNN.state.npz (to go on
+simulating from it, :func:`load_state`). ``MANIFEST.json`` in the output folder records, per file, the
+SHA-256 of its arrays (:func:`workbench.problem.problem_digest`) with the generator parameters
+and the summary numbers; a packing made again with the parameters of an entry of the committed
+manifest (problems/datasets/MANIFEST.json) is checked against it. Files are reproducible: the same
+parameters on the same machine give the same arrays (no clocks or host data are written; numbers
+that go through ARPACK are rounded to 6 digits).
 
-The metadata JSON holds the generator parameters and seed, the contact and body counts, the kinetic
-energy of the stored state, a settling summary and an estimate of the conditioning of N (see
-:func:`condition_estimate`). Files are reproducible: the same parameters give byte-identical files
-(no clocks or host data are written; numbers that go through ARPACK are rounded to 6 digits).
+Resumable: every ``checkpoint_every`` steps the simulation state (bodies, time, warm-start impulses,
+step records) is written atomically to NAME-NNNNN.checkpoint.npz; a later run with the same
+parameters picks up from it and gives the same file as an uninterrupted run (bit for bit, tested), and
+removes it when the packing is written.
 
 Settled means at rest: a packing counts as settled when its kinetic energy is at most
 ``SETTLED_ENERGY`` = 1e-4 of sum_j m_j g R_j, the energy that would lift every sphere by 1e-4 of its
 radius (for the 1 kg, 1 m spheres: 9.8e-4 J per sphere, an rms speed of about 0.04 m/s). The settled
 data of Mazhar et al. 2014 have 6.8e-6 of it (0.0215 J for 320 spheres), their unsettled data 5e-4
-(1.56 J).
-:func:`generate_dataset` reports the ratio of every packing and warns when one that is meant to be
-settled (settled, scaling, scaling-large) is above it.
+(1.56 J). :func:`generate_dataset` reports the ratio of every packing and warns when one that is
+meant to be settled is above it.
 
-Existing files are never overwritten (the committed datasets included) unless ``force``; every file
-is written atomically (workbench.files).
+Existing files are never overwritten unless ``force``: a file made with the same parameters is kept
+(so that an interrupted series goes on where it stopped), one made with others is an error. Every
+file is written atomically (workbench.files).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sys
+import time
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -59,28 +70,44 @@ from problems.stepper import Simulation, StepRecord
 from workbench.errors import InputError, unknown
 from workbench.files import atomic_output
 from workbench.limits import check
-from workbench.problem import TimeStepProblem
+from workbench.problem import TimeStepProblem, problem_digest
 from workbench.solvers import SolveOptions
 from workbench.params import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
-           "DEFAULT_DIR"]
+           "DEFAULT_DIR", "MANIFEST", "COMMITTED", "read_manifest", "render_manifest", "packing_metadata", "load_state",
+           "simulation"]
 
 #: where the committed datasets live
 DEFAULT_DIR = Path(__file__).resolve().parent / "datasets"
 
+#: the manifest of a dataset folder: file name -> sha256 of the arrays, parameters, summary
+MANIFEST = "MANIFEST.json"
+
+#: the packings the repository carries (small: a few MB in all); the others are remade by
+#: ``workbench generate`` and checked against the manifest
+COMMITTED = ("settled-00320.npz", "unsettled-00320.npz", "filling-01000.npz", "scaling-00064.npz",
+             "scaling-00128.npz", "scaling-00192.npz", "scaling-00256.npz")
+
 #: above this many degrees of freedom the nonzero spectrum is not computed (dense eigvalsh)
 DENSE_SPECTRUM_MAX_DOF = 6000
+
+#: above this many contacts no conditioning is estimated (a sparse LU of N would dominate the run)
+CONDITION_MAX_CONTACTS = 20000
+
+#: steps between two checkpoints (the default of generate_dataset)
+CHECKPOINT_EVERY = 500
 
 
 @dataclass(frozen=True)
 class PackingSpec:
     """How one packing is made. ``layers``: about n / layers spheres per settled layer set the floor
     (:func:`problems.granular.container_width_for`); ``width`` overrides it [m]. ``nested``,
-    ``spacing``, ``jitter``: the starting lattice (:func:`problems.granular.lattice`)."""
+    ``spacing``, ``jitter``: the starting lattice (:func:`problems.granular.lattice`). ``h`` [s],
+    ``duration`` [s]; ``tol`` and ``max_iter`` are the solver's per step."""
     n: int = 320
     duration: float = 4.0
-    h: float = 0.005
+    h: float = 0.0005
     formulation: str = "dual"
     solver: str = "apgd"
     tol: float = 1e-6
@@ -102,25 +129,38 @@ class PackingSpec:
         """The container's inner width [m]."""
         return float(self.width) if self.width is not None else container_width_for(self.n, layers=self.layers)
 
+    def parameters(self) -> dict:
+        """The generator parameters as recorded in the metadata and the manifest."""
+        return {**asdict(self), "width": self.floor_width, "radius": 1.0, "mass": 1.0, "steps": self.steps,
+                "module": "problems.generator"}
+
 
 #: kinetic energy, as a fraction of sum_j m_j g R_j, at most which a packing counts as settled
 SETTLED_ENERGY = 1e-4
 
+#: the sphere counts of Mazhar et al. 2014 section 5.2: 64 to 2,560 in steps of 64
+SCALING_SIZES = tuple(range(64, 2561, 64))
+
 #: dataset name -> (description, specs)
 DATASETS: dict[str, tuple[str, Callable[[], list[PackingSpec]]]] = {
-    "settled": ("320 spheres settled for 4 s, each step solved to tol 1e-6 (up to 10,000 iterations)",
-                lambda: [PackingSpec()]),
-    "unsettled": ("320 spheres settled for 4 s with 10 solver iterations per step",
-                  lambda: [PackingSpec(max_iter=10)]),
-    "scaling": ("settled packings of 64 to 2,560 spheres (geometric steps), 4 s each",
-                lambda: [PackingSpec(n=n, width=None) for n in (64, 128, 256, 512, 1024, 2048, 2560)]),
-    "scaling-large": ("settled packings of 4,096 to 16,000 spheres, 4 s each",
-                      lambda: [PackingSpec(n=n, width=None) for n in (4096, 8192, 16000)]),
+    "settled": ("320 spheres settled for 4 s at h = 0.0005 s (8,000 steps), each step solved to tol 1e-6 "
+                "(up to 10,000 iterations); Mazhar et al. 2014 section 5.1.1", lambda: [PackingSpec()]),
+    "unsettled": ("320 spheres settled for 4 s at h = 0.0005 s with 10 solver iterations per step; Mazhar et al. "
+                  "2014 section 5.1.2", lambda: [PackingSpec(max_iter=10)]),
+    "scaling": ("settled packings of 64 to 2,560 spheres in steps of 64, 4 s at h = 0.005 s; Mazhar et al. 2014 "
+                "section 5.2", lambda: [PackingSpec(n=n, width=None, h=0.005) for n in SCALING_SIZES]),
+    "filling": ("1,000 spheres falling into a container for 5 s at h = 0.01 s, tol 1e-5; Melanz et al. 2015 "
+                "section 3.2", lambda: [PackingSpec(n=1000, duration=5.0, h=0.01, tol=1e-5, width=None,
+                                                    nested=False, jitter=0.1)]),
+    "large": ("a settled packing of 45,000 spheres (over 100,000 contacts), 4 s at h = 0.005 s",
+              lambda: [PackingSpec(n=45000, width=None, h=0.005)]),
+    "scaling-large": ("settled packings of 4,096 to 16,000 spheres, 4 s at h = 0.005 s",
+                      lambda: [PackingSpec(n=n, width=None, h=0.005) for n in (4096, 8192, 16000)]),
 }
 
 
 #: the datasets whose packings are meant to be at rest
-MEANT_SETTLED = ("settled", "scaling", "scaling-large")
+MEANT_SETTLED = ("settled", "scaling", "large", "scaling-large")
 
 
 def settling_ratio(sim: Simulation) -> float:
@@ -129,18 +169,24 @@ def settling_ratio(sim: Simulation) -> float:
     return b.kinetic_energy() / float(np.sum(b.mass * GRAVITY * b.radius))
 
 
-def settle(spec: PackingSpec, progress: Callable[[Simulation, StepRecord], None] | None = None
-           ) -> tuple[Simulation, list[StepRecord]]:
-    """Run the packing of ``spec``; return the simulation at its final state and the step records."""
+def simulation(spec: PackingSpec) -> Simulation:
+    """The simulation of ``spec`` at its start."""
     world = container_world(spec.n, width=spec.floor_width, mu=spec.mu, seed=spec.seed, nested=spec.nested,
                             spacing=spec.spacing, jitter=spec.jitter)
     options = SolveOptions(tol=spec.tol, max_iter=spec.max_iter, keep_history=False)
-    sim = Simulation(world, spec.h, spec.formulation, spec.solver, options, name=f"packing-{spec.n}")
+    return Simulation(world, spec.h, spec.formulation, spec.solver, options, name=f"packing-{spec.n}")
+
+
+def settle(spec: PackingSpec, progress: Callable[[Simulation, StepRecord], None] | None = None
+           ) -> tuple[Simulation, list[StepRecord]]:
+    """Run the packing of ``spec`` from its start; return the simulation at its final state and the
+    step records."""
+    sim = simulation(spec)
     return sim, sim.run(spec.steps, progress)
 
 
 def step_problem(sim: Simulation, title: str, description: str) -> TimeStepProblem:
-    """The time-step problem at the simulation's current state, titled for FCLib."""
+    """The time-step problem at the simulation's current state, titled."""
     problem, _, _ = sim.problem()
     if problem is None:
         raise InputError("the packing has no contact at its final state")
@@ -217,22 +263,19 @@ def describe(spec: PackingSpec) -> str:
             f"tol {spec.tol:g}, at most {spec.max_iter} iterations per step, seed {spec.seed}")
 
 
-def write_packing(sim: Simulation, records: list[StepRecord], spec: PackingSpec, dataset: str, path: Path
-                  ) -> list[Path]:
-    """Write the step at the simulation's state as ``path`` (.hdf5) and its metadata (.json)."""
-    from workbench.io import write_fclib
-
-    description = describe(spec)
-    problem = step_problem(sim, path.stem, f"{description}; generated by workbench generate {dataset}")
-    with atomic_output(path) as tmp:
-        write_fclib(problem, tmp)
+def packing_metadata(sim: Simulation, records: list[StepRecord], spec: PackingSpec, dataset: str,
+                     problem: TimeStepProblem) -> dict:
+    """What the file of a packing records about it: how it was made (the generator parameters, h and
+    steps among them), and of its final state the kinetic energy [J], the largest speed [m/s] and
+    penetration [m] (max(0, -min Phi)), the settling summary and the conditioning of N."""
     bodies = sim.world.bodies
-    meta = {
+    gap = problem.b[::problem.d] * problem.h  # b = Phi / h in the normal slots
+    return {
         "dataset": dataset,
-        "file": path.name,
-        "description": description,
-        "generator": {**asdict(spec), "width": spec.floor_width, "radius": 1.0, "mass": 1.0,
-                      "envelope": sim.world.envelope, "steps": spec.steps, "module": "problems.generator"},
+        "description": describe(spec),
+        "generator": spec.parameters() | {"envelope": sim.world.envelope},
+        "h": spec.h,
+        "steps": spec.steps,
         "seed": spec.seed,
         "time": _round(sim.t),
         "n_bodies": bodies.n,
@@ -241,34 +284,187 @@ def write_packing(sim: Simulation, records: list[StepRecord], spec: PackingSpec,
         "n_dof": problem.n_dof,
         "kinetic_energy": _round(bodies.kinetic_energy()),
         "max_speed": _round(float(np.linalg.norm(bodies.v, axis=1).max())),
+        "max_penetration": _round(float(max(0.0, -gap.min()))),
         "settling": _settling_summary(records),
-        "condition": condition_estimate(problem),
+        "condition": (condition_estimate(problem) if problem.n_contacts <= CONDITION_MAX_CONTACTS else
+                      {"note": f"not estimated (more than {CONDITION_MAX_CONTACTS} contacts)"}),
     }
-    json_path = path.with_suffix(".json")
-    with atomic_output(json_path) as tmp:
-        tmp.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
-    return [path, json_path]
 
 
-def stderr_progress(label: str, every: int = 100) -> Callable[[Simulation, StepRecord], None]:
-    """A callback printing one line to stderr every ``every`` steps."""
-    def report(sim: Simulation, rec: StepRecord) -> None:
-        if sim.step_index % every == 0:
-            print(f"{label}: t = {rec.t:.3f} s, step {sim.step_index}, {rec.contacts} contacts, "
-                  f"{rec.iterations} iterations, KE {rec.kinetic_energy:.4g} J, max speed {rec.max_speed:.3g} m/s",
-                  file=sys.stderr, flush=True)
-    return report
+def write_packing(sim: Simulation, records: list[StepRecord], spec: PackingSpec, dataset: str, path: Path
+                  ) -> tuple[TimeStepProblem, dict]:
+    """Write the step at the simulation's state as the workbench problem file ``path`` (.npz), its
+    metadata inside; return the problem and its metadata."""
+    from workbench.io.native import save_problem
+
+    description = describe(spec)
+    problem = step_problem(sim, path.stem, f"{description}; generated by workbench generate {dataset}")
+    meta = packing_metadata(sim, records, spec, dataset, problem)
+    problem = TimeStepProblem(M=problem.M, D=problem.D, k=problem.k, b=problem.b, mu=problem.mu, d=problem.d,
+                              h=problem.h, name=problem.name, metadata={**problem.metadata, **meta})
+    with atomic_output(path) as tmp:
+        save_problem(problem, tmp)
+    return problem, meta
+
+
+# ---------------------------------------------------------------------------------------- manifest
+def read_manifest(folder: str | Path = DEFAULT_DIR) -> dict:
+    """The manifest of a dataset folder (file name -> entry), empty when there is none."""
+    path = Path(folder) / MANIFEST
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a dataset manifest ({exc})") from None
+
+
+def manifest_entry(problem: TimeStepProblem, meta: dict) -> dict:
+    """The manifest entry of a written packing: the SHA-256 of its arrays and its summary numbers."""
+    return {"sha256": problem_digest(problem), "dataset": meta["dataset"], "generator": meta["generator"],
+            **{k: meta[k] for k in ("h", "steps", "n_bodies", "n_contacts", "kinetic_energy", "max_speed",
+                                    "max_penetration")}}
+
+
+def render_manifest(manifest: dict) -> str:
+    """The datasets page (docs/results/datasets.md): one row per manifest entry."""
+    lines = ["| file | in the repository | spheres | contacts | h [s] | steps | max iterations/step | kinetic energy [J] "
+             "| max speed [m/s] | max penetration [m] | sha256 of the arrays |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for file, e in sorted(manifest.items()):
+        lines.append(f"| {file} | {'committed' if file in COMMITTED else 'workbench generate ' + e['dataset']} | "
+                     f"{e['n_bodies']:,} | {e['n_contacts']:,} | {e['h']:g} | {e['steps']:,} | {e['generator']['max_iter']:,} | "
+                     f"{e['kinetic_energy']:.3g} | {e['max_speed']:.3g} | {e['max_penetration']:.3g} | `{e['sha256']}` |")
+    return "\n".join(lines) + "\n"
+
+
+def _record_manifest(folder: Path, file: str, entry: dict) -> None:
+    """Add or replace the entry of ``file``; a lock file keeps two generators writing to the same
+    folder from losing each other's entries."""
+    with open(folder / f".{MANIFEST}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        manifest = read_manifest(folder)
+        manifest[file] = entry
+        with atomic_output(folder / MANIFEST) as tmp:
+            tmp.write_text(json.dumps(dict(sorted(manifest.items())), indent=1, sort_keys=True) + "\n")
+
+
+# ---------------------------------------------------------------------------------------- checkpoints
+_RECORD_FIELDS = tuple(StepRecord.__dataclass_fields__)
+
+
+def checkpoint_path(path: Path) -> Path:
+    """Where the checkpoint of the packing written to ``path`` lives."""
+    return path.with_name(f"{path.stem}.checkpoint.npz")
+
+
+def state_path(path: Path) -> Path:
+    """Where the final simulation state of the packing written to ``path`` lives
+    (:meth:`problems.stepper.Simulation.state`: a simulation of the same parameters restored from it
+    goes on from the stored step, warm start included)."""
+    return path.with_name(f"{path.stem}.state.npz")
+
+
+def load_state(path: Path) -> dict[str, np.ndarray]:
+    """The final simulation state stored beside the packing file ``path``."""
+    with np.load(state_path(path), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
+def save_checkpoint(sim: Simulation, records: list[StepRecord], spec: PackingSpec, path: Path) -> None:
+    """Write the simulation state and the step records so far, atomically."""
+    arrays = {f"state_{k}": v for k, v in sim.state().items()}
+    for name in _RECORD_FIELDS:
+        arrays[f"record_{name}"] = np.array([getattr(r, name) for r in records])
+    arrays["spec"] = np.array(json.dumps(spec.parameters(), sort_keys=True))
+    with atomic_output(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+
+def load_checkpoint(sim: Simulation, spec: PackingSpec, path: Path) -> list[StepRecord]:
+    """Restore the simulation from the checkpoint at ``path``; return its step records. A checkpoint
+    of other parameters is an InputError."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if json.loads(str(z["spec"])) != json.loads(json.dumps(spec.parameters(), sort_keys=True)):
+                raise InputError(f"{path} is the checkpoint of a packing with other parameters; remove it or "
+                                 "give the same --set values")
+            sim.restore({k[len("state_"):]: z[k] for k in z.files if k.startswith("state_")})
+            columns = {name: z[f"record_{name}"].tolist() for name in _RECORD_FIELDS}
+    except (OSError, KeyError, ValueError) as exc:
+        raise InputError(f"{path}: not a readable checkpoint ({exc}); remove it to start over") from None
+    return [StepRecord(**dict(zip(_RECORD_FIELDS, row))) for row in zip(*columns.values())]
+
+
+def _checkpoint_step(path: Path) -> int:
+    """The step a checkpoint holds (0 when there is none)."""
+    if not path.exists():
+        return 0
+    with np.load(path, allow_pickle=False) as z:
+        return int(z["state_step_index"])
+
+
+def run_packing(spec: PackingSpec, path: Path, *, progress: bool = True, checkpoint_every: int = CHECKPOINT_EVERY,
+                stop_after: int | None = None) -> tuple[Simulation, list[StepRecord]] | None:
+    """Run the packing of ``spec`` to its end, from the checkpoint of ``path`` when there is one,
+    writing a checkpoint every ``checkpoint_every`` steps. ``stop_after``: stop (returning None) once
+    that many steps are done, as an interruption would (for tests)."""
+    sim = simulation(spec)
+    ckpt = checkpoint_path(path)
+    records = load_checkpoint(sim, spec, ckpt) if ckpt.exists() else []
+    bar = progress_bar(path.stem, spec.steps, sim.step_index, enabled=progress)
+    try:
+        while sim.step_index < spec.steps:
+            if stop_after is not None and sim.step_index >= stop_after:
+                return None
+            rec = sim.step()
+            records.append(rec)
+            bar.update(1)
+            if sim.step_index % 50 == 0:
+                bar.set_postfix_str(f"{rec.contacts} contacts, {rec.iterations} it, KE {rec.kinetic_energy:.3g} J",
+                                    refresh=False)
+            if checkpoint_every and sim.step_index % checkpoint_every == 0 and sim.step_index < spec.steps:
+                save_checkpoint(sim, records, spec, ckpt)
+    finally:
+        bar.close()
+    return sim, records
+
+
+def progress_bar(label: str, total: int, done: int, enabled: bool = True):
+    """A tqdm bar on stderr, off when ``enabled`` is false or stderr is not a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=done, desc=label, unit="step", file=sys.stderr, leave=False,
+                disable=not enabled or not sys.stderr.isatty(), dynamic_ncols=True)
+
+
+def _same_parameters(path: Path, spec: PackingSpec) -> bool:
+    """Whether the packing file at ``path`` was made with the parameters of ``spec``."""
+    from workbench.io.native import load_problem_native
+
+    try:
+        recorded = load_problem_native(path).metadata.get("generator", {})
+    except Exception:  # noqa: BLE001 - an unreadable file is not the same packing
+        return False
+    expected = spec.parameters()
+    return all(recorded.get(k) == v for k, v in expected.items())
 
 
 def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: bool = True, sizes=None,
-                     force: bool = False, **overrides) -> list[Path]:
-    """Generate the dataset ``name`` (see DATASETS) into ``out_dir``; return the written paths.
+                     force: bool = False, checkpoint_every: int = CHECKPOINT_EVERY, stop_after: int | None = None,
+                     on_packing: Callable[[Path, dict, float, int], None] | None = None, **overrides) -> list[Path]:
+    """Generate the dataset ``name`` (see DATASETS) into ``out_dir``; return the paths of its files.
 
     ``overrides`` replace PackingSpec fields of every packing (n, duration, h, solver, seed, ...);
-    ``sizes`` replaces the list of sphere counts. Files are named NAME-NNNNN.hdf5 / .json; a file
-    that exists already is an InputError before anything runs, unless ``force``. The kinetic energy
-    of each packing goes to stderr, with a warning when a packing meant to be settled is not
-    (SETTLED_ENERGY)."""
+    ``sizes`` replaces the list of sphere counts. Files are named NAME-NNNNN.npz. A file that exists
+    is kept when it was made with the same parameters (an interrupted series goes on) and is an
+    InputError before anything runs when not, unless ``force``. Each packing resumes from its
+    checkpoint (module docstring). The kinetic energy of each packing goes to stderr, with a warning
+    when a packing meant to be settled is not (SETTLED_ENERGY), and its digest is checked against
+    the committed manifest when that has an entry of the same parameters. ``on_packing(path, metadata,
+    seconds, resumed_from)`` is called after each packing written: the wall time of its simulation
+    and writing [s] and the step it resumed from (0 when it started afresh)."""
     if name not in DATASETS:
         raise unknown("dataset", name, DATASETS)
     check_params(f"dataset {name}", PackingSpec, overrides)  # names, and values against the defaults' types
@@ -282,22 +478,52 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
         check("SIZE", spec.n, f"dataset {name}: n")
         check("STEPS", spec.duration / spec.h, f"dataset {name}: duration / h")
     out = Path(out_dir)
-    labels = [f"{name}-{spec.n:05d}" for spec in specs]
-    existing = [p for label in labels for p in (out / f"{label}.hdf5", out / f"{label}.json") if p.exists()]
-    if existing and not force:
+    paths = [out / f"{name}-{spec.n:05d}.npz" for spec in specs]
+    keep = {p for p, spec in zip(paths, specs) if p.exists() and not force and _same_parameters(p, spec)}
+    clash = [p for p in paths if p.exists() and p not in keep]
+    if clash and not force:
         committed = " (a committed dataset)" if out.resolve() == DEFAULT_DIR.resolve() else ""
-        raise InputError(f"{existing[0]} exists{committed}; give --out DIR for another folder, or --force to "
-                         "overwrite it")
+        raise InputError(f"{clash[0]} exists{committed}, made with other parameters; give --out DIR for another "
+                         "folder, or --force to overwrite it")
     out.mkdir(parents=True, exist_ok=True)
-    paths: list[Path] = []
-    for spec, label in zip(specs, labels):
-        sim, records = settle(spec, stderr_progress(label, max(1, spec.steps // 20)) if progress else None)
-        paths += write_packing(sim, records, spec, name, out / f"{label}.hdf5")
+    committed_manifest = read_manifest(DEFAULT_DIR)
+    for spec, path in zip(specs, paths):
+        if path in keep:
+            print(f"{path.stem}: kept (made with the same parameters)", file=sys.stderr)
+            continue
+        start = time.perf_counter()
+        resumed_from = _checkpoint_step(checkpoint_path(path))
+        done = run_packing(spec, path, progress=progress, checkpoint_every=checkpoint_every, stop_after=stop_after)
+        if done is None:
+            return paths[:0]
+        sim, records = done
+        problem, meta = write_packing(sim, records, spec, name, path)
+        seconds = time.perf_counter() - start
+        entry = manifest_entry(problem, meta)
+        with atomic_output(state_path(path)) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez_compressed(fh, **sim.state())
+        _record_manifest(out, path.name, entry)
+        checkpoint_path(path).unlink(missing_ok=True)
         ratio = settling_ratio(sim)
-        print(f"{label}: kinetic energy {sim.world.bodies.kinetic_energy():.4g} J = {ratio:.2g} of sum m g R "
-              f"(settled at most {SETTLED_ENERGY:g})", file=sys.stderr)
+        print(f"{path.stem}: {meta['n_contacts']} contacts, kinetic energy {sim.world.bodies.kinetic_energy():.4g} J "
+              f"= {ratio:.2g} of sum m g R (settled at most {SETTLED_ENERGY:g}), sha256 {entry['sha256'][:16]}...",
+              file=sys.stderr)
         if name in MEANT_SETTLED and ratio > SETTLED_ENERGY:
-            print(f"warning: {label} is not settled: its kinetic energy is {ratio:.2g} of sum m g R, above "
+            print(f"warning: {path.stem} is not settled: its kinetic energy is {ratio:.2g} of sum m g R, above "
                   f"{SETTLED_ENERGY:g}; give it longer (--set duration=...) or a tighter solver (--set tol=...)",
                   file=sys.stderr)
+        reference = committed_manifest.get(path.name)
+        if reference is not None and reference["generator"] == entry["generator"]:
+            if reference["sha256"] != entry["sha256"]:
+                print(f"warning: {path.stem} differs from the committed manifest (sha256 {reference['sha256'][:16]}..."
+                      f"): not reproduced bit for bit on this machine", file=sys.stderr)
+            else:
+                print(f"{path.stem}: matches the committed manifest", file=sys.stderr)
+        if on_packing is not None:
+            on_packing(path, meta, seconds, resumed_from)
+        if out.resolve() == DEFAULT_DIR.resolve():
+            from workbench.provenance import write_results
+
+            write_results("datasets", read_manifest(DEFAULT_DIR), render_manifest)
     return paths

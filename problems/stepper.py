@@ -163,6 +163,30 @@ class Simulation:
                           status=status, complementarity=compl, max_speed=speed, fixed_force=force,
                           kinetic_energy=b.kinetic_energy(), handover=handover)
 
+    # ------------------------------------------------------------------ checkpoints
+    def state(self) -> dict[str, np.ndarray]:
+        """Everything the next steps depend on, as arrays: the bodies' x, orientation, v, w, the time,
+        the step index and the warm-start impulses (contact keys, gamma). :meth:`restore` of it gives
+        back the same simulation bit for bit."""
+        b = self.world.bodies
+        keys, gamma = self._previous if self._previous is not None else (np.zeros(0, np.int64),
+                                                                           np.zeros((0, b.dim)))
+        return {"x": b.x.copy(), "orientation": b.orientation.copy(), "v": b.v.copy(), "w": b.w.copy(),
+                "t": np.array(self.t), "step_index": np.array(self.step_index),
+                "warm_keys": keys.copy(), "warm_gamma": gamma.copy(), "has_warm": np.array(self._previous is not None)}
+
+    def restore(self, state) -> None:
+        """Set the simulation to a :meth:`state` of a simulation of the same world."""
+        b = self.world.bodies
+        for name in ("x", "orientation", "v", "w"):
+            value = np.array(state[name], dtype=float)
+            if value.shape != getattr(b, name).shape:
+                raise InputError(f"checkpoint {name} has shape {value.shape}, the world {getattr(b, name).shape}")
+            setattr(b, name, value)
+        self.t, self.step_index = float(state["t"]), int(state["step_index"])
+        self._previous = ((np.array(state["warm_keys"], np.int64), np.array(state["warm_gamma"], float))
+                          if bool(state["has_warm"]) else None)
+
     def run(self, steps: int, callback: Callable[["Simulation", StepRecord], None] | None = None) -> list[StepRecord]:
         """``steps`` steps; ``callback(sim, record)`` after each (recording, progress)."""
         records = []

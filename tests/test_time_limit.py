@@ -45,7 +45,7 @@ def test_scip_on_a_large_primal_problem_ends_within_its_limit():
     run ends within the limit plus the grace, counted from the loaded problem."""
     limit = 2.0
     t0 = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "workbench.cli", "solve", "problems/datasets/settled-00320.hdf5",
+    done = subprocess.run([sys.executable, "-m", "workbench.cli", "solve", "problems/datasets/settled-00320.npz",
                            "-f", "primal", "-s", "scip", "--time-limit", str(limit), "--json"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     wall = time.monotonic() - t0

@@ -18,6 +18,13 @@ THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUM
 for _name in THREAD_ENV:
     os.environ.setdefault(_name, "1")
 
-from workbench.problem import TimeStepProblem  # noqa: E402
-
 __all__ = ["TimeStepProblem", "THREAD_ENV", "__version__"]
+
+
+def __getattr__(name: str):
+    """``workbench.TimeStepProblem`` on first use (PEP 562): importing the package alone (the command
+    line's start, ``workbench --version``) must not load numpy, scipy and numba."""
+    if name == "TimeStepProblem":
+        from workbench.problem import TimeStepProblem
+        return TimeStepProblem
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -68,12 +68,23 @@ def _epilog() -> str:
     ])
 
 
+class _TopParser(Parser):
+    """The top-level parser: its epilog (the names of formulations, solvers and scenes, which loads
+    their registries) is made only when the help is shown, so that ``--version`` and every command
+    start without it."""
+
+    def format_help(self) -> str:
+        if self.epilog is None:
+            self.epilog = _epilog()
+        return super().format_help()
+
+
 def build_parser() -> Parser:
     from workbench import __version__
 
-    p = Parser(prog="workbench", description="Frictional-contact time-step workbench: solve, compare, "
+    p = _TopParser(prog="workbench", description="Frictional-contact time-step workbench: solve, compare, "
                "simulate, generate and export one time step of nonsmooth rigid multibody dynamics, and run "
-               "studies.", epilog=_epilog(), formatter_class=argparse.RawDescriptionHelpFormatter)
+               "studies.", formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"workbench {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
     h = sub.add_parser("help", help="this text, or a command's: workbench help COMMAND")

@@ -20,6 +20,7 @@ Units: impulses gamma [N s], velocities [m/s], so N has units [m/(N s^2)] = 1/kg
 
 from __future__ import annotations
 
+import hashlib
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -31,7 +32,7 @@ from numba import njit
 
 from workbench.errors import ProblemDataError
 
-__all__ = ["TimeStepProblem", "check_compressed"]
+__all__ = ["TimeStepProblem", "check_compressed", "problem_digest"]
 
 
 def _real_array(name: str, x) -> np.ndarray:
@@ -509,3 +510,33 @@ class TimeStepProblem:
         s = self.summary()
         return (f"TimeStepProblem({s['name']!r}, {s['kind']}, n_contacts={s['n_contacts']}, d={s['d']}, "
                 f"n_dof={s['n_dof']}, n_bilateral={s['n_bilateral']})")
+
+
+def problem_digest(problem: TimeStepProblem) -> str:
+    """SHA-256 of the problem's data (d, h, mu and the global or local arrays; not its name or
+    metadata), the same for the same numbers whichever file format they came from."""
+    h = hashlib.sha256()
+
+    def add(label: str, x) -> None:
+        h.update(label.encode())
+        if x is None:
+            h.update(b"none")
+        elif sp.issparse(x):
+            S = sp.csr_matrix(x)
+            S.sort_indices()
+            for part in (np.array(S.shape, dtype=np.int64), S.indptr.astype(np.int64),
+                         S.indices.astype(np.int64), S.data.astype(np.float64)):
+                h.update(np.ascontiguousarray(part).tobytes())
+        else:
+            h.update(np.ascontiguousarray(np.asarray(x, dtype=np.float64)).tobytes())
+
+    add("d", problem.d)
+    add("h", problem.h)
+    add("mu", problem.mu)
+    if problem.is_global:
+        for label in ("M", "D", "k", "b", "G", "b_G"):
+            add(label, getattr(problem, label))
+    else:
+        add("W", problem.N)
+        add("q", problem.r)
+    return h.hexdigest()

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from workbench.files import atomic_output
 
-__all__ = ["RESULTS_DIR", "write_results", "render", "check_docs", "provenance", "header"]
+__all__ = ["RESULTS_DIR", "write_results", "render", "check_docs", "provenance", "header", "embed"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: where the generated results pages live
@@ -158,3 +158,22 @@ def check_docs(root: os.PathLike | str = ROOT) -> list[str]:
                 problems.append(f"{doc.relative_to(root)}: the embedded copy of results {name!r} differs from "
                                 f"docs/results/{name}.md")
     return problems
+
+
+def embed(doc: os.PathLike | str, name: str, folder: os.PathLike | str | None = None) -> bool:
+    """Replace the copy of results ``name`` embedded in ``doc`` (between its markers) with the current
+    page ``folder/NAME.md`` (default :data:`RESULTS_DIR`); False when ``doc`` has no such markers. A
+    command that writes results calls it so the page that shows them never lags behind."""
+    doc = Path(doc)
+    page = (Path(folder) if folder is not None else RESULTS_DIR) / f"{name}.md"
+    if not doc.exists():
+        return False
+    text = doc.read_text(encoding="utf-8")
+    start, end = f"<!-- results: {name} -->\n", f"<!-- end results: {name} -->"
+    i = text.find(start)
+    j = text.find(end, i + len(start)) if i >= 0 else -1
+    if j < 0:
+        return False
+    with atomic_output(doc) as tmp:
+        tmp.write_text(text[:i + len(start)] + page.read_text(encoding="utf-8") + text[j:], encoding="utf-8")
+    return True

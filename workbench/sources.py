@@ -6,7 +6,8 @@ Specs (the PROBLEM argument of every command, the entries of study files)::
     path/to/file.hdf5 | .h5 | .dat | .npz   FCLib HDF5, Siconos numerics text, the workbench's .npz
     shared:REL        a reference problem of other simulators (workbench.shared_data), e.g.
                       shared:fclib/Box_Stacks-i0122-82-5.hdf5
-    dataset:NAME      a committed dataset, problems/datasets/NAME.hdf5 (settled-00320, scaling-00064, ...)
+    dataset:NAME      a dataset in problems/datasets, NAME.npz (settled-00320, scaling-00064, ...: committed,
+                      or made there by workbench generate)
     scene:NAME        a built-in scene: a static one (rolling-ball-2d), or the first time step with a
                       contact of a dynamic one (ball-on-plane, filling, ...)
     scenario:NAME     a dynamic scene; as a problem, the same first time step as scene:NAME; in a study,
@@ -28,13 +29,15 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from workbench.errors import InputError, unknown
 from workbench.params import check_params
-from workbench.problem import TimeStepProblem
 from workbench.shared_data import PREFIX as SHARED_PREFIX
 from workbench.shared_data import reference_files, resolve_shared, shared_data_dir
+
+if TYPE_CHECKING:  # the problem module (numpy, scipy, numba) loads when a problem is made, not at start-up
+    from workbench.problem import TimeStepProblem
 
 __all__ = ["Named", "NAMED", "KINDS", "names", "builder", "scenario", "scene_problem", "load",
            "resolve_path", "is_simulation", "dataset_dir", "dataset_names", "FILE_SUFFIXES", "ACCEPTED"]
@@ -161,6 +164,7 @@ def generate(name: str, **params) -> list[TimeStepProblem]:
     """The problems of the generator ``name`` called with ``params`` (one or a sequence)."""
     out = _call(name, builder(name, "generator"), params)
     problems = list(out) if isinstance(out, (list, tuple)) else [out]
+    from workbench.problem import TimeStepProblem
     if not problems or not all(isinstance(p, TimeStepProblem) for p in problems):
         raise InputError(f"generator {name!r} returned no TimeStepProblem")
     return problems
@@ -189,7 +193,7 @@ def resolve_path(spec: str, base: os.PathLike | str | None = None) -> Path:
     if spec.startswith(_DATASET_PREFIX):
         from workbench.files import relative_under
         name = spec[len(_DATASET_PREFIX):]
-        return relative_under(dataset_dir(), name if Path(name).suffix else f"{name}.hdf5", spec)
+        return relative_under(dataset_dir(), name if Path(name).suffix else f"{name}.npz", spec)
     p = Path(os.path.expanduser(spec))
     return p if p.is_absolute() or base is None else Path(base) / p
 

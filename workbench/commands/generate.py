@@ -1,22 +1,30 @@
 """``workbench generate``: write datasets of single time steps from granular packings.
 
-    workbench generate NAME [--out DIR] [--sizes N,N,...] [--set KEY=VALUE ...] [--quiet]
+    workbench generate NAME [--out DIR] [--sizes N,N,...] [--set KEY=VALUE ...] [--checkpoint-every K]
+                       [--quiet] [--force]
 
-NAME is one of problems.generator.DATASETS: settled, unsettled (320 spheres after 4 s, Mazhar et al. 2014
-section 5.1), scaling (64 ... 2,560 spheres), scaling-large (4,096 ... 16,000 spheres). Each packing
-gives NAME-NNNNN.hdf5 (FCLib global) and NAME-NNNNN.json (metadata) in DIR (default: the committed
-problems/datasets). A file that exists already (a committed dataset, say) is never overwritten unless
-``--force``: the command stops before it runs anything. ``--set`` changes a packing parameter (n,
-duration, h, formulation, solver, tol, max_iter, mu, seed, width, layers). Progress, the kinetic
-energy of each packing and a warning when a packing meant to be settled is not (see
-problems.generator.SETTLED_ENERGY) go to stderr, the written paths to stdout.
+NAME is one of problems.generator.DATASETS: settled, unsettled (320 spheres, h = 0.0005 s for 4 s, up to
+10,000 or 10 iterations per step: Mazhar et al. 2014 section 5.1), scaling (64 ... 2,560 spheres in steps
+of 64, section 5.2), filling (1,000 spheres, Melanz et al. 2015 section 3.2), large (45,000 spheres,
+over 100,000 contacts), scaling-large (4,096 ... 16,000 spheres). Each packing gives NAME-NNNNN.npz (a
+workbench problem file, its metadata inside) in DIR (default: problems/datasets, where
+``dataset:NAME-NNNNN`` finds it) and its entry (SHA-256 of the arrays, parameters, summary) in
+DIR/MANIFEST.json; a packing made with the parameters of a committed manifest entry is checked
+against it. A file made with the same parameters is kept (so an interrupted series goes on), one
+made with others is never overwritten unless ``--force``: the command stops before it runs anything.
+Every K steps (default 500) the state is checkpointed to NAME-NNNNN.checkpoint.npz, atomically; run
+the same command again to pick up from it. ``--set`` changes a packing parameter (n, duration, h,
+formulation, solver, tol, max_iter, mu, seed, width, layers, nested, spacing, jitter). A progress bar
+(stderr, when it is a terminal, not with ``--quiet``), the kinetic energy of each packing and a
+warning when a packing meant to be settled is not (see problems.generator.SETTLED_ENERGY) go to
+stderr, the paths to stdout.
 """
 
 from __future__ import annotations
 
 from argparse import ArgumentTypeError
 
-from workbench.commands._args import key_value
+from workbench.commands._args import key_value, positive
 from workbench.errors import InputError
 from workbench.limits import check
 
@@ -39,7 +47,7 @@ def cmd_generate(args) -> int:
     from problems.generator import DEFAULT_DIR, generate_dataset
 
     paths = generate_dataset(args.name, args.out or DEFAULT_DIR, progress=not args.quiet, sizes=args.sizes,
-                             force=args.force, **dict(args.set or []))
+                             force=args.force, checkpoint_every=args.checkpoint_every, **dict(args.set or []))
     for p in paths:
         print(p)
     return 0
@@ -47,11 +55,13 @@ def cmd_generate(args) -> int:
 
 def register(sub) -> None:
     s = sub.add_parser("generate", help="write datasets of time steps from settled granular packings")
-    s.add_argument("name", metavar="NAME", help="settled, unsettled, scaling, scaling-large")
+    s.add_argument("name", metavar="NAME", help="settled, unsettled, scaling, filling, large, scaling-large")
     s.add_argument("--out", default=None, help="output folder (default: problems/datasets)")
     s.add_argument("--sizes", type=_sizes, default=None, help="sphere counts, e.g. 64,128,256")
     s.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE",
                    help="packing parameter (n, duration, h, formulation, solver, tol, max_iter, seed, ...)")
-    s.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    s.add_argument("--checkpoint-every", type=positive(int), default=500, metavar="K",
+                   help="write the simulation state every K steps (resume: run the same command again)")
+    s.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     s.add_argument("--force", action="store_true", help="overwrite files that exist (committed datasets included)")
     s.set_defaults(func=cmd_generate)

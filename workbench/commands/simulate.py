@@ -28,8 +28,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from workbench.commands._args import EXIT_NOT_SOLVED, add_method_options, key_value, positive
 from workbench.commands.solve import add_solve_options, method_of, solve_options
 from workbench.errors import InputError
@@ -37,7 +35,8 @@ from workbench.files import atomic_output
 from workbench.limits import check
 
 
-def _state_rows(t: float, bodies) -> np.ndarray:
+def _state_rows(t: float, bodies):
+    import numpy as np
     """One row per body: t, body, x, y, z, vx, vy, vz, wx, wy, wz (world frame)."""
     n, dim = bodies.n, bodies.dim
     pad = np.zeros((n, 3 - dim))
@@ -51,6 +50,7 @@ def plot(out: Path, steps, scenario) -> list[Path]:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
 
     written = []
     t = steps["t"].to_numpy()
@@ -99,6 +99,7 @@ def plot(out: Path, steps, scenario) -> list[Path]:
 
 
 def cmd_simulate(args) -> int:
+    import numpy as np
     import pandas as pd
 
     from problems.stepper import Simulation, SimulationError

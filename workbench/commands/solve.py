@@ -24,7 +24,6 @@ import os
 from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, formulation_named, key_value,
                                       method_named, positive, solver_named)
 from workbench.sources import ACCEPTED, load
-from workbench.solvers.base import handover_label
 
 PROBLEM_HELP = f"{ACCEPTED} (workbench list shows the scenes)"
 
@@ -138,6 +137,7 @@ def cmd_solve(args) -> int:
     print(f"  status {result.status} (solver said {result.solver_status or '-'})"
           f"{': ' + result.message if result.message else ''}")
     for h in result.handover:
+        from workbench.solvers.base import handover_label
         print(f"  hand-over: {handover_label([h])} at iteration {h['at_iteration']} ({h['at_seconds']:.3f} s; "
               f"{h['reason']}); {h['from']} alone: {h.get('status_alone', '-')} ({h['measure']} "
               f"{h['error_before']:.3e}); the returned point is {h['to'] if h['used'] else h['from']}'s")

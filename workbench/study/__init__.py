@@ -18,7 +18,16 @@ means). Layers, no cycles:
 The report (:mod:`workbench.report`) reads only the results directory.
 """
 
-from workbench.study.results import load_histories, load_results
-from workbench.study.spec import Study, StudyError, load_study
-
 __all__ = ["Study", "StudyError", "load_study", "load_results", "load_histories"]
+
+#: the public names and their modules, imported on first use (PEP 562): the command line registers its
+#: subcommands with the executors' names without loading pandas
+_PUBLIC = {"load_results": "results", "load_histories": "results", "Study": "spec", "StudyError": "spec",
+           "load_study": "spec"}
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        import importlib
+        return getattr(importlib.import_module(f"workbench.study.{_PUBLIC[name]}"), name)
+    raise AttributeError(f"module 'workbench.study' has no attribute {name!r}")

@@ -16,10 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-
-from workbench.problem import TimeStepProblem
+from workbench.problem import TimeStepProblem, problem_digest
 from workbench.study.spec import Study, StudyError
 
 __all__ = ["ProblemRef", "problem_digest", "resolve_problems"]
@@ -45,36 +42,6 @@ class ProblemRef:
         return {"problem": self.name, "source": self.source, "problem_hash": self.digest,
                 "tags": list(self.tags), "kind": self.kind, "n_contacts": self.n_contacts,
                 "n_dof": self.n_dof, "d": self.d, "params": self.params, "series": self.series}
-
-
-def problem_digest(problem: TimeStepProblem) -> str:
-    """SHA-256 of the problem's data (d, h, mu and the global or local arrays; not its name or
-    metadata), the same for the same numbers whichever file format they came from."""
-    h = hashlib.sha256()
-
-    def add(label: str, x) -> None:
-        h.update(label.encode())
-        if x is None:
-            h.update(b"none")
-        elif sp.issparse(x):
-            S = sp.csr_matrix(x)
-            S.sort_indices()
-            for part in (np.array(S.shape, dtype=np.int64), S.indptr.astype(np.int64),
-                         S.indices.astype(np.int64), S.data.astype(np.float64)):
-                h.update(np.ascontiguousarray(part).tobytes())
-        else:
-            h.update(np.ascontiguousarray(np.asarray(x, dtype=np.float64)).tobytes())
-
-    add("d", problem.d)
-    add("h", problem.h)
-    add("mu", problem.mu)
-    if problem.is_global:
-        for label in ("M", "D", "k", "b", "G", "b_G"):
-            add(label, getattr(problem, label))
-    else:
-        add("W", problem.N)
-        add("q", problem.r)
-    return h.hexdigest()
 
 
 def _ref(problem: TimeStepProblem, name: str, source: str, tags) -> ProblemRef:

@@ -83,6 +83,11 @@ mean 'y'?")::
     tag = "settled"                # which problems: tag = ..., or problem = NAME (default: all)
     quantity = "iterations_to_reference"   # a column of the runs (iterations, objective, ...), or
     rel_tol = 5e-5                 # the first iteration with |objective - reference| <= rel_tol |reference|
+    paper_problem = "320 spheres settled 4 s at h = 0.0005 s, at most 10,000 iterations per step"
+    paper_criterion = "APGD until its objective matches MOSEK's to the digits printed (4.3e-5)"
+    paper_params = { h = 0.0005, steps = 8000, max_iter = 10000 }   # checked against the generator
+                                   # parameters stored beside each measured file (NAME.json)
+    not_comparable = "..."         # a reason the two cannot be compared, shown instead of a match
 
 Every error is a :class:`StudyError` (an InputError: one line, exit code 2 from the CLI) that names
 the file and the place in it.
@@ -121,7 +126,8 @@ _KINDS = ("files", "scenes", "generator", "scenario")
 _METHOD_KEYS = ("formulation", "solver", "label", "tolerance", "max_iter", "params")
 _REFERENCE_KEYS = ("solver", "formulations", "tol", "max_iter", "params")
 _REPORT_KEYS = ("sections", "reference_method", "convergence", "shift", "time", "target", "paper")
-_SEED_KEYS = ("what", "source", "value", "method", "tag", "problem", "quantity", "rel_tol")
+_SEED_KEYS = ("what", "source", "value", "method", "tag", "problem", "quantity", "rel_tol", "paper_problem",
+              "paper_criterion", "paper_params", "not_comparable")
 #: what a [[report.paper]] entry may measure: columns of the runs, and one derived from histories
 PAPER_QUANTITIES = ("iterations_to_reference", "iterations", "objective", "solve_seconds", "build_seconds",
                    "n_contacts", "judged_error", "siconos_error", "relaxed_error", "ccp_residual",
@@ -207,6 +213,12 @@ class PaperValue:
     tag: str | None = None
     problem: str | None = None
     rel_tol: float = 1e-4
+    #: the paper's problem and its criterion (with its threshold), shown beside the study's own
+    paper_problem: str | None = None
+    paper_criterion: str | None = None
+    #: generator parameters of the paper's data (h, steps, max_iter, ...), compared with the measured files'
+    paper_params: tuple[tuple[str, float], ...] = ()
+    not_comparable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -648,7 +660,26 @@ def _paper_value(table: dict, where: str, methods: list[str]) -> PaperValue:
                      quantity=_choice(table["quantity"], PAPER_QUANTITIES, f"{where} quantity"),
                      tag=_string(table["tag"], f"{where} tag") if "tag" in table else None,
                      problem=_string(table["problem"], f"{where} problem") if "problem" in table else None,
-                     rel_tol=_positive(table.get("rel_tol", 1e-4), f"{where} rel_tol"))
+                     rel_tol=_positive(table.get("rel_tol", 1e-4), f"{where} rel_tol"),
+                     paper_problem=_optional_string(table, "paper_problem", where),
+                     paper_criterion=_optional_string(table, "paper_criterion", where),
+                     paper_params=_paper_params(table.get("paper_params", {}), f"{where} paper_params"),
+                     not_comparable=_optional_string(table, "not_comparable", where))
+
+
+def _optional_string(table: dict, key: str, where: str) -> str | None:
+    return _string(table[key], f"{where} {key}") if key in table else None
+
+
+def _paper_params(params: Any, where: str) -> tuple[tuple[str, float], ...]:
+    if not isinstance(params, dict):
+        raise StudyError(f"{where} must be a table of numbers, e.g. {{ h = 0.0005, steps = 8000 }}")
+    out = []
+    for key, value in params.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise StudyError(f"{where}.{key} must be a number, got {_show(value)}")
+        out.append((str(key), float(value)))
+    return tuple(out)
 
 
 # --------------------------------------------------------------------------- plugins and entry point

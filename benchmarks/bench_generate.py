@@ -63,9 +63,9 @@ def power_law(sizes, seconds) -> tuple[float, float]:
 
 def _warm_up(out: Path) -> None:
     """Load (or compile) every kernel a generation uses, so that no timed packing pays for it."""
-    from workbench.study.worker import warm_up
+    from workbench.method import Method
 
-    warm_up("dual", "apgd")
+    Method("dual", "apgd").warm_up()
     generate_dataset("settled", out / "warm-up", progress=False, n=18, width=8.0, duration=0.3, h=0.005)
 
 
@@ -132,7 +132,8 @@ def measure_large_solve(path: Path | None) -> dict:
     """APGD on the relaxed dual of the large packing (or the synthetic proxy), from a freshly read
     problem, after the kernels are loaded."""
     from workbench import sources
-    from workbench.solvers import SolveOptions, solve
+    from workbench.method import solve
+    from workbench.solvers import SolveOptions
 
     spec = str(path) if path is not None else "generator:sphere_packing"
     params = {} if path is not None else {"n_spheres": 45500}

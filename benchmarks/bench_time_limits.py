@@ -44,11 +44,11 @@ def measure(solver, limit: float, spheres: int) -> dict:
     """One solver's row."""
     from formulations import list_formulations
     from problems.synthetic import sphere_packing
-    from workbench.solvers import SolveOptions, solve
-    from workbench.study.worker import warm_up
+    from workbench.method import Method, solve
+    from workbench.solvers import SolveOptions
 
     form = next(f.name for f in list_formulations() if set(solver.accepts) & set(f.builds))
-    warm_up(form, solver.name)
+    Method(form, solver.name).warm_up()
     problem = sphere_packing(spheres, seed=3)  # fresh: nothing cached from another solve
     t0 = time.perf_counter()
     res = solve(problem, form, solver.name, SolveOptions(tol=1e-15, time_limit=limit, keep_history=False))

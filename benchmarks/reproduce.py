@@ -39,7 +39,8 @@ import numpy as np
 from workbench.errors import InputError
 from workbench.provenance import RESULTS_DIR, embed, write_results
 from workbench.report.reproduction import fmt, render_table, row
-from workbench.solvers import SolveOptions, StopCause, solve
+from workbench.method import solve
+from workbench.solvers import SolveOptions, StopCause
 
 #: the page that embeds the tables
 DOC = RESULTS_DIR.parent / "reproductions.md"

@@ -33,13 +33,13 @@ def _preload(warm) -> None:
     import workbench.report.compare  # noqa: F401
     import workbench.study.problems  # noqa: F401
     import workbench.study.runner  # noqa: F401
-    from workbench.study.worker import warm_up
+    from workbench.method import Method
     workbench.cli.build_parser()  # imports every command module and the registries
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot  # noqa: F401  (simulate and the report draw)
     for formulation, solver in warm:
-        warm_up(formulation, solver)
+        Method(formulation, solver).warm_up()
 
 
 def _rss_kb() -> int:

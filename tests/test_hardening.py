@@ -350,9 +350,9 @@ def test_exporting_a_global_problem_to_dat_says_what_siconos_reads(tmp_path, mon
 # --------------------------------------------------------------------------- time limits (Python API)
 def test_pqn_gives_no_fallback_after_its_time_limit():
     from problems.synthetic import sphere_packing
-    from workbench.solvers import SolveOptions, solve
-    from workbench.study.worker import warm_up
-    warm_up("ncp", "pqn")
+    from workbench.method import Method, solve
+    from workbench.solvers import SolveOptions
+    Method("ncp", "pqn").warm_up()
     problem = sphere_packing(3000, seed=2)
     t0 = time.perf_counter()
     res = solve(problem, "ncp", "pqn", SolveOptions(tol=1e-14, time_limit=0.5, params={"max_matvec": 10**9}))
@@ -364,7 +364,8 @@ def test_pqn_gives_no_fallback_after_its_time_limit():
 
 def test_siconos_time_limit_counts_from_its_start_up(shared_data):
     from workbench.io import load_problem
-    from workbench.solvers import SolveOptions, get_solver, solve
+    from workbench.method import solve
+    from workbench.solvers import SolveOptions, get_solver
     ok, why = get_solver("siconos:NSGS").availability()
     if not ok:
         pytest.skip(why)

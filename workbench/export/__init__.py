@@ -34,11 +34,14 @@ import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from workbench.errors import InputError, UnsupportedError, unknown
-from workbench.problem import TimeStepProblem
+
+if TYPE_CHECKING:  # the format table is read when the command line starts: numpy loads when a problem is exported
+    import numpy as np
+
+    from workbench.problem import TimeStepProblem
 
 __all__ = ["export", "FORMATS", "MODELS", "DATA_FORMULATIONS", "format_from_path", "build_model"]
 
@@ -114,6 +117,8 @@ def _impulses(problem: TimeStepProblem, value, what: str) -> tuple[np.ndarray | 
         value = value.nu
         if value is None:
             raise InputError(f"the {what} has no impulses (the solve returned none)")
+    import numpy as np
+
     nu = np.asarray(value, dtype=float).reshape(-1)
     if nu.shape[0] != problem.n_unknowns or not np.all(np.isfinite(nu)):
         raise InputError(f"the {what} must be {problem.n_unknowns} finite impulses, got {nu.shape[0]} values")

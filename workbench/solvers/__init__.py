@@ -7,15 +7,29 @@ Adding a solver is one module and one line in ``SOLVERS``.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InputError, unknown
 from workbench.params import check_known
-from workbench.solvers.base import STATUSES, SolveOptions, SolveResult, Solver, StopCause
+
+if TYPE_CHECKING:
+    from workbench.solvers.base import Solver
 
 __all__ = ["SOLVERS", "get_solver", "solver_names", "list_solvers", "split_params", "parameter_lines", "SolveOptions",
            "SolveResult",
            "Solver", "StopCause", "STATUSES"]
+
+#: the names of workbench.solvers.base offered here, loaded on first use (PEP 562): the registry's
+#: names (the command line's help, "did you mean") come without numpy, pandas and numba
+_FROM_BASE = ("STATUSES", "SolveOptions", "SolveResult", "Solver", "StopCause")
+
+
+def __getattr__(name: str):
+    if name in _FROM_BASE:
+        from workbench.solvers import base
+        return getattr(base, name)
+    raise AttributeError(f"module 'workbench.solvers' has no attribute {name!r}")
+
 
 #: name -> "module:Class"; a key "FAMILY:*" registers a family: get_solver("FAMILY:NAME") returns
 #: Class(NAME), and list_solvers shows the members in the module's LISTED

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from workbench import metrics
 from workbench.errors import InputError
@@ -400,6 +399,8 @@ def judge_history(result: SolveResult, model) -> None:
             if np.all(np.isfinite(samples[row])):
                 judged[row] = judged_error(metrics.evaluate(model.problem, samples[row]), model.relaxed)
     same = np.isnan(judged) & (h["error_name"] == name).to_numpy()
+    import pandas as pd  # histories are DataFrames; a solve without one never loads pandas
+
     judged[same] = pd.to_numeric(h["error"], errors="coerce").to_numpy(dtype=float)[same]
     if np.isnan(judged[-1]) and not samples and "judged_error" in result.metrics:
         judged[-1] = result.metrics["judged_error"]

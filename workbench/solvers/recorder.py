@@ -30,7 +30,6 @@ import time
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 
@@ -107,11 +106,13 @@ class Recorder:
             else:
                 np.copyto(self.best_x, x)
 
-    def history(self) -> pd.DataFrame | None:
+    def history(self) -> "pd.DataFrame | None":
         """The rows as a DataFrame of the fixed schema (None when none were kept)."""
         if not self.rows:
             return None
         cols = ["iteration", "seconds", "objective", "error", *self.extras]
+        import pandas as pd  # loaded with the first history: a solve without one never needs it
+
         frame = pd.DataFrame(self.rows, columns=cols)
         frame.insert(3, "error_name", self.error_name)
         return frame

@@ -286,7 +286,7 @@ def test_siconos_unavailable_is_reported_with_the_reason(monkeypatch):
 
 @needs_siconos
 def test_siconos_unknown_member_and_joints_are_refused():
-    with pytest.raises(InputError, match="unknown solver siconos:NOPE"):
+    with pytest.raises(InputError, match="unknown solver 'siconos:NOPE'"):
         get_solver("siconos:NOPE")
     with pytest.raises(UnsupportedError, match="joint"):
         solve(PROBLEMS["random-joints-full-M"](), "ncp", "siconos:NSGS")

@@ -368,7 +368,8 @@ def test_cli_solve_writes_the_history(tmp_path, capsys):
     assert "solved" in capsys.readouterr().out
     import pandas as pd
     h = pd.read_csv(out)
-    assert list(h.columns) == ["iteration", "seconds", "objective", "error_name", "error", "ccp_residual"]
+    assert list(h.columns) == ["iteration", "seconds", "objective", "error_name", "error", "ccp_residual",
+                               "judged_name", "judged_error"]
     assert h["error"].iloc[-1] <= 1e-10
     assert main(["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "pgs", "--param", "omega=3"]) == 2
     assert "omega" in capsys.readouterr().err

@@ -134,13 +134,15 @@ def anitescu_hart(args) -> dict:
 # --------------------------------------------------------------------------- Mazhar et al. 2014
 
 def dataset_meta(name: str) -> dict:
-    """The metadata of the committed dataset ``name`` (problems/datasets/NAME.json)."""
+    """The metadata of the dataset ``name`` (problems/datasets/NAME.npz, its generator parameters and
+    settling record), with ``file`` its file name."""
+    from workbench.io import load_problem
     from workbench.sources import dataset_dir
 
-    path = dataset_dir() / f"{name}.json"
+    path = dataset_dir() / f"{name}.npz"
     if not path.exists():
         raise InputError(f"dataset {name!r}: no {path.name} in {dataset_dir()} (make it with workbench generate)")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return {**load_problem(path).metadata, "file": path.name}
 
 
 def protocol_gap(meta: dict, cap: int | None) -> str | None:
@@ -265,7 +267,8 @@ def mazhar_static(args, rows: list, notes: list) -> None:
 def _scaling_names(pattern: str, quick: bool) -> list[str]:
     from workbench.sources import dataset_dir
 
-    names = sorted(p.stem for p in dataset_dir().glob("*.json") if fnmatch.fnmatch(p.stem, pattern))
+    names = sorted(p.name[:-len(".npz")] for p in dataset_dir().glob("*.npz")
+                   if not p.name.endswith(".state.npz") and fnmatch.fnmatch(p.name[:-len(".npz")], pattern))
     return names[:3] if quick else names
 
 

@@ -79,7 +79,6 @@ class Method:
         self.params = dict(params or {})
         self.formulation_params, self.solver_params = split_params(form, slv, self.kind, self.params)
         self.label = label or f"{self.formulation_name} / {self.solver_name}"
-        self._warm = False
 
     # ------------------------------------------------------------------ identity
     def spec(self) -> dict[str, Any]:
@@ -131,18 +130,18 @@ class Method:
         options = dataclasses.replace(options, params=self.solver_params)
         return finalize(execute(self.solver, model, options), model, options)
 
-    def warm_up(self) -> float:
+    def warm_up(self, like: TimeStepProblem | None = None, history: bool = True) -> float:
         """Solve the :func:`warm_up_problems` untimed (first call in this process only), so that
         the imports and the numba compilation of every kernel signature a run uses happen here, not
         inside a timed or time-limited interval. Returns the seconds it took (0 when warm already).
+        ``like``: only the problems of its dimension and form (a command that solves one problem);
+        ``history``: False when no run will keep a history (its code paths, and pandas, are skipped).
 
         What goes wrong in a warm-up (an unavailable solver, a refused problem, a solver that raises)
         is not raised: the run itself will say it."""
-        if self._warm:
-            return 0.0
-        self._warm = True
-        key = (self.formulation_name, self.solver_name, tuple(sorted(map(str, self.params.items()))))
-        if key in _WARM:
+        key = (self.formulation_name, self.solver_name, tuple(sorted(map(str, self.params.items()))),
+               None if like is None else (like.d, like.is_global), history)
+        if key in _WARM or key[:3] + (None, True) in _WARM:
             return 0.0
         t0 = time.perf_counter()
         # every solver is judged by the compiled metrics (workbench.metrics) of both dimensions; an
@@ -150,8 +149,10 @@ class Method:
         compiled = self.solver.compiled
         if self.solver.availability()[0]:
             for problem in warm_up_problems(global_only=self.formulation.needs_global or not compiled):
+                if like is not None and (problem.d != like.d or (compiled and problem.is_global != like.is_global)):
+                    continue
                 try:
-                    first = self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=True))
+                    first = self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=history))
                     if compiled:
                         self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                                          time_limit=60.0, warm_start=first.nu))

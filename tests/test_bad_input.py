@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
@@ -23,6 +21,8 @@ from typing import Callable
 import h5py
 import numpy as np
 import pytest
+
+from measured import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU_SECONDS = 2.0
@@ -273,14 +273,8 @@ CASES: dict[str, tuple[bool, Callable[[Path, Path], list[str]]]] = {
 def _run(argv: list[str], cwd: Path) -> dict:
     """Run the CLI; exit code, stderr, CPU seconds and peak RSS [MB] of the child."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", *argv], cwd=cwd, stdout=out, stderr=err,
-                                env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        return {"code": proc.returncode, "stderr": err.read().decode("utf-8", errors="replace"),
-                "cpu": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024}
+    # the command's own CPU time and peak RSS, not the pytest image it was forked from (tests/measured.py)
+    return run_measured([sys.executable, "-m", "workbench.cli", *argv], cwd, env, timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -104,6 +104,7 @@ BASE = {
     "report": ["report", "given", "--out", "rep"],
     "export": ["export", "scene:rolling-ball-2d", "out.npz"],
     "help": ["help", "solve"],
+    "warm-up": ["warm-up", "--solver", "apgd", "--formulation", "dual", "--quiet"],
 }
 
 

@@ -12,9 +12,7 @@ import io
 import os
 import subprocess
 import sys
-import tempfile
 import threading
-import time
 from pathlib import Path
 
 import h5py
@@ -24,6 +22,7 @@ import scipy.sparse as sp
 
 from factories import random_problem
 from fuzz_files import plugin_filtered, zip_bomb
+from measured import run_measured
 from workbench.cli import main
 from workbench.errors import InputError, ProblemDataError
 from workbench.io import load_problem, save_problem, write_fclib
@@ -36,23 +35,11 @@ def _cli(*argv: str, env: dict | None = None, timeout: float = 120) -> dict:
     """Run the CLI; exit code, stderr, peak RSS [MB]."""
     full_env = dict(os.environ, **(env or {}))
     full_env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", *argv], stdout=subprocess.DEVNULL,
-                                stderr=err, env=full_env, cwd=ROOT)
-        deadline = time.monotonic() + timeout
-        while True:   # wait4 for the child's own peak RSS; polled so that a hang fails the test
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
-                pytest.fail(f"workbench {' '.join(argv)} still running after {timeout} s")
-            time.sleep(0.02)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        return {"code": proc.returncode, "stderr": err.read().decode("utf-8", errors="replace"),
-                "rss_mb": usage.ru_maxrss / 1024}
+    # the command's own peak RSS, not the pytest image it was forked from (tests/measured.py)
+    out = run_measured([sys.executable, "-m", "workbench.cli", *argv], ROOT, full_env, timeout)
+    if out["hang"]:
+        pytest.fail(f"workbench {' '.join(argv)} still running after {timeout} s")
+    return out
 
 
 def _refused(path: Path, *words: str, env: dict | None = None) -> str:

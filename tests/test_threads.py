@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _threads(first: str, extra: dict[str, str]) -> list[str]:
     from workbench import THREAD_ENV
-    show = (f"import os, sys; import {first}; assert 'numpy' in sys.modules; import workbench; "
+    # {first} is imported before numpy (which reads the variables once, when it loads), then numpy
+    show = (f"import os, sys; import {first}; import numpy; import workbench; "
             "print(*(os.environ[n] for n in workbench.THREAD_ENV))")
     env = {k: v for k, v in os.environ.items() if k not in THREAD_ENV}
     env.update(extra, PYTHONPATH=str(ROOT))

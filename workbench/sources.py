@@ -179,8 +179,9 @@ def dataset_dir() -> Path:
 
 
 def dataset_names() -> list[str]:
-    """The names ``dataset:NAME`` takes: the committed datasets' files without their suffix."""
-    return sorted(p.stem for p in dataset_dir().glob("*.hdf5"))
+    """The names ``dataset:NAME`` takes: the committed datasets' problem files (.npz, not the
+    simulation states beside them) without their suffix."""
+    return sorted(p.name[:-len(".npz")] for p in dataset_dir().glob("*.npz") if not p.name.endswith(".state.npz"))
 
 
 def resolve_path(spec: str, base: os.PathLike | str | None = None) -> Path:

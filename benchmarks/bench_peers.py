@@ -498,6 +498,12 @@ def table(head: list[str], rows: list[list[str]], align: str | None = None) -> l
     return ["| " + " | ".join(head) + " |", align] + ["| " + " | ".join(r) + " |" for r in rows]
 
 
+def render_targets(data: dict) -> str:
+    """The targets table of a run alone (the README's copy); the whole page is :func:`render`'s."""
+    lines = table(["figure", "this run", "target", ""], [list(t) for t in targets(data)])
+    return "\n".join(lines + ["", "All figures of the run, with what each includes: docs/results/peers.md."])
+
+
 def render(data: dict) -> str:
     """The results page of a run (markdown); the same for the data and for its JSON record, whose
     objects have sorted keys."""
@@ -645,8 +651,10 @@ def main(argv=None) -> int:
         print(render(data))
     else:
         from benchmarks import bench_peers     # the renderer by its importable name, also under python -m
-        from workbench.provenance import write_results
+        from workbench.provenance import ROOT, embed, write_results, write_view
         page = write_results("peers", data, bench_peers.render, command)
+        write_view("peers-targets", "peers", bench_peers.render_targets)
+        embed(ROOT / "README.md", "peers-targets")   # the README's copy of the targets table
         print(page.read_text())
     return 0
 

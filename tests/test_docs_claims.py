@@ -123,3 +123,23 @@ def _bump_first_number(record: dict) -> dict:
     data, done = bump(record["data"])
     assert done, "no number in the raw data"
     return {**record, "data": data}
+
+
+def _first_row(data):
+    return "| a | b |\n|---|---|\n" + "".join(f"| {k} | {v:.3g} |\n" for k, v in list(data["rows"].items())[:1])
+
+
+def test_a_view_shares_its_source_data_and_provenance(tmp_path):
+    """write_view renders the same record another way (the README's short copy of a long page): same
+    provenance, and a number changed in the view's data is caught like any other."""
+    folder = tmp_path / "docs" / "results"
+    provenance.write_results("demo", {"rows": {"x": 1.25, "y": 0.5}}, _table, command="demo cmd", folder=folder)
+    view = provenance.write_view("demo-short", "demo", _first_row, folder=folder)
+    body = view.read_text()
+    assert "| x | 1.25 |" in body and "| y |" not in body and "demo cmd" in body
+    assert provenance.check_docs(tmp_path) == []
+    raw = folder / "demo-short.json"
+    record = json.loads(raw.read_text())
+    record["data"]["rows"]["x"] = 9.0
+    raw.write_text(json.dumps(record))
+    assert provenance.check_docs(tmp_path) != []

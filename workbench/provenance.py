@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from workbench.files import atomic_output
 
-__all__ = ["RESULTS_DIR", "write_results", "render", "check_docs", "provenance", "header", "embed"]
+__all__ = ["RESULTS_DIR", "write_results", "write_view", "render", "check_docs", "provenance", "header", "embed"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: where the generated results pages live
@@ -118,6 +118,23 @@ def write_results(name: str, data: Any, renderer: Callable[[Any], str], command:
     page = render(record)
     with atomic_output(folder / f"{name}.json") as tmp:
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    with atomic_output(folder / f"{name}.md") as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    return folder / f"{name}.md"
+
+
+def write_view(name: str, source: str, renderer: Callable[[Any], str], folder: os.PathLike | str | None = None) -> Path:
+    """Write ``NAME.json`` / ``NAME.md``: another rendering of the record ``SOURCE.json`` (the same
+    data and provenance, e.g. a short table for the README); the path of the page."""
+    if not _NAME.match(name):
+        raise ValueError(f"results name {name!r}: lower-case letters, digits, '-' and '_' only")
+    folder = Path(folder) if folder is not None else RESULTS_DIR
+    record = json.loads((folder / f"{source}.json").read_text(encoding="utf-8"))
+    view = {"renderer": f"{renderer.__module__}:{renderer.__name__}", "provenance": record["provenance"],
+            "data": record["data"], "view_of": source}
+    page = render(view)
+    with atomic_output(folder / f"{name}.json") as tmp:
+        tmp.write_text(json.dumps(view, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     with atomic_output(folder / f"{name}.md") as tmp:
         tmp.write_text(page, encoding="utf-8")
     return folder / f"{name}.md"

@@ -115,6 +115,11 @@ def write_results(name: str, data: Any, renderer: Callable[[Any], str], command:
     folder.mkdir(parents=True, exist_ok=True)
     record = {"renderer": _dotted(renderer), "provenance": provenance(command),
               "data": json.loads(json.dumps(data, allow_nan=False))}
+    return _write_record(folder, name, record)
+
+
+def _write_record(folder: Path, name: str, record: dict[str, Any]) -> Path:
+    """``folder/NAME.json`` (the record) and ``folder/NAME.md`` (its page), each written atomically."""
     page = render(record)
     with atomic_output(folder / f"{name}.json") as tmp:
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -130,14 +135,9 @@ def write_view(name: str, source: str, renderer: Callable[[Any], str], folder: o
         raise ValueError(f"results name {name!r}: lower-case letters, digits, '-' and '_' only")
     folder = Path(folder) if folder is not None else RESULTS_DIR
     record = json.loads((folder / f"{source}.json").read_text(encoding="utf-8"))
-    view = {"renderer": f"{renderer.__module__}:{renderer.__name__}", "provenance": record["provenance"],
-            "data": record["data"], "view_of": source}
-    page = render(view)
-    with atomic_output(folder / f"{name}.json") as tmp:
-        tmp.write_text(json.dumps(view, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    with atomic_output(folder / f"{name}.md") as tmp:
-        tmp.write_text(page, encoding="utf-8")
-    return folder / f"{name}.md"
+    view = {"renderer": _dotted(renderer), "provenance": record["provenance"], "data": record["data"],
+            "view_of": source}
+    return _write_record(folder, name, view)
 
 
 def check_docs(root: os.PathLike | str = ROOT) -> list[str]:

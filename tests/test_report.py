@@ -239,6 +239,25 @@ def test_accounting_rule_not_applicable_is_excluded_and_never_ranked_first(tmp_p
     assert status.loc["p3", "method C"] == "not applicable"
 
 
+def test_conclusion_names_a_tie_when_the_fastest_methods_are_within_noise(tmp_path):
+    """C's repetitions on p1, p2 overlap A's (C is a little slower by the median): the verdict is a tie
+    naming both, in the study's order, whichever of them the medians favour; B, far slower, is left out."""
+    tied = {**CRAFTED, ("p1", "C"): [("solved", 1.1, 12, 1e-7, 1.0), ("solved", 0.8, 12, 1e-7, 1.0),
+                                     ("solved", 1.3, 12, 1e-7, 1.0)],
+            ("p2", "C"): [("solved", 2.0, 22, 1e-7, 2.0), ("solved", 1.9, 22, 1e-7, 2.0),
+                          ("solved", 2.2, 22, 1e-7, 2.0)]}
+    for scale_c, label in ((1.0, "A"), (0.9, "C")):  # either may be the faster by its median
+        data = {k: ([(s, None if x is None else x * scale_c, *rest) for s, x, *rest in v] if k[1] == "C" else v)
+                for k, v in tied.items()}
+        out = tmp_path / label
+        write_report(_crafted(tmp_path / f"results-{label}", data=data), out)
+        row = pd.read_csv(out / "tables" / "conclusion.csv", index_col=0).iloc[0]
+        assert row["fastest"] == "tie within noise: method A, method C", row["fastest"]
+        assert row["within noise"] == "yes"
+        summary = pd.read_csv(out / "tables" / "summary_relaxed_1e-06.csv", index_col="method")
+        assert summary["rank"].idxmin() == label  # the medians did favour a different one each time
+
+
 def test_reference_is_never_the_method_s_own_run(tmp_path):
     """On p1, B is the most accurate point: every other method is measured against B, and B against
     the best of the others (A), never against itself."""

@@ -253,7 +253,9 @@ def _conclusion(res: ReportData, out: Path) -> list:
                    "and acceptance threshold, the fastest method by the shifted geometric mean of time on the "
                    "problems all its methods can take (in brackets: the same mean of each problem's fastest and "
                    "slowest repetition), the next one and their ratio (its range from those means), whether the two "
-                   "are within noise, and each method's success rate with the number of problems it can take."),
+                   "are within noise, and each method's success rate with the number of problems it can take. When "
+                   "methods' ranges overlap the fastest's, no fastest is named: the cell reads \"tie within noise\" "
+                   "with all of them, in the study's order."),
               Table(table, "Conclusion.", tables.write_table(table, out, "conclusion", "Conclusion"))]
     if caveats:
         blocks += [Text("Caveats:")] + [Text(f"- {c}") for c in caveats]

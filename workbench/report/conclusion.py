@@ -1,7 +1,9 @@
 """The conclusion of a report, written from the numbers: per problem group (tag), problem class
 (relaxed, exact, LCP) and acceptance threshold, the fastest method, its ratio to the next with the
 spread over repetitions, whether the two are within noise, success rates; and caveats (problems no
-method solved, methods that could not take some problems or did not run)."""
+method solved, methods that could not take some problems or did not run). When other methods' time
+ranges overlap the fastest's, the verdict is a tie that names them all in the study's order ("tie
+within noise: A, B"), never the one a run happened to favour."""
 
 from __future__ import annotations
 
@@ -29,7 +31,10 @@ def _row(pairs: pd.DataFrame, methods: list[dict], shift: float, threshold: floa
     row: dict = {"common problems": len(common)}
     if len(ranked) and common:
         fast = ranked.iloc[0]
-        row.update({"fastest": fast["label"],
+        # methods whose time ranges overlap the fastest's are not told apart: the verdict names them all, in
+        # the study's order, so that it does not change with which of them a run happened to favour
+        tied = [r["label"] for _, r in table.iterrows() if r["label"] in set(ranked["label"]) and within_noise(fast, r)]
+        row.update({"fastest": fast["label"] if len(tied) == 1 else f"tie within noise: {', '.join(tied)}",
                     "sgm time [s]": spread(fast["sgm time [s]"], fast["sgm time min"], fast["sgm time max"])})
         if len(ranked) > 1:
             nxt = ranked.iloc[1]

@@ -258,6 +258,16 @@ def test_conclusion_names_a_tie_when_the_fastest_methods_are_within_noise(tmp_pa
         assert summary["rank"].idxmin() == label  # the medians did favour a different one each time
 
 
+def test_a_study_that_kept_no_history_still_gets_its_report(tmp_path):
+    """A study with histories = false: no run has a history file; the report's tables (time to target
+    among them) are written from the runs alone, with no crash."""
+    root = _crafted(tmp_path / "results")
+    for f in ResultStore(root).histories_dir.glob("*.parquet"):
+        f.unlink()
+    index = write_report(root, tmp_path / "report")
+    assert index.is_file() and "## Conclusion" in (tmp_path / "report" / "index.md").read_text()
+
+
 def test_reference_is_never_the_method_s_own_run(tmp_path):
     """On p1, B is the most accurate point: every other method is measured against B, and B against
     the best of the others (A), never against itself."""

@@ -123,8 +123,9 @@ def load_histories(results_dir: os.PathLike | str, keys=None) -> pd.DataFrame:
 
 def read_histories(store: ResultStore, keys) -> pd.DataFrame:
     """load_histories on an open store."""
-    frames = [to_history_schema(f) for _, f in store.read_histories(keys).groupby("key", sort=False)] \
-        if len(keys) else []
+    long = store.read_histories(keys) if len(keys) else pd.DataFrame()
+    # no run kept a history (a study with histories = false): an empty table, not a KeyError
+    frames = [to_history_schema(f) for _, f in long.groupby("key", sort=False)] if "key" in long else []
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=list(HISTORY_COLUMNS))

@@ -1,0 +1,115 @@
+"""Does a study's verdict depend on whether the compile cache was empty? (issue 22)
+
+    python -m benchmarks.bench_cold_start [--study studies/quickstart.toml] [--jobs 2] [--no-write]
+
+Clones the repository's committed HEAD into a temporary folder, points ``NUMBA_CACHE_DIR`` at an empty
+folder and runs the study there twice in a row with ``workbench run`` (no ``workbench warm-up`` before:
+the first run compiles what it needs, in its workers' warm-up, before any clock starts), then compares
+the two runs: the status of every (problem, method, repetition), the runs killed while warming up
+(status "warm-up"), the runs killed at the hard time limit, and the conclusion's verdict per row (the
+fastest method, or the tie within noise, of each tag and comparison group). The page goes to
+docs/results/cold-start.md (workbench.provenance.write_results) unless ``--no-write``; the load average
+is recorded with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(clone: Path, study: str, out: Path, cache: Path, jobs: int) -> dict:
+    """One ``workbench run`` of the study in the clone; its statuses and conclusion verdicts."""
+    from workbench.study import load_results
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": str(clone)}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "workbench.cli", "run", study, "--out", str(out / "results"),
+                           "--report-dir", str(out / "report"), "--jobs", str(jobs), "--no-progress"],
+                          cwd=clone, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"workbench run failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+    runs = load_results(out / "results")
+    statuses = {f"{r.problem} | {r.method} | {r.repetition}": r.status for r in runs.itertuples()}
+    killed = runs["message"].fillna("").str.contains("hard time limit")
+    conclusion = pd.read_csv(out / "report" / "tables" / "conclusion.csv", index_col=0)
+    verdicts = {f"{tag} | {row['compared']}": str(row["fastest"]) for tag, row in conclusion.iterrows()}
+    return {"seconds": round(seconds, 1), "statuses": statuses,
+            "counts": runs["status"].value_counts().to_dict(), "killed": int(killed.sum()),
+            "verdicts": verdicts, "cache_files": sum(1 for _ in cache.rglob("*.nbi")),
+            "load": " ".join(f"{x:.1f}" for x in os.getloadavg())}
+
+
+def compare(cold: dict, warm: dict) -> dict:
+    """The keys whose status or verdict differ between the two runs."""
+    keys = sorted(set(cold["statuses"]) | set(warm["statuses"]))
+    status_diff = [[k, cold["statuses"].get(k, "-"), warm["statuses"].get(k, "-")] for k in keys
+                   if cold["statuses"].get(k) != warm["statuses"].get(k)]
+    rows = sorted(set(cold["verdicts"]) | set(warm["verdicts"]))
+    verdict_diff = [[k, cold["verdicts"].get(k, "-"), warm["verdicts"].get(k, "-")] for k in rows
+                    if cold["verdicts"].get(k) != warm["verdicts"].get(k)]
+    return {"runs": len(keys), "status_diff": status_diff, "rows": len(rows), "verdict_diff": verdict_diff}
+
+
+def _escape(key: str) -> str:
+    return key.replace("|", "\\|")
+
+
+def render(data: dict) -> str:
+    """The page: the two runs side by side, then every difference."""
+    cold, warm, diff = data["cold"], data["warm"], data["diff"]
+    lines = [f"Study `{data['study']}`, `--jobs {data['jobs']}`, run twice in a row from a fresh clone with "
+             "`NUMBA_CACHE_DIR` pointing at an empty folder (no `workbench warm-up` before the first run).", "",
+             "| | first run (empty cache) | second run |", "|---|---|---|"]
+    for what, key in (("wall time of `workbench run` [s]", "seconds"), ("runs killed at the hard time limit", "killed"),
+                      ("compile-cache index files after the run", "cache_files"), ("load average after the run", "load")):
+        lines.append(f"| {what} | {cold[key]} | {warm[key]} |")
+    for status in sorted(set(cold["counts"]) | set(warm["counts"]) | {"warm-up"}):
+        lines.append(f"| runs with status {status} | {cold['counts'].get(status, 0)} | {warm['counts'].get(status, 0)} |")
+    lines += ["", f"Statuses equal in {diff['runs'] - len(diff['status_diff'])} of {diff['runs']} runs; conclusion "
+                  f"verdicts (fastest method or tie within noise) equal in {diff['rows'] - len(diff['verdict_diff'])} "
+                  f"of {diff['rows']} rows."]
+    if diff["status_diff"]:
+        lines += ["", "| problem \\| method \\| repetition | first run | second run |", "|---|---|---|"]
+        lines += [f"| {_escape(k)} | {a} | {b} |" for k, a, b in diff["status_diff"]]
+    if diff["verdict_diff"]:
+        lines += ["", "| tag \\| compared | first run | second run |", "|---|---|---|"]
+        lines += [f"| {_escape(k)} | {a} | {b} |" for k, a, b in diff["verdict_diff"]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--study", default="studies/quickstart.toml", help="study file, relative to the repository (or an absolute path)")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes of each run (default 2)")
+    p.add_argument("--no-write", action="store_true", help="print only; no docs/results page")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        clone, cache = tmp / "clone", tmp / "numba-cache"
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+        cache.mkdir()
+        cold = _run(clone, args.study, tmp / "cold", cache, args.jobs)
+        warm = _run(clone, args.study, tmp / "warm", cache, args.jobs)
+    data = {"study": args.study, "jobs": args.jobs, "cold": cold, "warm": warm, "diff": compare(cold, warm)}
+    print(render(data))
+    if not args.no_write:
+        from workbench.provenance import write_results
+
+        print(write_results("cold-start", data, render, command="python -m benchmarks.bench_cold_start "
+                            + " ".join(argv if argv is not None else sys.argv[1:])))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -8,8 +8,8 @@ the first run compiles what it needs, in its workers' warm-up, before any clock 
 the two runs: the status of every (problem, method, repetition), the runs killed while warming up
 (status "warm-up"), the runs killed at the hard time limit, and the conclusion's verdict per row (the
 fastest method, or the tie within noise, of each tag and comparison group). The page goes to
-docs/results/cold-start.md (workbench.provenance.write_results) unless ``--no-write``; the load average
-is recorded with it.
+docs/results/cold-start.md (workbench.provenance.write_results), and its copy into README.md, unless
+``--no-write``; the load average is recorded with it.
 """
 
 from __future__ import annotations
@@ -104,10 +104,11 @@ def main(argv=None) -> int:
     data = {"study": args.study, "jobs": args.jobs, "cold": cold, "warm": warm, "diff": compare(cold, warm)}
     print(render(data))
     if not args.no_write:
-        from workbench.provenance import write_results
+        from workbench.provenance import ROOT as DOCS_ROOT, embed, write_results
 
         print(write_results("cold-start", data, render, command="python -m benchmarks.bench_cold_start "
                             + " ".join(argv if argv is not None else sys.argv[1:])))
+        embed(DOCS_ROOT / "README.md", "cold-start")   # the README's copy, beside the main job
     return 0
 
 

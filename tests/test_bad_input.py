@@ -2,7 +2,8 @@
 through the command line as a user would. Every one must end with exit code 2 and exactly one line
 on stderr, no traceback, within 2 s of CPU time and 500 MB of memory (measured on the child
 process: its rusage CPU time and peak RSS; CPU time rather than wall time, so that a loaded
-machine does not make the check flaky).
+machine does not make the check flaky; 3 s for the one case whose message must list cvxpy's
+installed solvers, which takes importing cvxpy).
 
 The bad files are made in tmp_path from the shared reference problems (never committed copies);
 the cases that need the reference data are skipped without it. The subprocesses run one per core
@@ -26,6 +27,10 @@ from measured import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU_SECONDS = 2.0
+#: cases whose one line must name every solver the study could have meant, cvxpy's installed conic
+#: solvers among them: that takes importing cvxpy, by itself 1.4-2.1 s of CPU on the 2-core CI machine
+CPU_SECONDS_NAMING_CVXPY_SOLVERS = 3.0
+NAMES_CVXPY_SOLVERS = ("study unknown solver",)
 MAX_RSS_MB = 500.0
 
 LOCAL_H5 = "fclib/Capsules-i125-1213.hdf5"
@@ -307,5 +312,6 @@ def test_bad_input_gives_one_line_and_exit_2_fast_and_small(outcomes, case):
     assert "Traceback" not in out["stderr"], out["stderr"][-3000:]
     assert out["code"] == 2, out["stderr"]
     assert len(lines) == 1 and lines[0].startswith("workbench: error: "), out["stderr"]
-    assert out["cpu"] < CPU_SECONDS, f"{out['cpu']:.2f} s of CPU"
+    cap = CPU_SECONDS_NAMING_CVXPY_SOLVERS if case in NAMES_CVXPY_SOLVERS else CPU_SECONDS
+    assert out["cpu"] < cap, f"{out['cpu']:.2f} s of CPU"
     assert out["rss_mb"] < MAX_RSS_MB, f"{out['rss_mb']:.0f} MB"

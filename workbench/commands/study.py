@@ -32,12 +32,15 @@ def _write_report(results: Path, out: Path | None) -> Path:
 
 def cmd_run(args) -> int:
     from workbench.study import load_study
-    from workbench.study.runner import run_study
     from workbench.study.spec import select
 
     if args.scheduler and args.executor != "dask":
         raise InputError("--scheduler needs --executor dask")
     study = select(load_study(args.study), args.solver, args.repetitions, args.time_limit)
+    # the runner (pandas, pyarrow, the solvers' base) only once the study file is known to be good: a
+    # bad one is told in a fraction of the imports' time
+    from workbench.study.runner import run_study
+
     out = Path(args.out) if args.out else Path("results") / study.name
     summary = run_study(study, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
                         rerun=args.rerun, rerun_failed=args.rerun_failed, problems=args.problem,

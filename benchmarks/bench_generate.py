@@ -1,7 +1,7 @@
 """How long the generator takes for the papers' protocols, against issue 23's targets (2 cores).
 
     python -m benchmarks.bench_generate [--out DIR] [--series-budget SECONDS] [--series-sizes N,N,...]
-                                        [--large] [--skip-protocol] [--no-write]
+                                        [--large] [--skip-protocol] [--previous JSON] [--no-write]
 
 Three timings, each against its target, met or missed and by how much:
 
@@ -23,6 +23,11 @@ folder), after the compiled kernels are loaded (not timed); its wall time covers
 writing of its file. The packings of a committed manifest entry are checked against it (stderr). The
 results go to docs/results/generate.md (workbench.provenance.write_results) unless ``--no-write``; the
 load average is recorded with them (the 2 cores are shared: read times with the load beside them).
+
+``--previous docs/results/generate.json`` continues an earlier run of this benchmark (the series takes
+longer than one sitting): that record's rows are kept for every packing this run does not generate, each
+row names the run that measured it (date and commit), and the page lists both runs' provenance. Only the
+packings that record lacks are generated; the targets are computed from the combined rows.
 """
 
 from __future__ import annotations
@@ -121,7 +126,7 @@ def run_jobs(jobs: list[tuple[str, dict, bool]], out: Path, workers: int, budget
 def series_summary(rows: list, sizes, budget: float, workers: int) -> dict:
     """The series total: the packings' wall times, measured or (sizes left) from the power law fitted
     to the measured ones, shared by ``workers`` processes."""
-    measured = [r for r in rows if r["resumed_from"] == 0]
+    measured = [r for r in rows if r["resumed_from"] == 0 and r["spheres"] in set(sizes)]
     left = [n for n in sizes if n not in {r["spheres"] for r in measured}]
     result = {"sizes": list(sizes), "budget": budget, "measured": len(measured), "workers": workers,
               "measured_seconds": round(sum(r["seconds"] for r in measured) / workers, 1), "left": left}
@@ -150,6 +155,14 @@ def measure_large_solve(path: Path | None) -> dict:
             "seconds": round(float(res.solve_seconds), 2), "cpu_seconds": round(cpu, 2), "tol": LARGE_TOL}
 
 
+def previous_rows(record: dict, rows: list) -> list:
+    """The rows of an earlier run's record (its ``generate.json``) for the packings not in ``rows``,
+    each marked with the run that measured it."""
+    made = {r["file"] for r in rows}
+    run = f"{record['provenance']['date']}, commit {record['provenance']['commit']}"
+    return [dict(r, run=r.get("run", run)) for r in record["data"]["rows"] if r["file"] not in made]
+
+
 def rows_of(rows: list, dataset: str) -> list:
     return [r for r in rows if r["dataset"] == dataset]
 
@@ -160,12 +173,17 @@ def render(data: dict) -> str:
     for t in data["targets"]:
         shown = "—" if t["seconds"] is None else f"{t['seconds']:,.1f} s"
         lines.append(f"| {t['what']} | {shown} | {t['limit']:,.0f} s | {t['verdict']} | {t['how']} |")
+    earlier = data.get("previous")
+    if earlier:
+        lines += ["", f"This run continues an earlier one: `{earlier['command']}` ({earlier['date']}, {earlier['machine']}, "
+                      f"commit {earlier['commit']}). The rows whose run column names it were measured then; the others now."]
     lines += ["", "| dataset | file | spheres | contacts | steps | h [s] | max iterations/step | mean iterations | "
-              "kinetic energy [J] | wall [s] | CPU [s] | load (1, 5, 15 min) |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+              "kinetic energy [J] | wall [s] | CPU [s] | load (1, 5, 15 min) | run |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in data["rows"]:
         lines.append(f"| {r['dataset']} | {r['file']} | {r['spheres']:,} | {r['contacts']:,} | {r['steps']:,} | {r['h']:g} | "
                      f"{r['max_iter']:,} | {r['mean_iterations']:.1f} | {r['kinetic_energy']:.3g} | {r['seconds']:,.1f} | "
-                     f"{r['cpu_seconds']:,.1f} | {r['load']} |")
+                     f"{r['cpu_seconds']:,.1f} | {r['load']} | {r.get('run', 'this run')} |")
     solve = data.get("large_solve")
     if solve:
         lines += ["", f"Large solve: {solve['problem']} ({solve['contacts']:,} contacts, "
@@ -203,16 +221,31 @@ def main(argv=None) -> int:
     p.add_argument("--large", action="store_true", help="generate the 45,000-sphere packing (up to an hour)")
     p.add_argument("--skip-protocol", action="store_true", help="leave out the two 320-sphere packings")
     p.add_argument("--jobs", type=int, default=2, help="packings generated at the same time (default 2: the 2 cores)")
+    p.add_argument("--previous", default=None,
+                   help="an earlier run's generate.json: its rows stand for the packings this run does not make")
     p.add_argument("--no-write", action="store_true", help="print only; no docs/results page")
     args = p.parse_args(argv)
+    previous = None
+    if args.previous:
+        import json
+
+        try:
+            previous = json.loads(Path(args.previous).read_text(encoding="utf-8"))
+            previous["data"]["rows"], previous["provenance"]["date"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"--previous {args.previous}: not a generate.json record ({type(exc).__name__}: {exc})", file=sys.stderr)
+            return 2
     sizes = [int(s) for s in args.series_sizes.split(",")] if args.series_sizes else list(SCALING_SIZES)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
-        protocol = [] if args.skip_protocol else [("settled", {}, False), ("unsettled", {}, False)]
+        done = {(r["dataset"], r["spheres"]) for r in previous["data"]["rows"]} if previous is not None else set()
+        protocol = [] if args.skip_protocol else [(d, {}, False) for d in ("settled", "unsettled") if (d, 320) not in done]
         # the large packing first, so that it takes one worker from the start while the others make the rest
         large = [("large", {}, False)] if args.large else []
-        rows = run_jobs(large + protocol + [("scaling", {"sizes": [n]}, True) for n in sizes], out, args.jobs,
-                        args.series_budget)
+        series_jobs = [("scaling", {"sizes": [n]}, True) for n in sizes if ("scaling", n) not in done]
+        rows = run_jobs(large + protocol + series_jobs, out, args.jobs, args.series_budget)
+        if previous is not None:
+            rows += previous_rows(previous, rows)
         targets = []
         for r, label in zip(rows_of(rows, "settled") + rows_of(rows, "unsettled"), ("thoroughly settled", "poorly settled")):
             targets.append({"what": f"320 spheres, 8,000 steps, {label} (max {r['max_iter']:,} iterations/step)",
@@ -247,7 +280,8 @@ def main(argv=None) -> int:
                                                                                     else f" (status {solve['status']})"),
                         "how": "measured on the generated packing" if solve["settled"] else
                                "measured on the synthetic 100,208-contact jittered lattice (not settled)"})
-    data = {"targets": targets, "rows": rows, "large_solve": solve, "series": series}
+    data = {"targets": targets, "rows": rows, "large_solve": solve, "series": series,
+            "previous": previous["provenance"] if previous is not None else None}
     page = render(data)
     print(page)
     if not args.no_write:

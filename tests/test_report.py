@@ -258,6 +258,25 @@ def test_conclusion_names_a_tie_when_the_fastest_methods_are_within_noise(tmp_pa
         assert summary["rank"].idxmin() == label  # the medians did favour a different one each time
 
 
+def test_one_slow_repetition_per_problem_does_not_hide_a_clear_winner(tmp_path):
+    """A takes 1 s on every run but one slow repetition (4 s) on each problem, each in a different
+    round; B takes 2 s always. Each round alone gives A a mean below B's 2 s (shift 1 s: 20^(1/3) - 1
+    = 1.71 s): A is named fastest. The mean of every problem's slowest repetition (4 s) is not a mean
+    any round produced, and would have called it a tie."""
+    slow = {"p1": 0, "p2": 1, "p3": 2}
+    data = {(p, m): [("solved", 4.0 if m == "A" and slow[p] == k else (1.0 if m == "A" else 2.0), 10, 1e-7, -1.0)
+                     for k in range(3)] for p in slow for m in ("A", "B")}
+    write_report(_crafted(tmp_path / "results", data=data), tmp_path / "report")
+    summary = pd.read_csv(tmp_path / "report" / "tables" / "summary_relaxed_1e-06.csv", index_col="method")
+    assert summary.loc["A", "sgm time [s]"] == pytest.approx(1.0)
+    assert summary.loc["A", "sgm time min"] == pytest.approx(1.0)
+    assert summary.loc["A", "sgm time max"] == pytest.approx(20 ** (1 / 3) - 1)
+    assert summary.loc["A", "sgm time max"] == pytest.approx(shifted_geometric_mean([4.0, 1.0, 1.0], 1.0))
+    assert summary.loc["B", "sgm time min"] == summary.loc["B", "sgm time max"] == pytest.approx(2.0)
+    row = pd.read_csv(tmp_path / "report" / "tables" / "conclusion.csv", index_col=0).iloc[0]
+    assert row["fastest"] == "method A" and row["within noise"] == "no", row
+
+
 def test_a_study_that_kept_no_history_still_gets_its_report(tmp_path):
     """A study with histories = false: no run has a history file; the report's tables (time to target
     among them) are written from the runs alone, with no crash."""

@@ -240,6 +240,27 @@ solver = "clarabel"
 """)
 
 
+def test_repetitions_run_in_rounds_in_a_shuffled_order_that_a_replan_repeats(small_study, tmp_path):
+    """Round k holds repetition k of every pair: a pair's repetitions never run back to back or side by
+    side; the order inside a round is shuffled, differs between rounds, and is the same when the
+    study is planned again."""
+    from workbench.study.problems import resolve_problems
+    from workbench.study.runner import plan
+    from workbench.study.spec import load_study
+
+    study = load_study(small_study)
+    problems = resolve_problems(study, tmp_path / "generated")
+    runs, _ = plan(study, problems)
+    reps = [r.repetition for r in runs]
+    assert reps == sorted(reps) and len(runs) == 4 * 3 * 2
+    rounds = [[(r.problem.name, r.method.name) for r in runs if r.repetition == k] for k in (0, 1)]
+    grid = [(p.name, m.name) for p in problems for m in study.methods]
+    assert sorted(rounds[0]) == sorted(rounds[1]) == sorted(grid)
+    assert rounds[0] != rounds[1] and grid not in rounds
+    again, _ = plan(load_study(small_study), resolve_problems(study, tmp_path / "generated"))
+    assert [r.key for r in again] == [r.key for r in runs]
+
+
 def test_small_study_has_one_row_per_run_with_the_workbench_metrics_and_resumes(small_study, tmp_path):
     out = tmp_path / "results"
     assert run(small_study, out, "--jobs", "2") == 0

@@ -207,8 +207,8 @@ def _summary(res: ReportData, out: Path) -> list:
               Text(f"qpbenchmark's summary per problem class (relaxed, exact, LCP) and acceptance threshold. "
                    f"Success rate: % of the problems the method can take that it solved. On the common problems "
                    f"(those every method of the table can take): the "
-                   f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets the same "
-                   f"mean of each problem's fastest and slowest repetition) and of the judged error (shift: the "
+                   f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets the range of "
+                   f"the same mean taken over each repetition alone) and of the judged error (shift: the "
                    f"threshold; a run that returned no point counts as 1), each also divided by the best method's. "
                    f"Rank: by time.")]
     for group in comparison_groups(res.plan["methods"]):
@@ -251,8 +251,8 @@ def _conclusion(res: ReportData, out: Path) -> list:
     blocks = [Heading(1, "Conclusion"),
               Text("Written from the numbers under the accounting rule: per group of problems (tag), problem class "
                    "and acceptance threshold, the fastest method by the shifted geometric mean of time on the "
-                   "problems all its methods can take (in brackets: the same mean of each problem's fastest and "
-                   "slowest repetition), the next one and their ratio (its range from those means), whether the two "
+                   "problems all its methods can take (in brackets: the range of the same mean taken over each "
+                   "repetition alone), the next one and their ratio (its range from those means), whether the two "
                    "are within noise, and each method's success rate with the number of problems it can take. When "
                    "methods' ranges overlap the fastest's, no fastest is named: the cell reads \"tie within noise\" "
                    "with all of them, in the study's order."),

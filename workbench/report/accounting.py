@@ -43,7 +43,8 @@ RULE = ("Accounting rule, used by every table, summary, profile and the conclusi
         "apart). Every other run counts, and a run not solved within the time limit counts as the "
         "time limit (qpbenchmark's rule). Over repetitions a pair is solved when more than half of its "
         "repetitions are; its time is then their median, else the time limit; spreads are min-max over "
-        "repetitions. A run finished by another method (fallback, polish) counts for its method with what that "
+        "repetitions (of a mean over problems: the range of that mean taken over each repetition alone; a "
+        "study runs repetition k of every pair in round k, in a shuffled order). A run finished by another method (fallback, polish) counts for its method with what that "
         "method reached alone (its status and time at the hand-over); the run as returned counts for the "
         "composite, a row of its own named after the hand-over (e.g. \"(+pgs fallback)\"). Methods are ranked "
         "only against methods solving the same problem (relaxed, exact or LCP) at the same acceptance threshold, "
@@ -125,7 +126,8 @@ def pair_table(runs: pd.DataFrame, problems: list[dict], methods: list[dict], sk
                time_column: str, time_limit: float) -> pd.DataFrame:
     """One row per (problem, method) of the plan: applicable, repetitions, solved ones, solved (the
     majority rule), time / iterations / judged error (median with min and max over repetitions, as
-    the rule accounts them), the acceptance threshold, tags, series and contacts."""
+    the rule accounts them; the accounted time of each repetition too, by its index), the acceptance
+    threshold, tags, series and contacts."""
     runs = runs.assign(threshold=_threshold(runs)) if len(runs) else runs
     by_pair = {k: g for k, g in runs.groupby(["problem", "method"], sort=False)} if len(runs) else {}
     rows = []
@@ -158,6 +160,7 @@ def pair_table(runs: pd.DataFrame, problems: list[dict], methods: list[dict], sk
                          "solved": bool(ok),
                          "time": float(np.median(accounted)) if ok else float(time_limit),
                          "time_min": float(accounted.min()), "time_max": float(accounted.max()),
+                         "time_by_repetition": dict(zip(mine["repetition"].astype(int), accounted.tolist())),
                          "iterations": float(np.nanmedian(it[solved])) if ok and np.isfinite(it[solved]).any()
                          else np.inf,
                          "iterations_min": float(np.nanmin(it)) if np.isfinite(it).any() else np.nan,
@@ -206,12 +209,25 @@ def comparison_groups(methods: list[dict]) -> list[Group]:
     return [Group(p, t, tuple(ms)) for (p, t), ms in ranked]
 
 
+def repetition_means(pairs: pd.DataFrame, shift: float) -> list[float]:
+    """The shifted geometric mean of time over ``pairs`` (one method's rows) that each repetition
+    alone gives: for repetition k, the mean of every pair's k-th accounted time (its median where
+    the pair has no k-th counted repetition). Their range is the spread of the mean over
+    repetitions: what another run of the study could have reported. Unlike the mean of every pair's
+    fastest and of its slowest repetition, one slow repetition of one problem moves one of these
+    means by its share only, and the range is that of means a run can actually produce."""
+    reps = sorted({k for by_rep in pairs["time_by_repetition"] for k in by_rep})
+    return [shifted_geometric_mean([by_rep.get(k, t) for by_rep, t in zip(pairs["time_by_repetition"], pairs["time"])],
+                                   shift) for k in reps]
+
+
 def summarise(pairs: pd.DataFrame, methods: list[dict], shift: float,
               error_shift: float) -> tuple[pd.DataFrame, list[str]]:
     """Per method of one threshold group: applicable problems, success rate over them, runs solved,
-    and on the common problems the shifted geometric mean of time (spread: the same mean of each
-    pair's fastest and of its slowest repetition) and of the judged error, each also relative to the
-    best, and the rank. Returns the table (index: method name) and the common problems."""
+    and on the common problems the shifted geometric mean of time (spread: the range of the same
+    mean taken over each repetition alone, :func:`repetition_means`) and of the judged error, each
+    also relative to the best, and the rank. Returns the table (index: method name) and the common
+    problems."""
     names = [m["method"] for m in methods]
     mine = pairs[pairs["method"].isin(names)]
     ranked = [n for n in names if mine.loc[mine["method"] == n, "applicable"].any()]
@@ -226,11 +242,10 @@ def summarise(pairs: pd.DataFrame, methods: list[dict], shift: float,
                "runs solved": f"{int(own['solved_reps'].sum())}/{int(own['reps'].sum())}" if len(own) else "0/0"}
         on_common = own[own["problem"].isin(common)]
         if m["method"] in ranked and common:
-            row.update({"sgm time [s]": shifted_geometric_mean(on_common["time"], shift),
-                        "sgm time min": shifted_geometric_mean(np.minimum(on_common["time_min"], on_common["time"]),
-                                                               shift),
-                        "sgm time max": shifted_geometric_mean(np.maximum(on_common["time_max"], on_common["time"]),
-                                                               shift),
+            central = shifted_geometric_mean(on_common["time"], shift)
+            per_rep = repetition_means(on_common, shift)
+            row.update({"sgm time [s]": central, "sgm time min": min(central, *per_rep),
+                        "sgm time max": max(central, *per_rep),
                         "sgm error": shifted_geometric_mean(on_common["error"], error_shift)})
         rows.append(row)
     table = pd.DataFrame(rows).set_index("method")

@@ -17,8 +17,8 @@ __all__ = ["conclusion", "within_noise"]
 
 
 def within_noise(a: pd.Series, b: pd.Series) -> bool:
-    """Whether two summary rows' ranges of the shifted geometric mean of time overlap (the means of
-    each problem's fastest and slowest repetition)."""
+    """Whether two summary rows' ranges of the shifted geometric mean of time overlap (each the range
+    of that mean over the repetitions, :func:`~workbench.report.accounting.repetition_means`)."""
     lo = max(a["sgm time min"], b["sgm time min"])
     hi = min(a["sgm time max"], b["sgm time max"])
     return bool(np.isfinite(lo) and np.isfinite(hi) and lo <= hi)

@@ -20,6 +20,7 @@ import datetime
 import hashlib
 import json
 import os
+import random
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -55,16 +56,26 @@ def run_key(problem: ProblemRef, method: Method, repetition: int, time_limit: fl
 
 
 def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict[str, str]]]:
-    """The runs of the grid, and the (problem, method) pairs skipped with why."""
-    runs, skipped = [], []
+    """The runs of the grid, and the (problem, method) pairs skipped with why.
+
+    The runs are ordered in rounds: round k holds repetition k of every pair, in an order shuffled per
+    round (seeded by the study's name and k, so the same study plans the same order). A pair's
+    repetitions therefore run at different times beside different neighbours, never back to back or
+    side by side on two workers, and their spread measures the machine's noise instead of hiding it
+    (the random interleaving that Google Benchmark uses against run-to-run variance)."""
+    pairs, skipped = [], []
     for problem in problems:
         for method in study.methods:
             if method.resolved.formulation.needs_global and problem.kind == "local":
                 skipped.append({"problem": problem.name, "method": method.name,
                                 "reason": f"formulation {method.formulation} needs M, D (a global problem)"})
                 continue
-            for rep in range(study.repetitions):
-                runs.append(Run(problem, method, rep, run_key(problem, method, rep, study.time_limit)))
+            pairs.append((problem, method))
+    runs = []
+    for rep in range(study.repetitions):
+        order = list(pairs)
+        random.Random(f"{study.name}:{rep}").shuffle(order)
+        runs += [Run(problem, method, rep, run_key(problem, method, rep, study.time_limit)) for problem, method in order]
     return runs, skipped
 
 

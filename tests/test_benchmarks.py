@@ -1,7 +1,8 @@
 """The benchmarks' own arithmetic on made-up measurements (the benchmarks themselves are not run here):
 benchmarks.bench_peers's fairness rules (the time limit for a one-sided failure, a fresh problem per
 timed solve, Siconos's solvers by kind and dimension) and issue 25's target summary, the relaxed table of
-benchmarks.bench_ipm and the scale table of benchmarks.bench_scale."""
+benchmarks.bench_ipm, the scale table of benchmarks.bench_scale, and benchmarks.bench_generate's series
+total when a run continues an earlier one."""
 
 import json
 import math
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import bench_ipm, bench_peers, bench_scale, peer_process
+from benchmarks import bench_generate, bench_ipm, bench_peers, bench_scale, peer_process
 from workbench.io import load_problem
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
 
@@ -160,3 +161,42 @@ def test_scale_table_columns():
     lines = bench_scale.table([scale_row(100_208, 5.36, "solved")])
     assert lines[0] == "| contacts | method | generate s | solve s | iterations | relaxed error | stop | peak MiB |"
     assert lines[2] == "| 100,208 | apgd | 0.50 | 5.36 | 250 | 9.5e-05 | converged | 548 |"
+
+
+def gen_row(n, seconds, dataset="scaling"):
+    return {"dataset": dataset, "file": f"{dataset}-{n:05d}.npz", "spheres": n, "contacts": 3 * n, "steps": 800,
+            "h": 0.005, "max_iter": 10000, "mean_iterations": 300.0, "kinetic_energy": 1e-3, "seconds": seconds,
+            "cpu_seconds": seconds, "resumed_from": 0, "load": "2.0 2.0 2.0"}
+
+
+def test_generate_series_continued_from_an_earlier_run():
+    """An earlier record timed 64 and 128 (and 192, which this run made again); this run times 192 and
+    256: the earlier rows stand for 64 and 128 only, each names its run, and the series total is the
+    sum of all four packings' times over the 2 workers; with a size missing, the rest is a power-law
+    estimate and says so."""
+    earlier = {"provenance": {"date": "2026-11-26 03:05 UTC", "commit": "aa8f450", "command": "bench", "machine": "m"},
+               "data": {"rows": [gen_row(64, 10.0), gen_row(128, 30.0), gen_row(192, 99.0)]}}
+    now = [gen_row(192, 60.0), gen_row(256, 100.0)]
+    rows = now + bench_generate.previous_rows(earlier, now)
+    assert [r["spheres"] for r in rows] == [192, 256, 64, 128]
+    assert [r.get("run") for r in rows] == [None, None] + ["2026-11-26 03:05 UTC, commit aa8f450"] * 2
+    series = bench_generate.series_summary(rows, [64, 128, 192, 256], 7200.0, 2)
+    assert series["measured"] == 4 and series["left"] == [] and series["measured_seconds"] == 100.0
+    target = bench_generate._series_target(series)
+    assert target["seconds"] == 100.0 and target["verdict"] == "met (0.01 of the target)"
+    assert target["how"].startswith("all 4 packings generated")
+    page = bench_generate.render({"targets": [target], "rows": rows, "large_solve": None, "series": series,
+                                  "previous": earlier["provenance"]})
+    assert "| this run |" in page and "| 2026-11-26 03:05 UTC, commit aa8f450 |" in page
+    assert "continues an earlier one: `bench`" in page
+    short = bench_generate.series_summary(rows, [64, 128, 192, 256, 320], 7200.0, 2)
+    c, p = bench_generate.power_law([64, 128, 192, 256], [10.0, 30.0, 60.0, 100.0])
+    assert short["left"] == [320] and short["extrapolated_seconds"] == pytest.approx(c * 320 ** p / 2, abs=0.1)
+    assert bench_generate._series_target(short)["how"].startswith("EXTRAPOLATED: 4 of 5 sizes")
+
+
+def test_generate_refuses_a_previous_record_that_is_not_one(tmp_path, capsys):
+    bad = tmp_path / "generate.json"
+    bad.write_text('{"data": {}}')
+    assert bench_generate.main(["--previous", str(bad), "--no-write"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -84,10 +84,10 @@ DEFAULT_DIR = Path(__file__).resolve().parent / "datasets"
 #: the manifest of a dataset folder: file name -> sha256 of the arrays, parameters, summary
 MANIFEST = "MANIFEST.json"
 
-#: the packings the repository carries (the scaling series as far as it has been generated here: about
-#: 30 MB in all); the others are made by ``workbench generate`` and checked against the manifest
+#: the packings the repository carries (with the whole scaling series, about 50 MB with their states);
+#: the others are made by ``workbench generate`` and checked against the manifest
 COMMITTED = ("settled-00320.npz", "unsettled-00320.npz", "filling-01000.npz") + tuple(
-    f"scaling-{n:05d}.npz" for n in range(64, 1985, 64))
+    f"scaling-{n:05d}.npz" for n in range(64, 2561, 64))
 
 #: above this many degrees of freedom the nonzero spectrum is not computed (dense eigvalsh)
 DENSE_SPECTRUM_MAX_DOF = 6000

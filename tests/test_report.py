@@ -277,6 +277,24 @@ def test_one_slow_repetition_per_problem_does_not_hide_a_clear_winner(tmp_path):
     assert row["fastest"] == "method A" and row["within noise"] == "no", row
 
 
+def test_within_noise_overlapping_ranges_or_a_gap_under_the_resolution():
+    """Ranges that overlap are noise; separated ranges are told apart only when the gap is at least 5 %
+    of the shifted times: 0.3 ms against 0.4 ms is a tie at a 10 ms shift and not at a 0.1 ms one; 10 s
+    against 10.4 s is a tie, 10 s against 12 s is not."""
+    from workbench.report.conclusion import within_noise
+
+    def row(lo, hi):
+        return pd.Series({"sgm time min": lo, "sgm time max": hi})
+
+    assert within_noise(row(1.0, 2.0), row(1.5, 3.0), 1e-9)
+    assert within_noise(row(3e-4, 3e-4), row(4e-4, 4e-4), 0.01)  # 10.4 / 10.3 - 1 = 1 %
+    assert not within_noise(row(3e-4, 3e-4), row(4e-4, 4e-4), 1e-4)  # 5 / 4 - 1 = 25 %
+    assert within_noise(row(9.0, 10.0), row(10.4, 11.0), 0.01)
+    assert not within_noise(row(9.0, 10.0), row(12.0, 13.0), 0.01)
+    assert within_noise(row(10.0, 10.0), row(10.0 * 1.05 + 0.05 * 0.01, 11.0), 0.01)  # exactly 5 %: a tie
+    assert not within_noise(row(1.0, np.nan), row(1.0, 2.0), 0.01)
+
+
 def test_a_study_that_kept_no_history_still_gets_its_report(tmp_path):
     """A study with histories = false: no run has a history file; the report's tables (time to target
     among them) are written from the runs alone, with no crash."""

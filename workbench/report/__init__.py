@@ -36,7 +36,7 @@ import pandas as pd
 
 from workbench import plot
 from workbench.report import tables
-from workbench.report.accounting import (RULE, comparison_groups, pair_table, profile_values, split_handovers,
+from workbench.report.accounting import (RESOLUTION, RULE, comparison_groups, pair_table, profile_values, split_handovers,
                                          summarise, warm_up_runs)
 from workbench.report.conclusion import conclusion, within_noise
 from workbench.report.document import Code, Figure, Heading, Table, Text, cell, spread, write_pages
@@ -223,9 +223,10 @@ def _summary(res: ReportData, out: Path) -> list:
                                                numbers=table.reset_index())))
         ranked = table[table["rank"].notna()].sort_values("rank")
         overlaps = [f"{a['label']} and {b['label']}" for i, (_, a) in enumerate(ranked.iterrows())
-                    for _, b in list(ranked.iterrows())[i + 1:] if within_noise(a, b)]
+                    for _, b in list(ranked.iterrows())[i + 1:] if within_noise(a, b, o["shift"])]
         if len(ranked) > 1:
-            blocks.append(Text("Within noise (the ranges of the mean time in brackets overlap): "
+            blocks.append(Text(f"Within noise (the ranges of the mean time in brackets overlap, or their gap is "
+                               f"under {RESOLUTION:.0%} of the times plus the shift): "
                                + ("; ".join(overlaps) if overlaps else "no two methods") + "."))
     by_tag = _tag_success(pairs, res)
     if by_tag is not None:
@@ -253,8 +254,9 @@ def _conclusion(res: ReportData, out: Path) -> list:
                    "and acceptance threshold, the fastest method by the shifted geometric mean of time on the "
                    "problems all its methods can take (in brackets: the range of the same mean taken over each "
                    "repetition alone), the next one and their ratio (its range from those means), whether the two "
-                   "are within noise, and each method's success rate with the number of problems it can take. When "
-                   "methods' ranges overlap the fastest's, no fastest is named: the cell reads \"tie within noise\" "
+                   f"are within noise (ranges that overlap, or a gap under {RESOLUTION:.0%} of the times plus the "
+                   "shift), and each method's success rate with the number of problems it can take. When methods "
+                   "are within noise of the fastest, no fastest is named: the cell reads \"tie within noise\" "
                    "with all of them, in the study's order."),
               Table(table, "Conclusion.", tables.write_table(table, out, "conclusion", "Conclusion"))]
     if caveats:

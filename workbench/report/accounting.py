@@ -33,8 +33,13 @@ import pandas as pd
 
 from workbench.report.stats import shifted_geometric_mean
 
-__all__ = ["RULE", "NOT_COUNTED", "warm_up_runs", "split_handovers", "pair_table", "problem_class", "Group",
+__all__ = ["RULE", "RESOLUTION", "NOT_COUNTED", "warm_up_runs", "split_handovers", "pair_table", "problem_class", "Group",
            "comparison_groups", "summarise", "profile_values"]
+
+#: the smallest gap between two methods' time ranges that tells them apart, relative to the shifted times
+#: (t + shift): 5 % of the time where times are well above the shift, 5 % of the shift where they are far
+#: below it (the shift is the study's scale under which times are not told apart, qpbenchmark's meaning)
+RESOLUTION = 0.05
 
 RULE = ("Accounting rule, used by every table, summary, profile and the conclusion: a (problem, method) pair "
         "is not applicable when the method cannot take the problem (a formulation that needs M and D on a local "
@@ -44,7 +49,9 @@ RULE = ("Accounting rule, used by every table, summary, profile and the conclusi
         "time limit (qpbenchmark's rule). Over repetitions a pair is solved when more than half of its "
         "repetitions are; its time is then their median, else the time limit; spreads are min-max over "
         "repetitions (of a mean over problems: the range of that mean taken over each repetition alone; a "
-        "study runs repetition k of every pair in round k, in a shuffled order). A run finished by another method (fallback, polish) counts for its method with what that "
+        "study runs repetition k of every pair in round k, in a shuffled order); two methods are within noise "
+        f"when these ranges overlap or their gap is under {RESOLUTION:.0%} of the times plus the shift. A run "
+        "finished by another method (fallback, polish) counts for its method with what that "
         "method reached alone (its status and time at the hand-over); the run as returned counts for the "
         "composite, a row of its own named after the hand-over (e.g. \"(+pgs fallback)\"). Methods are ranked "
         "only against methods solving the same problem (relaxed, exact or LCP) at the same acceptance threshold, "

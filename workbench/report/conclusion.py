@@ -1,27 +1,29 @@
 """The conclusion of a report, written from the numbers: per problem group (tag), problem class
 (relaxed, exact, LCP) and acceptance threshold, the fastest method, its ratio to the next with the
 spread over repetitions, whether the two are within noise, success rates; and caveats (problems no
-method solved, methods that could not take some problems or did not run). When other methods' time
-ranges overlap the fastest's, the verdict is a tie that names them all in the study's order ("tie
-within noise: A, B"), never the one a run happened to favour."""
+method solved, methods that could not take some problems or did not run). When other methods are
+within noise of the fastest (:func:`within_noise`), the verdict is a tie that names them all in the
+study's order ("tie within noise: A, B"), never the one a run happened to favour."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from workbench.report.accounting import comparison_groups, summarise
+from workbench.report.accounting import RESOLUTION, comparison_groups, summarise
 from workbench.report.document import cell, spread
 
 __all__ = ["conclusion", "within_noise"]
 
 
-def within_noise(a: pd.Series, b: pd.Series) -> bool:
-    """Whether two summary rows' ranges of the shifted geometric mean of time overlap (each the range
-    of that mean over the repetitions, :func:`~workbench.report.accounting.repetition_means`)."""
+def within_noise(a: pd.Series, b: pd.Series, shift: float) -> bool:
+    """Whether two summary rows are not told apart: their ranges of the shifted geometric mean of time
+    (each the range of that mean over the repetitions,
+    :func:`~workbench.report.accounting.repetition_means`) overlap, or the gap between the ranges is
+    under :data:`RESOLUTION` of the shifted times, (upper end + shift) / (lower end + shift) - 1."""
     lo = max(a["sgm time min"], b["sgm time min"])
     hi = min(a["sgm time max"], b["sgm time max"])
-    return bool(np.isfinite(lo) and np.isfinite(hi) and lo <= hi)
+    return bool(np.isfinite(lo) and np.isfinite(hi) and (lo + shift) <= (1 + RESOLUTION) * (hi + shift))
 
 
 def _row(pairs: pd.DataFrame, methods: list[dict], shift: float, threshold: float) -> tuple[dict, list[str]]:
@@ -33,7 +35,7 @@ def _row(pairs: pd.DataFrame, methods: list[dict], shift: float, threshold: floa
         fast = ranked.iloc[0]
         # methods whose time ranges overlap the fastest's are not told apart: the verdict names them all, in
         # the study's order, so that it does not change with which of them a run happened to favour
-        tied = [r["label"] for _, r in table[table["rank"].notna()].iterrows() if within_noise(fast, r)]
+        tied = [r["label"] for _, r in table[table["rank"].notna()].iterrows() if within_noise(fast, r, shift)]
         row.update({"fastest": fast["label"] if len(tied) == 1 else f"tie within noise: {', '.join(tied)}",
                     "sgm time [s]": spread(fast["sgm time [s]"], fast["sgm time min"], fast["sgm time max"])})
         if len(ranked) > 1:
@@ -42,7 +44,7 @@ def _row(pairs: pd.DataFrame, methods: list[dict], shift: float, threshold: floa
             row.update({"next": nxt["label"],
                         "next / fastest": spread(ratio, nxt["sgm time min"] / fast["sgm time max"],
                                                  nxt["sgm time max"] / fast["sgm time min"]),
-                        "within noise": "yes" if within_noise(fast, nxt) else "no"})
+                        "within noise": "yes" if within_noise(fast, nxt, shift) else "no"})
     row["solved % (of problems it can take)"] = ", ".join(
         f"{r['label']} {cell(r['solved %'])} ({r['problems']})" for _, r in table.iterrows() if r["problems"])
     caveats = []

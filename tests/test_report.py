@@ -212,8 +212,11 @@ def test_accounting_rule_not_applicable_is_excluded_and_never_ranked_first(tmp_p
     assert summary.loc["A", "rank"] == 1 and summary.loc["C", "rank"] == 2 and summary.loc["B", "rank"] == 3
     # the shifted geometric mean over the common problems p1, p2 (A on p1: median of 1.0, 1.2, 0.9)
     assert summary.loc["A", "sgm time [s]"] == pytest.approx(shifted_geometric_mean([1.0, 2.0], 1.0))
-    assert summary.loc["A", "sgm time min"] == pytest.approx(shifted_geometric_mean([0.9, 2.0], 1.0))
-    assert summary.loc["A", "sgm time max"] == pytest.approx(shifted_geometric_mean([1.2, 2.0], 1.0))
+    # its spread: the interquartile range of the means of each repetition alone (A on p1: 1.0, 1.2, 0.9)
+    rounds = [shifted_geometric_mean([t, 2.0], 1.0) for t in (1.0, 1.2, 0.9)]
+    assert summary.loc["A", "sgm time low"] == pytest.approx(np.percentile(rounds, 25))
+    assert summary.loc["A", "sgm time high"] == pytest.approx(np.percentile(rounds, 75))
+    assert summary.loc["A", "sgm time low"] > shifted_geometric_mean([0.9, 2.0], 1.0)  # not the extreme round
     assert summary.loc["C", "time / best"] == pytest.approx(shifted_geometric_mean([1.5, 2.5], 1.0)
                                                             / shifted_geometric_mean([1.0, 2.0], 1.0))
     # the profile: rho(inf) is the success rate over the method's own problems
@@ -269,10 +272,23 @@ def test_one_slow_repetition_per_problem_does_not_hide_a_clear_winner(tmp_path):
     write_report(_crafted(tmp_path / "results", data=data), tmp_path / "report")
     summary = pd.read_csv(tmp_path / "report" / "tables" / "summary_relaxed_1e-06.csv", index_col="method")
     assert summary.loc["A", "sgm time [s]"] == pytest.approx(1.0)
-    assert summary.loc["A", "sgm time min"] == pytest.approx(1.0)
-    assert summary.loc["A", "sgm time max"] == pytest.approx(20 ** (1 / 3) - 1)
-    assert summary.loc["A", "sgm time max"] == pytest.approx(shifted_geometric_mean([4.0, 1.0, 1.0], 1.0))
-    assert summary.loc["B", "sgm time min"] == summary.loc["B", "sgm time max"] == pytest.approx(2.0)
+    assert summary.loc["A", "sgm time low"] == pytest.approx(1.0)
+    assert summary.loc["A", "sgm time high"] == pytest.approx(20 ** (1 / 3) - 1)
+    assert summary.loc["A", "sgm time high"] == pytest.approx(shifted_geometric_mean([4.0, 1.0, 1.0], 1.0))
+    assert summary.loc["B", "sgm time low"] == summary.loc["B", "sgm time high"] == pytest.approx(2.0)
+    row = pd.read_csv(tmp_path / "report" / "tables" / "conclusion.csv", index_col=0).iloc[0]
+    assert row["fastest"] == "method A" and row["within noise"] == "no", row
+
+
+def test_one_stalled_repetition_of_five_decides_nothing(tmp_path):
+    """On one problem A takes 0.9-1.1 s in four repetitions and 3 s in one (the machine stalled); B takes
+    2 s. The spread is the second fastest to the second slowest repetition (1.0-1.1 s), so A is named
+    fastest; the stalled repetition would have made its min-max range (0.9-3 s) cover B's."""
+    data = {("p1", "A"): [("solved", t, 10, 1e-7, -1.0) for t in (1.0, 3.0, 1.1, 0.9, 1.0)],
+            ("p1", "B"): [("solved", 2.0, 10, 1e-7, -1.0)] * 5}
+    write_report(_crafted(tmp_path / "results", data=data), tmp_path / "report")
+    summary = pd.read_csv(tmp_path / "report" / "tables" / "summary_relaxed_1e-06.csv", index_col="method")
+    assert summary.loc["A", ["sgm time [s]", "sgm time low", "sgm time high"]].tolist() == pytest.approx([1.0, 1.0, 1.1])
     row = pd.read_csv(tmp_path / "report" / "tables" / "conclusion.csv", index_col=0).iloc[0]
     assert row["fastest"] == "method A" and row["within noise"] == "no", row
 
@@ -284,7 +300,7 @@ def test_within_noise_overlapping_ranges_or_a_gap_under_the_resolution():
     from workbench.report.conclusion import within_noise
 
     def row(lo, hi):
-        return pd.Series({"sgm time min": lo, "sgm time max": hi})
+        return pd.Series({"sgm time low": lo, "sgm time high": hi})
 
     assert within_noise(row(1.0, 2.0), row(1.5, 3.0), 1e-9)
     assert within_noise(row(3e-4, 3e-4), row(4e-4, 4e-4), 0.01)  # 10.4 / 10.3 - 1 = 1 %

@@ -192,7 +192,7 @@ def _summary_table(table: pd.DataFrame, time_label: str) -> pd.DataFrame:
         "problems": table["problems"], "not applicable": table["not applicable"], "solved %": table["solved %"],
         "runs solved": table["runs solved"],
         f"sgm {time_label} [s]": [spread(m, lo, hi) for m, lo, hi in
-                                  zip(table["sgm time [s]"], table["sgm time min"], table["sgm time max"])],
+                                  zip(table["sgm time [s]"], table["sgm time low"], table["sgm time high"])],
         "time / best": table["time / best"], "sgm judged error": table["sgm error"],
         "error / best": table["error / best"], "rank": table["rank"]})
     shown.index = table["label"]
@@ -207,8 +207,8 @@ def _summary(res: ReportData, out: Path) -> list:
               Text(f"qpbenchmark's summary per problem class (relaxed, exact, LCP) and acceptance threshold. "
                    f"Success rate: % of the problems the method can take that it solved. On the common problems "
                    f"(those every method of the table can take): the "
-                   f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets the range of "
-                   f"the same mean taken over each repetition alone) and of the judged error (shift: the "
+                   f"shifted geometric mean of the {res.time_label} (shift {o['shift']:g} s; in brackets the interquartile "
+                   f"range of the same mean taken over each repetition alone) and of the judged error (shift: the "
                    f"threshold; a run that returned no point counts as 1), each also divided by the best method's. "
                    f"Rank: by time.")]
     for group in comparison_groups(res.plan["methods"]):
@@ -252,8 +252,8 @@ def _conclusion(res: ReportData, out: Path) -> list:
     blocks = [Heading(1, "Conclusion"),
               Text("Written from the numbers under the accounting rule: per group of problems (tag), problem class "
                    "and acceptance threshold, the fastest method by the shifted geometric mean of time on the "
-                   "problems all its methods can take (in brackets: the range of the same mean taken over each "
-                   "repetition alone), the next one and their ratio (its range from those means), whether the two "
+                   "problems all its methods can take (in brackets: the interquartile range of the same mean taken "
+                   "over each repetition alone), the next one and their ratio (its range from those means), whether the two "
                    f"are within noise (ranges that overlap, or a gap under {RESOLUTION:.0%} of the times plus the "
                    "shift), and each method's success rate with the number of problems it can take. When methods "
                    "are within noise of the fastest, no fastest is named: the cell reads \"tie within noise\" "
@@ -572,7 +572,7 @@ def _iterations_to_reference(run, refs: References, hist: pd.DataFrame, rel_tol:
 
 def _limitations(res: ReportData) -> list:
     items = ["Times are wall-clock seconds on one machine (see Machine and versions) that may have been shared; "
-             "differences within the min-max spread over repetitions are noise, and a single repetition shows none.",
+             "differences within the spread over repetitions are noise, and a single repetition shows none.",
              "Iterations are not comparable between solver families: an interior-point iteration factorises a "
              "matrix, a first-order iteration does a few products; compare them within a family.",
              "Runs are judged by the workbench's error measure at the method's acceptance threshold; methods with "

@@ -48,8 +48,8 @@ RULE = ("Accounting rule, used by every table, summary, profile and the conclusi
         "apart). Every other run counts, and a run not solved within the time limit counts as the "
         "time limit (qpbenchmark's rule). Over repetitions a pair is solved when more than half of its "
         "repetitions are; its time is then their median, else the time limit; spreads are min-max over "
-        "repetitions (of a mean over problems: the range of that mean taken over each repetition alone; a "
-        "study runs repetition k of every pair in round k, in a shuffled order); two methods are within noise "
+        "repetitions; the spread of a mean over problems is the interquartile range of that mean taken over "
+        "each repetition alone (a study runs repetition k of every pair in round k, in a shuffled order); two methods are within noise "
         f"when these ranges overlap or their gap is under {RESOLUTION:.0%} of the times plus the shift. A run "
         "finished by another method (fallback, polish) counts for its method with what that "
         "method reached alone (its status and time at the hand-over); the run as returned counts for the "
@@ -219,20 +219,27 @@ def comparison_groups(methods: list[dict]) -> list[Group]:
 def repetition_means(pairs: pd.DataFrame, shift: float) -> list[float]:
     """The shifted geometric mean of time over ``pairs`` (one method's rows) that each repetition
     alone gives: for repetition k, the mean of every pair's k-th accounted time (its median where
-    the pair has no k-th counted repetition). Their range is the spread of the mean over
-    repetitions: what another run of the study could have reported. Unlike the mean of every pair's
-    fastest and of its slowest repetition, one slow repetition of one problem moves one of these
-    means by its share only, and the range is that of means a run can actually produce."""
+    the pair has no k-th counted repetition): what one run of the study could have reported. One slow
+    repetition of one problem moves one of these means by its share only."""
     reps = sorted({k for by_rep in pairs["time_by_repetition"] for k in by_rep})
     return [shifted_geometric_mean([by_rep.get(k, t) for by_rep, t in zip(pairs["time_by_repetition"], pairs["time"])],
                                    shift) for k in reps]
 
 
+def spread_of_mean(pairs: pd.DataFrame, shift: float, central: float) -> tuple[float, float]:
+    """The spread of a method's mean time over repetitions: the interquartile range of
+    :func:`repetition_means` (numpy's linear quantiles: with 5 repetitions the second fastest to the
+    second slowest, so that one outlying repetition, a stall of the machine, decides nothing; with 3,
+    halfway from the median to the extremes), widened to hold ``central``."""
+    low, high = np.percentile(repetition_means(pairs, shift), [25, 75])
+    return min(central, float(low)), max(central, float(high))
+
+
 def summarise(pairs: pd.DataFrame, methods: list[dict], shift: float,
               error_shift: float) -> tuple[pd.DataFrame, list[str]]:
     """Per method of one threshold group: applicable problems, success rate over them, runs solved,
-    and on the common problems the shifted geometric mean of time (spread: the range of the same
-    mean taken over each repetition alone, :func:`repetition_means`) and of the judged error, each
+    and on the common problems the shifted geometric mean of time (spread: the interquartile range
+    of the same mean taken over each repetition alone, :func:`spread_of_mean`) and of the judged error, each
     also relative to the best, and the rank. Returns the table (index: method name) and the common
     problems."""
     names = [m["method"] for m in methods]
@@ -250,13 +257,12 @@ def summarise(pairs: pd.DataFrame, methods: list[dict], shift: float,
         on_common = own[own["problem"].isin(common)]
         if m["method"] in ranked and common:
             central = shifted_geometric_mean(on_common["time"], shift)
-            per_rep = repetition_means(on_common, shift)
-            row.update({"sgm time [s]": central, "sgm time min": min(central, *per_rep),
-                        "sgm time max": max(central, *per_rep),
+            low, high = spread_of_mean(on_common, shift, central)
+            row.update({"sgm time [s]": central, "sgm time low": low, "sgm time high": high,
                         "sgm error": shifted_geometric_mean(on_common["error"], error_shift)})
         rows.append(row)
     table = pd.DataFrame(rows).set_index("method")
-    for col in ("sgm time [s]", "sgm time min", "sgm time max", "sgm error"):
+    for col in ("sgm time [s]", "sgm time low", "sgm time high", "sgm error"):
         if col not in table:
             table[col] = np.nan
     best_t, best_e = table["sgm time [s]"].min(), table["sgm error"].min()

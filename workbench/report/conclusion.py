@@ -18,11 +18,11 @@ __all__ = ["conclusion", "within_noise"]
 
 def within_noise(a: pd.Series, b: pd.Series, shift: float) -> bool:
     """Whether two summary rows are not told apart: their ranges of the shifted geometric mean of time
-    (each the range of that mean over the repetitions,
-    :func:`~workbench.report.accounting.repetition_means`) overlap, or the gap between the ranges is
+    (each the interquartile range of that mean over the repetitions,
+    :func:`~workbench.report.accounting.spread_of_mean`) overlap, or the gap between the ranges is
     under :data:`RESOLUTION` of the shifted times, (upper end + shift) / (lower end + shift) - 1."""
-    lo = max(a["sgm time min"], b["sgm time min"])
-    hi = min(a["sgm time max"], b["sgm time max"])
+    lo = max(a["sgm time low"], b["sgm time low"])
+    hi = min(a["sgm time high"], b["sgm time high"])
     return bool(np.isfinite(lo) and np.isfinite(hi) and (lo + shift) <= (1 + RESOLUTION) * (hi + shift))
 
 
@@ -37,13 +37,13 @@ def _row(pairs: pd.DataFrame, methods: list[dict], shift: float, threshold: floa
         # the study's order, so that it does not change with which of them a run happened to favour
         tied = [r["label"] for _, r in table[table["rank"].notna()].iterrows() if within_noise(fast, r, shift)]
         row.update({"fastest": fast["label"] if len(tied) == 1 else f"tie within noise: {', '.join(tied)}",
-                    "sgm time [s]": spread(fast["sgm time [s]"], fast["sgm time min"], fast["sgm time max"])})
+                    "sgm time [s]": spread(fast["sgm time [s]"], fast["sgm time low"], fast["sgm time high"])})
         if len(ranked) > 1:
             nxt = ranked.iloc[1]
             ratio = nxt["sgm time [s]"] / fast["sgm time [s]"]
             row.update({"next": nxt["label"],
-                        "next / fastest": spread(ratio, nxt["sgm time min"] / fast["sgm time max"],
-                                                 nxt["sgm time max"] / fast["sgm time min"]),
+                        "next / fastest": spread(ratio, nxt["sgm time low"] / fast["sgm time high"],
+                                                 nxt["sgm time high"] / fast["sgm time low"]),
                         "within noise": "yes" if within_noise(fast, nxt, shift) else "no"})
     row["solved % (of problems it can take)"] = ", ".join(
         f"{r['label']} {cell(r['solved %'])} ({r['problems']})" for _, r in table.iterrows() if r["problems"])

@@ -33,6 +33,7 @@ packings that record lacks are generated; the targets are computed from the comb
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
@@ -225,21 +226,21 @@ def main(argv=None) -> int:
                    help="an earlier run's generate.json: its rows stand for the packings this run does not make")
     p.add_argument("--no-write", action="store_true", help="print only; no docs/results page")
     args = p.parse_args(argv)
-    previous = None
+    previous, done = None, []
     if args.previous:
-        import json
-
         try:
             previous = json.loads(Path(args.previous).read_text(encoding="utf-8"))
-            previous["data"]["rows"], previous["provenance"]["date"]
+            done = [(r["dataset"], r["spheres"]) for r in previous["data"]["rows"]]
+            previous["provenance"]["date"], previous["provenance"]["commit"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            print(f"--previous {args.previous}: not a generate.json record ({type(exc).__name__}: {exc})", file=sys.stderr)
+            print(f"--previous {args.previous}: not a generate.json record ({type(exc).__name__}: {exc})",
+                  file=sys.stderr)
             return 2
     sizes = [int(s) for s in args.series_sizes.split(",")] if args.series_sizes else list(SCALING_SIZES)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out or tmp)
-        done = {(r["dataset"], r["spheres"]) for r in previous["data"]["rows"]} if previous is not None else set()
-        protocol = [] if args.skip_protocol else [(d, {}, False) for d in ("settled", "unsettled") if (d, 320) not in done]
+        made_before = {dataset for dataset, _ in done}
+        protocol = [] if args.skip_protocol else [(d, {}, False) for d in ("settled", "unsettled") if d not in made_before]
         # the large packing first, so that it takes one worker from the start while the others make the rest
         large = [("large", {}, False)] if args.large else []
         series_jobs = [("scaling", {"sizes": [n]}, True) for n in sizes if ("scaling", n) not in done]

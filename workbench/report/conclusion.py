@@ -33,8 +33,8 @@ def _row(pairs: pd.DataFrame, methods: list[dict], shift: float, threshold: floa
     row: dict = {"common problems": len(common)}
     if len(ranked) and common:
         fast = ranked.iloc[0]
-        # methods whose time ranges overlap the fastest's are not told apart: the verdict names them all, in
-        # the study's order, so that it does not change with which of them a run happened to favour
+        # methods within noise of the fastest are not told apart: the verdict names them all, in the
+        # study's order, so that it does not change with which of them a run happened to favour
         tied = [r["label"] for _, r in table[table["rank"].notna()].iterrows() if within_noise(fast, r, shift)]
         row.update({"fastest": fast["label"] if len(tied) == 1 else f"tie within noise: {', '.join(tied)}",
                     "sgm time [s]": spread(fast["sgm time [s]"], fast["sgm time low"], fast["sgm time high"])})

@@ -25,8 +25,10 @@ from workbench.study.worker import crash_result
 STUDY = """
 study = { name = "record", time_limit = 30, plugins = ["plugin.py"] }
 problems = [{ scenes = ["rolling-ball-2d"] }, { scenario = "box-on-plane", params = { duration = 0.02, h = 0.01 } }]
-methods = { clarabel = { formulation = "dual", solver = "clarabel" }, newton = { formulation = "ncp", solver = "newton" },
-            segfault = { formulation = "dual", solver = "segfault" } }
+[methods]
+clarabel = { formulation = "dual", solver = "clarabel" }
+newton = { formulation = "ncp", solver = "newton" }
+segfault = { formulation = "dual", solver = "segfault" }
 """
 
 
@@ -140,3 +142,10 @@ def test_rows_written_before_a_column_existed_read_as_the_declaration_fills_them
     assert runs["stop"].isna().all() and runs["steps"].isna().all()
     from workbench.plot import judged_measure
     assert [judged_measure(r) for r in runs.itertuples()] == ["relaxed_error", None]
+
+
+def test_the_results_api_page_names_every_declared_column():
+    from pathlib import Path
+    page = (Path(__file__).resolve().parents[1] / "docs" / "studies.md").read_text()
+    table = page[page.index("| `load_results` column |"):page.index("| `load_histories` column |")]
+    assert [c for c in RUN_ROW if RUN_ROW[c].origin != "metric" and f"`{c}`" not in table] == []

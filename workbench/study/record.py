@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-import pandas as pd
 
 __all__ = ["Column", "RUN_ROW", "ANSWER", "answer", "run_row", "complete", "record_columns"]
 
@@ -69,7 +68,7 @@ class Column:
         return raw
 
 
-def _guess_judged_name(runs: pd.DataFrame) -> pd.Series:
+def _guess_judged_name(runs):
     """judged_name of rows written before the record named it: the judged measure whose value equals
     judged_error (None where no point was judged)."""
     from workbench.judging import JUDGED_MEASURES
@@ -82,7 +81,7 @@ def _guess_judged_name(runs: pd.DataFrame) -> pd.Series:
                     and np.isclose(v, judged, rtol=1e-12, atol=0):
                 return name
         return None
-    return runs.apply(one, axis=1) if len(runs) else pd.Series([], dtype=object)
+    return runs.apply(one, axis=1) if len(runs) else runs.index.to_series().map(lambda _: None)
 
 
 def _c(name, dtype, origin, meaning, **kw) -> Column:
@@ -205,10 +204,12 @@ def run_row(plan: dict[str, Any], result: dict[str, Any], provenance: dict[str, 
     return row
 
 
-def complete(runs: pd.DataFrame) -> pd.DataFrame:
+def complete(runs):
     """Rows read from a results folder, completed by the declaration: the ``number`` columns as
     numbers (their text "inf", "nan" too); a column of origin "plan", "record" or "provenance" that
-    older rows lack (absent, or null in their rows) reads as its ``fill``; ``total_seconds`` derived."""
+    older rows lack (absent, or null in their rows) reads as its ``fill``; ``total_seconds`` derived.
+    ``runs``: a pandas DataFrame (pandas is imported here: the worker's answers need none)."""
+    import pandas as pd
     runs = runs.copy()
     for c in RUN_ROW.values():
         if c.number and c.name in runs:

@@ -87,6 +87,11 @@ def crash_result(message: str, status: str = "crash", wall_seconds: float | None
     return answer(status=status, stop=stop, message=" ".join(message.split()), wall_seconds=wall_seconds, **fields)
 
 
+def _names(task: dict[str, Any]) -> dict[str, str]:
+    """The solver and formulation of a task's method, as its answer names them."""
+    return {"solver": task["method"]["solver"], "formulation": task["method"]["formulation"]}
+
+
 # --------------------------------------------------------------------------- worker side
 
 _PLUGINS: set[str] = set()
@@ -124,7 +129,7 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
         if "traceback" in res.info:  # a solver that raised: its run failed, its traceback goes to the log
             print(f"{FAILED_RUN_MARK} {task['key']}:\n{res.info.pop('traceback')}", file=sys.stderr, flush=True)
     except Exception as exc:  # anything a solver raises is that run's crash, not the study's
-        names = {"solver": task["method"]["solver"], "formulation": task["method"]["formulation"]}
+        names = _names(task)
         if isinstance(exc, InputError):  # a refused input (no contacts, a bad parameter): not a crash
             return crash_result(str(exc), status="failed", wall_seconds=time.perf_counter() - t0,
                                 input_error=" ".join(str(exc).split()), **names)
@@ -262,7 +267,7 @@ class WorkerProcess:
         (STARTUP_TIMEOUT: reading a large file is not the solver's time), and the run itself
         (``hard_limit``: status "timeout").
         """
-        names = {"solver": task["method"]["solver"], "formulation": task["method"]["formulation"]}
+        names = _names(task)
         try:
             if not self.alive():
                 self._start(task["preload"])

@@ -3,7 +3,7 @@
     python benchmarks/bench_time_limits.py [--limit S] [--spheres N]
 
 For every available solver and the first formulation it can take, after a warm-up (imports and
-compilation are never inside the limit), one ``workbench.solvers.solve`` of a freshly generated
+compilation are never inside the limit), one ``workbench.method.solve`` of a freshly generated
 sphere packing with an accuracy no solver reaches (tol 1e-15, no iteration cap) and
 ``time_limit=S``: the wall time of the call, the solver's own solve_seconds, the build time, and
 for Siconos its start-up (not counted in its limit, ``info["startup_seconds"]``). The overrun is
@@ -42,12 +42,11 @@ def render(data: dict) -> str:
 
 def measure(solver, limit: float, spheres: int) -> dict:
     """One solver's row."""
-    from formulations import list_formulations
     from problems.synthetic import sphere_packing
-    from workbench.method import Method, solve
+    from workbench.method import Method, formulations_for, solve
     from workbench.solvers import SolveOptions
 
-    form = next(f.name for f in list_formulations() if set(solver.accepts) & set(f.builds))
+    form = formulations_for(solver)[0].name
     Method(form, solver.name).warm_up()
     problem = sphere_packing(spheres, seed=3)  # fresh: nothing cached from another solve
     t0 = time.perf_counter()
@@ -64,15 +63,15 @@ def main() -> None:
     parser.add_argument("--spheres", type=int, default=300)
     args = parser.parse_args()
 
-    from formulations import list_formulations
     from problems.synthetic import sphere_packing
+    from workbench.method import formulations_for
     from workbench.solvers import list_solvers
     from workbench.solvers.cvxpy_generic import GenericCvxpySolver
 
     rows, unbounded = [], []
     contacts = sphere_packing(args.spheres, seed=3).n_contacts
     for solver in list_solvers():
-        if not solver.availability()[0] or not any(set(solver.accepts) & set(f.builds) for f in list_formulations()):
+        if not solver.availability()[0] or not formulations_for(solver):
             continue
         if isinstance(solver, GenericCvxpySolver):  # no time limit reaches it (its result says so)
             unbounded.append(solver.name)

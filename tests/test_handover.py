@@ -239,7 +239,7 @@ def test_a_simulation_names_the_hand_overs_of_its_steps():
     steps = run["history"]
     assert steps["handover"].iloc[0] == "ncp/pqn -> pgs fallback" and run["status"] == "solved"
     handed = int((steps["handover"] != "").sum())
-    assert run["handover_steps"] == "ncp/pqn -> pgs fallback"
+    assert run["handover_label"] == "ncp/pqn -> pgs fallback"
     assert f"{handed} of {len(steps)} steps: ncp/pqn -> pgs fallback" in run["message"]
     fig = plot.time_series(steps.assign(method="pqn"), title="box")
     marks = [line for line in fig.axes[0].lines if line.get_gid() == "handover"]

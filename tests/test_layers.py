@@ -21,7 +21,7 @@ LAYERS = [
     ("I/O", ["workbench.io"]),
     ("formulations", ["formulations", "workbench.export"]),
     ("solvers", ["workbench.solvers"]),
-    ("method", ["workbench.method"]),
+    ("method", ["workbench.judging", "workbench.method"]),
     ("problems", ["problems"]),
     ("sources", ["workbench.sources"]),
     ("runner", ["workbench.study"]),

@@ -11,7 +11,7 @@ import pytest
 
 from problems.scenes import rolling_ball_2d, rolling_ball_2d_relaxed_impulse
 from workbench.errors import InputError, UnsupportedError
-from workbench.method import Method, pairings, solve, warm_up_problems
+from workbench.method import Method, formulations_for, pairings, solve, warm_up_problems
 from workbench.solvers import SolveOptions, SolveResult, StopCause
 
 
@@ -65,6 +65,49 @@ def test_pairings_leave_out_what_cannot_be_combined():
     methods = pairings(["dual", "ncp"], ["apgd", "newton", "clarabel"])
     assert [(m.formulation_name, m.solver_name) for m in methods] == [("dual", "apgd"), ("dual", "clarabel"),
                                                                      ("ncp", "newton")]
+
+
+def test_accepts_gives_the_reasons_the_old_checks_gave():
+    """Method.accepts replaces `formulation.needs_global and problem.kind == "local"` (the study's
+    plan, twice, and compare), with the study plan's reason; the solve itself refuses the same pairs."""
+    from formulations import list_formulations
+    from workbench.study.problems import ProblemRef
+
+    ball = rolling_ball_2d()
+    for form in list_formulations():
+        for problem in (ball, ball.as_local()):
+            old = not (form.needs_global and problem.kind == "local")
+            method = next(m for m in pairings([form.name], ["clarabel", "newton", "lemke", "apgd"]))
+            ok, why = method.accepts(problem)
+            assert ok == old, (form.name, problem.kind)
+            assert why == ("" if old else f"formulation {form.name} needs M, D (a global problem)")
+            if not ok:
+                with pytest.raises(UnsupportedError, match="needs the primal data M, D, k"):
+                    method.solve(problem)
+    # a study's simulation steps global problems
+    ref = ProblemRef(name="s", source="scenario:ball-on-plane", digest="", tags=(), kind="simulation", n_contacts=1,
+                     n_dof=3, d=2)
+    assert Method("primal", "clarabel").accepts(ref) == (True, "")
+
+
+def test_formulations_for_is_the_one_rule_of_which_formulations_a_solver_takes():
+    from formulations import list_formulations
+    from workbench.solvers import list_solvers
+    for solver in list_solvers():
+        old = [f.name for f in list_formulations() if set(solver.accepts) & set(f.builds)]
+        assert [f.name for f in formulations_for(solver)] == old == [f.name for f in formulations_for(solver.name)]
+        assert old == [m.formulation_name for m in pairings([f.name for f in list_formulations()], [solver])]
+    with pytest.raises(UnsupportedError, match="formulations it can take: ncp"):
+        Method("dual", "newton")
+
+
+def test_a_solver_declares_whom_it_hands_over_to():
+    from workbench.solvers import get_solver, list_solvers
+    pqn = Method("ncp", "pqn")
+    assert pqn.solver.hands_over_to == "fallback" and pqn.solver.handover_target(pqn.solver_params) == "pgs"
+    assert Method("ncp", "pqn", {"fallback": None}).solver.handover_target({"fallback": None}) is None
+    assert get_solver("pqn").handover_target(Method("ncp", "pqn", {"fallback": "apgd"}).solver_params) == "apgd"
+    assert {s.name for s in list_solvers() if s.hands_over_to} == {"pqn"}
 
 
 def test_the_warm_up_problems_cover_both_dimensions_and_forms():

@@ -9,8 +9,13 @@ calls :meth:`Method.solve` as often as it likes.
 
 The run contract of :meth:`Method.solve` (ARCHITECTURE.md): the formulation builds a model of the
 paired kind for the problem, :func:`workbench.solvers.base.execute` runs the solver (anything it
-raises becomes status "failed"), :func:`workbench.solvers.base.finalize` judges the returned impulses
+raises becomes status "failed"), :func:`workbench.judging.finalize` judges the returned impulses
 with the workbench's own metrics.
+
+:meth:`Method.accepts` answers "can this method solve this problem?" (a formulation that needs M and D
+cannot take a local problem) with the reason when it cannot, for every caller that plans or skips runs;
+:func:`formulations_for` is the one rule of which formulations a solver can take (it takes a model
+kind the formulation builds).
 
 :meth:`Method.warm_up` solves tiny one-contact problems of both dimensions (d = 2 and d = 3), in
 global (M, D, k, b) and local (W, q) form, with and without a history, untimed, so that every numba
@@ -35,9 +40,23 @@ import scipy.sparse as sp
 from workbench.errors import InputError, UnsupportedError
 from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions, SolveResult, get_solver, split_params
-from workbench.solvers.base import execute, finalize
+from workbench.judging import finalize
+from workbench.solvers.base import execute
 
-__all__ = ["Method", "solve", "pairings", "warm_up_problems"]
+__all__ = ["Method", "solve", "pairings", "warm_up_problems", "formulations_for"]
+
+
+def _kinds(formulation, solver) -> list[str]:
+    """The model kinds ``solver`` takes that ``formulation`` builds, in the solver's order of preference."""
+    return [k for k in solver.accepts if k in formulation.builds]
+
+
+def formulations_for(solver) -> list:
+    """The registered formulations ``solver`` (a name or an object) can take: those that build a model
+    kind it accepts, in the registry's order."""
+    from formulations import list_formulations
+    solver = get_solver(solver) if isinstance(solver, str) else solver
+    return [f for f in list_formulations() if _kinds(f, solver)]
 
 
 def _formulation(name: str):
@@ -67,10 +86,9 @@ class Method:
         self.formulation_name = formulation if isinstance(formulation, str) else self.formulation.name
         self.solver_name = solver if isinstance(solver, str) else self.solver.name
         form, slv = self.formulation, self.solver
-        kinds = [k for k in slv.accepts if k in form.builds]
+        kinds = _kinds(form, slv)
         if not kinds:
-            from formulations import list_formulations
-            fits = [f.name for f in list_formulations() if set(slv.accepts) & set(f.builds)]
+            fits = [f.name for f in formulations_for(slv)]
             raise UnsupportedError(
                 f"solver {self.solver_name} takes {'/'.join(slv.accepts)} models and formulation "
                 f"{self.formulation_name} builds {'/'.join(form.builds)}: they cannot be combined; formulations "
@@ -105,6 +123,15 @@ class Method:
         return f"Method({self.formulation_name!r}, {self.solver_name!r}{params})"
 
     # ------------------------------------------------------------------ solving
+    def accepts(self, problem) -> tuple[bool, str]:
+        """(True, "") when this method can solve ``problem``, else (False, why not): a formulation that
+        needs M, D (``needs_global``) cannot take a local problem. ``problem`` is a TimeStepProblem or
+        anything with its ``kind`` ("global", "local"; a study's "simulation" steps global problems).
+        Asked before a run is planned or tried (the study's plan lists the reason as skipped)."""
+        if self.formulation.needs_global and problem.kind == "local":
+            return False, f"formulation {self.formulation_name} needs M, D (a global problem)"
+        return True, ""
+
     def availability(self) -> tuple[bool, str]:
         """The solver's (available, why not); imports its package."""
         return self.solver.availability()
@@ -156,16 +183,17 @@ class Method:
                     if compiled:
                         self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                                          time_limit=60.0, warm_start=first.nu))
-                    if self.solver_params.get("fallback"):  # the solver it hands over to, on the same model
-                        self._warm_fallback(problem, self.solver_params["fallback"])
+                    target = self.solver.handover_target(self.solver_params)
+                    if target:  # the solver it may hand over to, on the same model (Solver.hands_over_to)
+                        self._warm_handover(problem, target)
                 except Exception:  # noqa: BLE001 - a warm-up only: what goes wrong shows in the run itself
                     continue
         _WARM.add(key)
         return time.perf_counter() - t0
 
-    def _warm_fallback(self, problem: TimeStepProblem, name: str) -> None:
-        """Run the solver this method hands over to (a ``fallback`` parameter: PQN's PGS) on this
-        method's model of ``problem``, as the hand-over does, so its kernels are compiled too."""
+    def _warm_handover(self, problem: TimeStepProblem, name: str) -> None:
+        """Run the solver this method hands over to (Solver.handover_target: PQN's ``fallback``) on
+        this method's model of ``problem``, as the hand-over does, so its kernels are compiled too."""
         helper = get_solver(name)
         model = self.formulation.build(problem, self.kind, self.formulation_params)
         execute(helper, model, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,

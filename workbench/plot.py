@@ -12,7 +12,7 @@ one as PNG and SVG. See docs/plotting.md for an example that runs.
   iteration and one against time, log-log. Top row: |objective - reference| (with ``references``) or
   |objective|. Then one row per judged measure (relaxed_error for relaxed formulations, siconos_error
   for exact ones, lcp_residual for LCPs): the history's ``judged_error``, the workbench's measure of
-  each method's iterates computed the same way for every solver (workbench.solvers.base.judge_history),
+  each method's iterates computed the same way for every solver (workbench.judging.judge_history),
   with each method's acceptance threshold drawn as a dashed line; so every method in a panel is on one
   measure. Below, at most MAX_OWN_ROWS rows of the measures solvers log of themselves that are not a
   judged measure (ccp_residual, an interior-point method's residuals, ...), one measure per panel,
@@ -41,7 +41,7 @@ from matplotlib.patches import Patch
 __all__ = ["convergence", "performance_profile", "scaling", "scaling_slopes", "time_series", "save",
            "judged_measure", "JUDGED", "MAX_OWN_ROWS"]
 
-#: the measures a run can be judged by (workbench.solvers.base.judged_name), in panel order
+#: the measures a run can be judged by (workbench.judging.judged_name), in panel order
 JUDGED = ("relaxed_error", "siconos_error", "lcp_residual")
 #: rows of the solvers' own measures drawn below the judged ones, the most common first
 MAX_OWN_ROWS = 2
@@ -73,13 +73,10 @@ def _order(runs: pd.DataFrame, labels: dict[str, str] | None, methods: list[str]
 
 
 def judged_measure(run) -> str | None:
-    """Which workbench measure a run's judged error is (its value equals that metric's)."""
-    judged = getattr(run, "judged_error", np.nan)
-    for name in JUDGED:
-        v = getattr(run, name, np.nan)
-        if v is not None and np.isfinite(judged) and np.isfinite(v) and np.isclose(v, judged, rtol=1e-12, atol=0):
-            return name
-    return None
+    """Which workbench measure a run's judged error is: its record's ``judged_name`` (None without a
+    judged error)."""
+    name, judged = getattr(run, "judged_name", None), getattr(run, "judged_error", np.nan)
+    return name if isinstance(name, str) and judged is not None and np.isfinite(judged) else None
 
 
 def _threshold(run) -> float:

@@ -56,12 +56,11 @@ def method_of(args):
 def result_record(problem, result, warm_up_seconds: float | None = None) -> dict:
     """The JSON object of ``workbench solve --json``: the problem, then the result's record
     (:meth:`SolveResult.record`, without the point and the history; ``handover`` lists a run finished
-    by another method: who, when, why, what the first method reached alone; ``info`` holds what the
-    solver or method says of itself: recorded, never used to judge), the hand-overs in words, then the
+    by another method: who, when, why, what the first method reached alone, ``handover_label`` in words;
+    ``info`` holds what the solver or method says of itself: recorded, never used to judge), then the
     warm-up: the one-off cost before the clock started (imports, numba compilation), not in the times."""
     return {"problem": problem.name, "n_contacts": problem.n_contacts,
-            **result.record(point=False, history=False), "handover_label": result.handover_label,
-            "compile_seconds": result.info.get("compile_seconds"), "warm_up_seconds": warm_up_seconds}
+            **result.record(point=False, history=False), "compile_seconds": result.info.get("compile_seconds"), "warm_up_seconds": warm_up_seconds}
 
 
 def source_params(args) -> dict:
@@ -179,7 +178,7 @@ def _compare_rows(args, problems, methods, worker) -> bool:
     all_solved = True
     for spec, problem in problems:
         for method in methods:
-            if method.formulation.needs_global and not problem.is_global:
+            if not method.accepts(problem)[0]:
                 continue
             res, warm = _solve(spec, problem, method, solve_options(args), worker, source_params(args))
             all_solved &= res.status == "solved"

@@ -4,7 +4,8 @@
 (:class:`formulations.base.CvxpyModel` or :class:`formulations.base.CCQOModel`); the result carries the
 impulses, the solver's raw claims (recorded, never trusted), the typed cause that ended the run
 (:class:`StopCause`), the per-iteration history (:mod:`workbench.solvers.recorder`) and, filled in by
-:func:`finalize`, the workbench's own metrics and the status judged from them.
+:func:`workbench.judging.finalize` (one layer up, beside the Method), the workbench's own metrics and
+the status judged from them.
 
 :func:`execute` is the one path from a built model to a result: it checks ``options.params`` against the
 solver's declared parameters (:mod:`workbench.params`), calls ``solve`` and turns anything the solver or
@@ -22,16 +23,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from workbench import metrics
 from workbench.errors import InputError
 from workbench.params import Param, validate
 
-__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "execute", "finalize", "handover",
-           "handover_label", "judged_name"]
+__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "execute", "handover",
+           "handover_label"]
 
 
 class StopCause(str, enum.Enum):
-    """Why a solver's run ended, as the solver knows it (a claim: the status is judged by finalize).
+    """Why a solver's run ended, as the solver knows it (a claim: the status is judged by workbench.judging.finalize).
 
     converged: its own stopping test held; max_iter: an iteration (or work) cap; timeout: the time
     limit; stalled: it could make no more progress (no descent, a stagnating outer loop, a backend
@@ -108,8 +108,11 @@ class SolveResult:
     #: hand-overs to another method (fallback, polish), in order: plain dicts of :func:`handover`;
     #: empty when the method ran alone
     handover: list[dict[str, Any]] = field(default_factory=list)
+    #: the measure ``metrics["judged_error"]`` is (relaxed_error, siconos_error, lcp_residual), named by
+    #: workbench.judging.finalize; None when no point was judged
+    judged_name: str | None = None
     #: iterates the recorder kept for the history's judged_error column (row index -> nu); consumed
-    #: and cleared by :func:`finalize`, never part of the result's record
+    #: and cleared by :func:`workbench.judging.finalize`, never part of the result's record
     sampled_iterates: dict[int, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -138,7 +141,8 @@ class SolveResult:
         the fields, ``stop`` as its value, a non-finite number as its text ("inf", "nan"), ``info``
         with its values made plain the same way (others as their text), ``nu`` and ``v`` as lists
         (only with ``point``), ``history`` as a dict of columns (only with ``history``), ``handover``
-        as its list of plain dicts.
+        as its list of plain dicts and ``handover_label`` in words, ``judged_name`` the measure the
+        status was judged by. The study's run row is built from it (workbench.study.record).
         :meth:`from_record` gives the result back."""
         out = {"solver": self.solver, "formulation": self.formulation, "status": self.status,
                "stop": None if self.stop is None else self.stop.value, "solver_status": self.solver_status,
@@ -147,7 +151,8 @@ class SolveResult:
                "build_seconds": float(self.build_seconds), "solve_seconds": float(self.solve_seconds),
                "metrics": {k: _plain(v) for k, v in self.metrics.items()},
                "message": " ".join(str(self.message).split()), "info": _plain(self.info),
-               "handover": _plain(self.handover)}
+               "handover": _plain(self.handover), "handover_label": self.handover_label,
+               "judged_name": self.judged_name}
         if point:
             out.update(nu=None if self.nu is None else _plain(self.nu.tolist()),
                        v=None if self.v is None else _plain(self.v.tolist()))
@@ -158,7 +163,9 @@ class SolveResult:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> "SolveResult":
-        """The SolveResult of :meth:`record`'s dict (keys it does not know are ignored)."""
+        """The SolveResult of :meth:`record`'s dict (keys it does not know are ignored). A record without
+        a solve time (a run that produced nothing: its worker killed or dead) takes its
+        ``wall_seconds``, the time the run took (the study's run record, workbench.study.record)."""
         def number(x):
             return None if x is None else float(x)
 
@@ -177,11 +184,12 @@ class SolveResult:
                    v=None if record.get("v") is None else np.asarray(record["v"], dtype=float),
                    objective=number(record.get("objective")), solver_objective=number(record.get("solver_objective")),
                    iterations=record.get("iterations"), build_seconds=float(record.get("build_seconds") or 0.0),
-                   solve_seconds=float(record.get("solve_seconds") or 0.0),
+                   solve_seconds=float(next((record[k] for k in ("solve_seconds", "wall_seconds")
+                                             if record.get(k) is not None), 0.0)),
                    metrics={k: float(v) for k, v in (record.get("metrics") or {}).items()}, history=hist,
                    stop=None if record.get("stop") is None else StopCause(record["stop"]),
                    message=record.get("message") or "", info=dict(record.get("info") or {}),
-                   handover=[dict(h) for h in record.get("handover") or []])
+                   handover=[dict(h) for h in record.get("handover") or []], judged_name=record.get("judged_name"))
 
 
 #: the texts of the non-finite numbers in a record
@@ -224,6 +232,11 @@ class Solver(ABC):
     #: every form (2D and 3D, global and local, with and without history and warm start), and
     #: ``workbench warm-up`` fills the on-disk compile cache for them
     compiled: ClassVar[bool] = False
+    #: whom a run may hand over to on the same model (a fallback, Koziara 2017 Algorithm 1 line 3): the
+    #: name of the parameter that names that solver (PQN's ``fallback``), None for a solver that runs
+    #: alone; :meth:`handover_target` reads it, and workbench.method.Method.warm_up compiles that
+    #: solver too, so the hand-over's compilation is never inside a run's clock
+    hands_over_to: ClassVar[str | None] = None
 
     def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
         """The parameters this solver takes for models of ``kind`` (None: every kind)."""
@@ -237,6 +250,10 @@ class Solver(ABC):
                        f"solver {self.name}")
         return {**out, **free}
 
+    def handover_target(self, params: dict[str, Any]) -> str | None:
+        """The solver a run with the checked ``params`` may hand over to (:attr:`hands_over_to`), or None."""
+        return params.get(self.hands_over_to) if self.hands_over_to else None
+
     def availability(self) -> tuple[bool, str]:
         """(True, "") or (False, "why not")."""
         return True, ""
@@ -246,7 +263,7 @@ class Solver(ABC):
         """Solve the model (``options.params`` already checked, defaults filled in); fill nu, v,
         solver_status, iterations and build times, and return through a
         :class:`~workbench.solvers.recorder.Recorder` (stop cause, solve time, history). The caller
-        (:func:`finalize`) computes metrics and the status."""
+        (:func:`workbench.judging.finalize`) computes metrics and the status."""
 
     def new_result(self, model) -> SolveResult:
         """The result to fill in, "failed" until finalize judges it."""
@@ -292,7 +309,7 @@ def handover(kind: str, source: str, target: str, reason: str, at_iteration: int
     clock then [s]; stop_before: the first method's stop cause; error_before: the workbench's
     ``measure`` (its judged error) of the first method's point, what it reached alone; used: whether
     the returned point is the second method's; to_iterations, to_stop: the second method's.
-    :func:`finalize` adds status_alone, the status the first method's point earns by the same rule."""
+    :func:`workbench.judging.finalize` adds status_alone, the status the first method's point earns by the same rule."""
     return {"kind": kind, "from": source, "to": target, "reason": " ".join(reason.split()),
             "at_iteration": int(at_iteration), "at_seconds": float(at_seconds),
             "stop_before": StopCause(stop_before).value, "error_before": float(error_before), "measure": measure,
@@ -305,103 +322,3 @@ def handover_label(handovers: list[dict[str, Any]]) -> str:
     ("" for none)."""
     return "; ".join(f"{h['from']} -> {h['to']} fallback" if h["kind"] == "fallback" else
                      f"{h['from']} + {h['to']} {h['kind']}" for h in handovers)
-
-
-def judged_name(model) -> str:
-    """The name of the measure a model's runs are judged by (finalize): the model's own (the LCP
-    model's lcp_residual), else relaxed_error for relaxed formulations and siconos_error for exact ones."""
-    if getattr(model, "own_metrics", None) is not None:
-        return model.judged_by
-    return "relaxed_error" if model.relaxed else "siconos_error"
-
-
-def judged_error(m: dict[str, float], relaxed: bool) -> float:
-    """The measure a run is judged by: the relaxed natural-map error for relaxed formulations, the
-    exact (De Saxce) Siconos error for exact ones."""
-    return m["relaxed_error"] if relaxed else m["siconos_error"]
-
-
-#: seconds judge_history may spend judging sampled iterates (the rest of them stay NaN)
-JUDGE_BUDGET = 0.25
-
-#: the statuses of the stop causes that name a cap
-_CAPS = {StopCause.MAX_ITER: "max_iter", StopCause.TIMEOUT: "timeout"}
-
-
-def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
-    """Compute the workbench's metrics on ``result.nu`` and judge the status.
-
-    A point within ``accept`` is "solved" whatever the solver says. Otherwise a cap that stopped the
-    solver (``result.stop`` MAX_ITER or TIMEOUT) is the status; else "inaccurate" when a point came
-    back, "failed" when none did. Each hand-over gets the status its first method's point earns alone
-    (status_alone), by the same rule; the history gets its judged_error column (:func:`judge_history`).
-    """
-    problem = model.problem
-    cap = _CAPS.get(result.stop)
-    threshold = options.tol if options.accept is None else options.accept
-    for h in result.handover:
-        err = h["error_before"]
-        h["status_alone"] = "solved" if err <= threshold else (
-            _CAPS.get(StopCause(h["stop_before"])) or ("inaccurate" if np.isfinite(err) else "failed"))
-    if result.nu is None or not np.all(np.isfinite(result.nu)):
-        result.nu = None
-        result.status = cap or "failed"
-        judge_history(result, model)
-        return result
-    result.metrics = metrics.evaluate(problem, result.nu)
-    # an objective that is one of the metrics (the dual objective of the CCQO models) is read from them
-    metric = getattr(model.objective, "metric", None)
-    result.objective = result.metrics[metric] if metric else model.objective(result.nu, result.v)
-    # a model with measures of its own (the LCP model: its complementarity residual) adds them and
-    # names the one it is judged by
-    own = getattr(model, "own_metrics", None)
-    if own is not None:
-        result.metrics.update(own(result))
-    err = result.metrics[model.judged_by] if own is not None else judged_error(result.metrics, model.relaxed)
-    result.metrics["judged_error"] = err
-    if err <= threshold:
-        result.status = "solved"
-    else:
-        result.status = cap or "inaccurate"
-    judge_history(result, model)
-    return result
-
-
-def judge_history(result: SolveResult, model) -> None:
-    """Add to ``result.history`` the columns judged_name (the measure the run is judged by,
-    :func:`judged_name`) and judged_error: that measure of the row's iterate, computed by the workbench
-    the same way for every solver, so that histories of different solvers compare like with like.
-
-    Where it comes from, per row: the iterates the recorder sampled (workbench.solvers.recorder: at
-    most about 20 per decade of rows, and the last) are judged here by workbench.metrics.evaluate, as
-    the returned point is, after the solve's clock stopped; a row whose ``error`` is already that
-    measure, computed by workbench.metrics from the iterate (error_name equal to judged_name: the
-    exact methods' siconos_error, the LCP solvers' lcp_residual), keeps it; the last row of a solver
-    that exposes no iterates (conic backends, Siconos) gets the returned point's value, which is that
-    row's point. Any other row: NaN (the solver's own ``error`` stays in its column, never judged), and so
-    are the samples left when JUDGE_BUDGET seconds are spent (coarse to fine: a large problem's history
-    is thinned, its run never pushed past its hard time limit)."""
-    samples, result.sampled_iterates = result.sampled_iterates or {}, None
-    h = result.history
-    if h is None or not len(h):
-        return
-    name = judged_name(model)
-    judged = np.full(len(h), np.nan)
-    if getattr(model, "own_metrics", None) is None:
-        rows = sorted(r for r in samples if r < len(h))
-        # coarse to fine (every 8th sample, then every 4th, ...), the last row first, within a budget:
-        # a large problem cannot push its run past the hard time limit while its history is judged
-        order = list(dict.fromkeys(rows[-1:] + [r for stride in (8, 4, 2, 1) for r in rows[::stride]]))
-        t0 = time.perf_counter()
-        for row in order:
-            if time.perf_counter() - t0 > JUDGE_BUDGET:
-                break
-            if np.all(np.isfinite(samples[row])):
-                judged[row] = judged_error(metrics.evaluate(model.problem, samples[row]), model.relaxed)
-    same = np.isnan(judged) & (h["error_name"] == name).to_numpy()
-    import pandas as pd  # histories are DataFrames; a solve without one never loads pandas
-
-    judged[same] = pd.to_numeric(h["error"], errors="coerce").to_numpy(dtype=float)[same]
-    if np.isnan(judged[-1]) and not samples and "judged_error" in result.metrics:
-        judged[-1] = result.metrics["judged_error"]
-    result.history = h.assign(judged_name=name, judged_error=judged)

@@ -17,7 +17,7 @@ the conic solvers, and the solvers iterate with W_s. The exact (anti-relaxed) pr
 complementarity problem of W itself, judged by the Siconos error computed with W, so anti-relaxed runs
 keep W.
 
-Stopping measure (one per mode, consistent with :func:`workbench.solvers.base.finalize`):
+Stopping measure (one per mode, consistent with :func:`workbench.judging.finalize`):
 
 * relaxed (and the relaxed sub-problems of the outer anti-relaxation loop, with their fixed shift a):
   the residual is the CCP residual of Melanz et al. 2015 eq. 39, rho = ||nu - P(nu - g_d w)|| / g_d with

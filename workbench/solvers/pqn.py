@@ -147,6 +147,7 @@ class PQNSolver(NCPMethod):
               "converge (null: no fallback)", FALLBACKS),
     )
     extras = ("merit", "matvecs")
+    hands_over_to = "fallback"  # Algorithm 1, line 3: the solver its ``fallback`` parameter names
 
     def max_iter(self, options: SolveOptions) -> int:
         return int(options.params["max_iter"])

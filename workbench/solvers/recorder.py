@@ -19,7 +19,7 @@ time, where the solver measured it) and ``history``. In between:
   units) at a row passes it (``record(..., iterate=nu)``); the recorder keeps a copy of it at rows
   1-10 and then at most SAMPLES_PER_DECADE per decade of rows (row n kept when n >= 1.12 times the
   last kept row), and of the last one, so memory and the judging cost grow with the logarithm of the
-  iterations. :func:`workbench.solvers.base.judge_history` judges them after the clock stopped and
+  iterations. :func:`workbench.judging.judge_history` judges them after the clock stopped and
   writes the history's judged_error column.
 """
 

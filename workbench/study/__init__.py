@@ -11,6 +11,8 @@ means). Layers, no cycles:
 - :mod:`~workbench.study.worker`: the killable worker process that executes runs.
 - :mod:`~workbench.study.simulation`: a run that simulates a dynamic scene (its history: per-step table).
 - :mod:`~workbench.study.executors`: local worker pool or Dask cluster.
+- :mod:`~workbench.study.record`: the run row declared once (``RUN_ROW``: each column's dtype, meaning
+  and fill for older rows) and the worker's one answer shape.
 - :mod:`~workbench.study.runner`: plan the grid, skip what is done, execute, record.
 - :mod:`~workbench.study.results`: the results API, ``load_results`` (one tidy row per run) and
   ``load_histories`` (per-iteration histories in one fixed schema).

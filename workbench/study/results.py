@@ -18,37 +18,15 @@ import os
 import numpy as np
 import pandas as pd
 
+from workbench.study.record import RUN_ROW, complete
 from workbench.study.store import ResultStore
 
 __all__ = ["load_results", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS",
            "HISTORY_COLUMNS"]
 
-#: the documented columns of load_results (the metrics of workbench.metrics follow as extra columns)
-RUN_COLUMNS = {
-    "key": "content hash of the run (problem data, method settings, time limit, repetition, version)",
-    "study": "study name", "role": '"compared", or "reference" for a dedicated reference run',
-    "problem": "problem name", "problem_hash": "hash of the problem data", "source": "file, scene:NAME, ...",
-    "tags": "the problem group's tags, comma-separated", "series": "the group's scaling series, or None",
-    "kind": "global, local or simulation", "n_contacts": "contacts", "n_dof": "degrees of freedom (global)",
-    "d": "2 or 3", "method": "method name in the study (NAME@PRESET when several presets)",
-    "label": "method label", "formulation": "formulation", "solver": "solver",
-    "tolerance": "tolerance preset", "tol": "accuracy asked of the solver",
-    "accept": "judged error at most this counts as solved (None: tol)", "max_iter": "iteration cap",
-    "params": "solver parameters (JSON)", "time_limit": "seconds per run", "repetition": "0, 1, ...",
-    "status": "solved, inaccurate, max_iter, timeout, failed, crash or unavailable",
-    "solver_status": "the solver's own claim (recorded, never trusted)",
-    "objective": "the formulation's objective at the returned point",
-    "solver_objective": "the solver's own objective", "iterations": "iterations",
-    "build_seconds": "model build and compilation [s]", "solve_seconds": "solve [s]",
-    "total_seconds": "build + solve [s]", "wall_seconds": "the whole run in its worker [s]",
-    "judged_error": "the error measure the status is judged by (relaxed, Siconos or LCP)",
-    "message": "the solver's message", "info": "solver details (JSON)",
-    "handover": 'the hand-overs to another method in words ("ncp/pqn -> pgs fallback"; "" when it ran alone)',
-    "handover_detail": "the hand-overs as JSON: kind, from, to, reason, at_iteration, at_seconds, stop_before, "
-                       "error_before (what the method reached alone), measure, used, status_alone, ...",
-    "host": "machine",
-    "session": "the workbench run invocation (provenance)", "finished_at": "UTC time",
-}
+#: the documented columns of load_results: the declared run row (workbench.study.record.RUN_ROW),
+#: name -> meaning (any other metric of workbench.metrics or of the model follows as an extra column)
+RUN_COLUMNS = {name: column.meaning for name, column in RUN_ROW.items()}
 
 #: the fixed history schema (then any solver-specific extra columns)
 HISTORY_COLUMNS = {
@@ -59,10 +37,6 @@ HISTORY_COLUMNS = {
     "error_name": "which error measure (relaxed_error, siconos_error, gap_rel, res_pri, ...)",
     "error": "its value",
 }
-
-_NUMERIC = ("objective", "solver_objective", "iterations", "build_seconds", "solve_seconds", "wall_seconds",
-            "judged_error", "siconos_error", "relaxed_error", "ccp_residual", "complementarity", "analytic_error",
-            "max_contacts", "mean_iterations", "n_contacts", "steps", "tol", "accept", "time_limit")
 
 #: older stores: (column or columns whose maximum is taken) holding an error measure, preferred first
 _OLD_ERRORS = (("judged_error",), ("relaxed_error",), ("siconos_error",), ("ccp_residual",), ("residual",),
@@ -91,20 +65,9 @@ def current_runs(runs: pd.DataFrame, plan: dict, include_reference: bool) -> pd.
     order = {k: i for i, k in enumerate(keys)}
     runs = runs[runs["key"].isin(order)].copy()
     runs = runs.iloc[np.argsort(runs["key"].map(order).to_numpy(), kind="stable")].reset_index(drop=True)
-    if "role" not in runs:  # written before reference runs existed
-        runs["role"] = "compared"
-    if "series" not in runs:
-        runs["series"] = None
-    if "handover" not in runs:  # written before hand-overs were recorded
-        runs["handover"], runs["handover_detail"] = "", "[]"
-    runs["handover"] = runs["handover"].fillna("")
-    runs["handover_detail"] = runs["handover_detail"].fillna("[]")
-    for col in _NUMERIC:
-        if col in runs:
-            runs[col] = pd.to_numeric(runs[col], errors="coerce")
+    runs = complete(runs)  # older rows: the columns they lack as the declaration fills them
     # a solver that could not run did no iterations in no time: NaN, not 0
-    runs.loc[runs["status"] == "unavailable", ["iterations", "build_seconds", "solve_seconds"]] = np.nan
-    runs["total_seconds"] = runs["build_seconds"] + runs["solve_seconds"]
+    runs.loc[runs["status"] == "unavailable", ["iterations", "build_seconds", "solve_seconds", "total_seconds"]] = np.nan
     return runs
 
 
@@ -112,7 +75,7 @@ def load_histories(results_dir: os.PathLike | str, keys=None) -> pd.DataFrame:
     """The per-iteration histories of the runs ``keys`` (default: every single-step run of the
     current plan, reference runs included) that kept one, in the schema HISTORY_COLUMNS, then
     judged_name and judged_error (the workbench's judged measure of the row's iterate, the same for
-    every solver: workbench.solvers.base.judge_history; NaN where it was not computed) and the
+    every solver: workbench.judging.judge_history; NaN where it was not computed) and the
     solver's extra columns."""
     store = ResultStore(results_dir)
     if keys is None:

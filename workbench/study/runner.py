@@ -27,27 +27,26 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.solvers.base import handover_label
 from workbench.study.problems import ProblemRef, resolve_problems
-from workbench.study.spec import Method, Study
+from workbench.study.record import record_columns, run_row
+from workbench.study.spec import Study, StudyMethod
 from workbench.study.store import ResultStore
 
 __all__ = ["Run", "plan", "plan_references", "select_problems", "run_study", "run_key", "RESULT_FIELDS"]
 
-#: what every row holds besides the metrics (None where a run produced nothing)
-RESULT_FIELDS = ("status", "stop", "solver_status", "objective", "solver_objective", "iterations", "build_seconds",
-                 "solve_seconds", "wall_seconds", "message", "info", "host", "steps")
+#: the row's columns that come from the run's record (workbench.study.record.RUN_ROW, origin "record")
+RESULT_FIELDS = tuple(c.name for c in record_columns())
 
 
 @dataclass(frozen=True)
 class Run:
     problem: ProblemRef
-    method: Method
+    method: StudyMethod
     repetition: int
     key: str
 
 
-def run_key(problem: ProblemRef, method: Method, repetition: int, time_limit: float) -> str:
+def run_key(problem: ProblemRef, method: StudyMethod, repetition: int, time_limit: float) -> str:
     """Content hash identifying a run (module docstring)."""
     import workbench
     ident = {"problem": problem.name, "problem_hash": problem.digest, **method.identity(),
@@ -66,9 +65,9 @@ def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict
     pairs, skipped = [], []
     for problem in problems:
         for method in study.methods:
-            if method.resolved.formulation.needs_global and problem.kind == "local":
-                skipped.append({"problem": problem.name, "method": method.name,
-                                "reason": f"formulation {method.formulation} needs M, D (a global problem)"})
+            ok, why = method.method.accepts(problem)
+            if not ok:
+                skipped.append({"problem": problem.name, "method": method.name, "reason": why})
                 continue
             pairs.append((problem, method))
     runs = []
@@ -82,7 +81,7 @@ def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict
 def plan_references(study: Study, problems: list[ProblemRef]) -> list[Run]:
     """One dedicated reference run per single-step problem and [reference] formulation it can take."""
     return [Run(p, m, 0, run_key(p, m, 0, study.time_limit)) for p in problems if p.kind != "simulation"
-            for m in study.references if not (m.resolved.formulation.needs_global and p.kind == "local")]
+            for m in study.references if m.method.accepts(p)[0]]
 
 
 def select_problems(problems: list[ProblemRef], patterns: list[str] | None) -> list[ProblemRef]:
@@ -103,35 +102,26 @@ def select_problems(problems: list[ProblemRef], patterns: list[str] | None) -> l
 
 def _task(run: Run, study: Study) -> dict[str, Any]:
     """What a worker needs for a run; ``preload`` is what a fresh worker imports before its first."""
-    preload = {"plugins": [str(p) for p in study.plugins], "methods": [m.resolved.spec() for m in study.methods]}
+    preload = {"plugins": [str(p) for p in study.plugins], "methods": [m.method.spec() for m in study.methods]}
     return {"key": run.key, "source": run.problem.source, "scenario_params": run.problem.params,
-            "method": run.method.resolved.spec(), "options": run.method.solve_options(study.time_limit),
+            "method": run.method.method.spec(), "options": run.method.solve_options(study.time_limit),
             "preload": preload, "hard_limit": study.hard_limit()}
 
 
 def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str) -> dict[str, Any]:
+    """The stored row of ``run`` (workbench.study.record.RUN_ROW) from the worker's answer ``result``."""
     import workbench
     p, m = run.problem, run.method
-    row = {"key": run.key, "study": study.name, "role": role, "problem": p.name, "problem_hash": p.digest,
-           "source": p.source, "tags": ",".join(p.tags), "series": p.series, "kind": p.kind,
-           "n_contacts": p.n_contacts, "n_dof": p.n_dof, "d": p.d,
-           "method": m.name, "label": m.label, "formulation": m.formulation, "solver": m.solver,
-           "tolerance": m.tolerance.name, "tol": m.tolerance.tol, "accept": m.tolerance.accept,
-           "max_iter": m.max_iter, "params": json.dumps(m.params, sort_keys=True), "time_limit": study.time_limit,
-           "repetition": run.repetition}
-    # the worker's answer is a SolveResult.record (non-finite numbers as text, info a dict)
-    row.update({f: result.get(f) for f in RESULT_FIELDS})
-    for f in ("objective", "solver_objective"):
-        row[f] = None if row[f] is None else float(row[f])
-    row["info"] = json.dumps(row["info"], sort_keys=True) if row["info"] is not None else None
-    handovers = result.get("handover") or []
-    # a simulation names the hand-overs of its steps (no one run to split into the method alone)
-    row.update(handover=result.get("handover_steps") or handover_label(handovers),
-               handover_detail=json.dumps(handovers, default=str))
-    row.update({k: float(v) for k, v in (result.get("metrics") or {}).items()})
-    row.update(session=session, workbench_version=workbench.__version__,
-               finished_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
-    return row
+    plan = {"key": run.key, "study": study.name, "role": role, "problem": p.name, "problem_hash": p.digest,
+            "source": p.source, "tags": ",".join(p.tags), "series": p.series, "kind": p.kind,
+            "n_contacts": p.n_contacts, "n_dof": p.n_dof, "d": p.d,
+            "method": m.name, "label": m.label, "formulation": m.formulation, "solver": m.solver,
+            "tolerance": m.tolerance.name, "tol": m.tolerance.tol, "accept": m.tolerance.accept,
+            "max_iter": m.max_iter, "params": json.dumps(m.params, sort_keys=True), "time_limit": study.time_limit,
+            "repetition": run.repetition}
+    return run_row(plan, result, {"session": session, "workbench_version": workbench.__version__,
+                                  "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                                      timespec="seconds")})
 
 
 def _plan_record(study: Study, problems: list[ProblemRef], runs: list[Run], skipped,

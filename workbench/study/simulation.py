@@ -27,9 +27,10 @@ _ORDER = ("no_contact", "solved", "inaccurate", "max_iter", "timeout", "unavaila
 
 def simulate(scene: str, params: dict[str, Any], method, options) -> dict[str, Any]:
     """Run the scene for its duration with ``method`` (a :class:`workbench.method.Method`); the
-    worker's answer (status, metrics, history)."""
+    worker's answer in its one shape (workbench.study.record.answer: status, metrics, history, ...)."""
     from problems.stepper import Simulation, SimulationError
     from workbench.sources import scenario as build_scenario
+    from workbench.study.record import answer
 
     scenario = build_scenario(scene, **params)
     sim = Simulation(scenario.world, scenario.h, method, options=options, name=scenario.name)
@@ -46,9 +47,9 @@ def simulate(scene: str, params: dict[str, Any], method, options) -> dict[str, A
         message = f"stopped: {exc}"
     wall = time.perf_counter() - t0
     steps = pd.DataFrame(rows)
+    names = {"solver": method.solver_name, "formulation": method.formulation_name}
     if steps.empty:
-        return {"status": "failed", "message": message or "no step was taken", "wall_seconds": wall, "metrics": {},
-                "steps": 0}
+        return answer(status="failed", message=message or "no step was taken", wall_seconds=wall, steps=0, **names)
     statuses = steps["status"].value_counts()
     worst = max(statuses.index, key=lambda s: _ORDER.index(s) if s in _ORDER else len(_ORDER))
     status = "failed" if message else ("solved" if worst in ("no_contact", "solved") else worst)
@@ -65,7 +66,6 @@ def simulate(scene: str, params: dict[str, Any], method, options) -> dict[str, A
                "mean_iterations": float(steps["iterations"].mean())}
     if analytic:
         metrics["analytic_error"] = float(max(np.abs(steps[c] - steps[f"{c}_analytic"]).max() for c in analytic))
-    return {"status": status, "iterations": int(steps["iterations"].sum()),
-            "solve_seconds": float(steps["solve_seconds"].sum()), "wall_seconds": wall,
-            "steps": len(steps), "message": message, "metrics": metrics, "history": steps,
-            "handover_steps": ", ".join(handed.index)}
+    return answer(status=status, iterations=int(steps["iterations"].sum()),
+                  solve_seconds=float(steps["solve_seconds"].sum()), wall_seconds=wall, steps=len(steps),
+                  message=message, metrics=metrics, history=steps, handover_label=", ".join(handed.index), **names)

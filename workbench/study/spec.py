@@ -111,7 +111,7 @@ from workbench.limits import check, check_depth, limit, parse_error
 from workbench.params import check_params
 from workbench.study.plugins import import_plugin
 
-__all__ = ["Study", "StudyError", "Method", "ProblemGroup", "ReportOptions", "PaperValue", "Tolerance", "load_study",
+__all__ = ["Study", "StudyError", "StudyMethod", "ProblemGroup", "ReportOptions", "PaperValue", "Tolerance", "load_study",
            "import_plugin", "select", "TOLERANCE_PRESETS", "SECTIONS", "PAPER_QUANTITIES"]
 
 SECTIONS = ("summary", "conclusion", "paper", "tables", "convergence", "scaling", "profiles", "timeseries")
@@ -151,22 +151,32 @@ TOLERANCE_PRESETS = {
 
 
 @dataclass(frozen=True)
-class Method:
-    """One formulation x solver x options, as a study names it; ``resolved`` is the
-    :class:`workbench.method.Method` (names resolved, pairing and parameters checked once, when the
-    study file is read) that its runs solve with."""
+class StudyMethod:
+    """A method as a study runs it: ``method``, the :class:`workbench.method.Method` its runs solve
+    with (names resolved, pairing and parameters checked once, when the study file is read), under the
+    study's ``name`` for it and its table ``label``, at a tolerance preset, with an iteration cap and
+    whether its runs keep a history. Its formulation, solver and parameters are the Method's."""
     name: str
     label: str
-    formulation: str
-    solver: str
+    method: Any  # workbench.method.Method (one layer down, imported when the file is read)
     tolerance: Tolerance
     max_iter: int | None = None
-    params: dict[str, Any] = field(default_factory=dict)
     keep_history: bool = True
-    resolved: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def formulation(self) -> str:
+        return self.method.formulation_name
+
+    @property
+    def solver(self) -> str:
+        return self.method.solver_name
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.method.params
 
     def solve_options(self, time_limit: float):
-        """The SolveOptions of a run of this method (its parameters are the resolved Method's)."""
+        """The SolveOptions of a run of this method (its parameters are the Method's)."""
         from workbench.solvers import SolveOptions
         return SolveOptions(tol=self.tolerance.tol, accept=self.tolerance.accept, max_iter=self.max_iter,
                             time_limit=time_limit, keep_history=self.keep_history)
@@ -241,12 +251,12 @@ class Study:
     description: str
     repetitions: int
     time_limit: float
-    methods: list[Method]
+    methods: list[StudyMethod]
     groups: list[ProblemGroup]
     plugins: list[Path]
     report: ReportOptions
     #: the dedicated reference runs ([reference]), one method per formulation; not compared
-    references: list[Method] = field(default_factory=list)
+    references: list[StudyMethod] = field(default_factory=list)
 
     def hard_limit(self) -> float:
         """Seconds after which the runner kills a run's worker (the solver's own cap plus a grace
@@ -341,7 +351,7 @@ def _resolve(formulation: str, solver: str, params: dict, label: str, where: str
 
 
 def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Tolerance],
-             histories) -> list[Method]:
+             histories) -> list[StudyMethod]:
     tables = _table(doc.get("methods", {}), "[methods]")
     if not tables:
         raise StudyError("the study has no [methods.NAME] table")
@@ -369,10 +379,9 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
         own = [_preset(table["tolerance"], presets, f"{where} tolerance")] if "tolerance" in table else None
         for tol in own or study_presets:
             several = own is None and len(study_presets) > 1
-            methods.append(Method(name=f"{name}@{tol.name}" if several else name,
-                                  label=f"{label} @{tol.name}" if several else label,
-                                  formulation=formulation, solver=solver, tolerance=tol, max_iter=max_iter,
-                                  params=dict(params), keep_history=keep, resolved=resolved))
+            methods.append(StudyMethod(name=f"{name}@{tol.name}" if several else name,
+                                       label=f"{label} @{tol.name}" if several else label, method=resolved,
+                                       tolerance=tol, max_iter=max_iter, keep_history=keep))
     return methods
 
 
@@ -578,7 +587,7 @@ def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
     return groups
 
 
-def _report(doc: dict, methods: list[Method]) -> ReportOptions:
+def _report(doc: dict, methods: list[StudyMethod]) -> ReportOptions:
     table = _table(doc.get("report", {}), "[report]")
     _check_keys(table, _REPORT_KEYS, "[report]")
     sections = _strings(table.get("sections", list(SECTIONS)), "[report] sections")
@@ -602,8 +611,8 @@ def _report(doc: dict, methods: list[Method]) -> ReportOptions:
                          time=_choice(table.get("time", "solve"), ("solve", "total"), "[report] time"))
 
 
-def _reference(doc: dict, methods: list[Method]) -> list[Method]:
-    """The dedicated reference runs of [reference]: one Method per formulation, named
+def _reference(doc: dict, methods: list[StudyMethod]) -> list[StudyMethod]:
+    """The dedicated reference runs of [reference]: one StudyMethod per formulation, named
     ``reference/FORMULATION``."""
     from workbench.errors import UnsupportedError
 
@@ -637,9 +646,8 @@ def _reference(doc: dict, methods: list[Method]) -> list[Method]:
                 raise
     if not resolved:
         raise StudyError(f"{where}: solver {solver} takes none of the compared formulations ({', '.join(compared)})")
-    return [Method(name=f"reference/{f}", label=m.label, formulation=f, solver=solver, tolerance=tol,
-                   max_iter=max_iter, params=dict(params), keep_history=False, resolved=m)
-            for f, m in resolved.items()]
+    return [StudyMethod(name=f"reference/{f}", label=m.label, method=m, tolerance=tol, max_iter=max_iter,
+                        keep_history=False) for f, m in resolved.items()]
 
 
 def _paper_value(table: dict, where: str, methods: list[str]) -> PaperValue:

@@ -79,9 +79,17 @@ def hard_limit(time_limit: float) -> float:
     return time_limit + GRACE
 
 
-def crash_result(message: str, status: str = "crash", wall_seconds: float | None = None) -> dict[str, Any]:
-    """The answer for a run that produced nothing: crash, timeout."""
-    return {"status": status, "message": " ".join(message.split()), "wall_seconds": wall_seconds, "metrics": {}}
+def crash_result(message: str, status: str = "crash", wall_seconds: float | None = None, **fields) -> dict[str, Any]:
+    """The answer (workbench.study.record.answer) for a run that produced nothing: crash, warm-up, or
+    timeout (killed at its hard limit: stop cause timeout); ``fields``: more keys of the answer."""
+    from workbench.study.record import answer
+    stop = "timeout" if status == "timeout" else None
+    return answer(status=status, stop=stop, message=" ".join(message.split()), wall_seconds=wall_seconds, **fields)
+
+
+def _names(task: dict[str, Any]) -> dict[str, str]:
+    """The solver and formulation of a task's method, as its answer names them."""
+    return {"solver": task["method"]["solver"], "formulation": task["method"]["formulation"]}
 
 
 # --------------------------------------------------------------------------- worker side
@@ -90,14 +98,17 @@ _PLUGINS: set[str] = set()
 
 
 def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
-    """Run one task in this process: the SolveResult's record (:meth:`SolveResult.record`, with
-    the history as a DataFrame) plus ``wall_seconds`` and ``host``, or a crash with its message.
+    """Run one task in this process; the answer in its one shape (workbench.study.record.answer): the
+    SolveResult's record (:meth:`SolveResult.record`, with the history as a DataFrame) plus
+    ``wall_seconds`` and ``host``, a simulation's (workbench.study.simulation), or a crash with its
+    message.
 
     ``task["method"]`` is a :meth:`Method.spec` (resolved once per process, after the plugins are
     imported). ``started("warm")`` is called once the method is warmed up and ``started("loaded")``
     once the problem is loaded: the run's time (and its hard limit) counts from there.
     ``task["return_point"]`` adds nu and v to the answer.
     """
+    from workbench.study.record import answer
     t0 = time.perf_counter()
     try:
         from workbench.sources import is_simulation, load
@@ -118,14 +129,15 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
         if "traceback" in res.info:  # a solver that raised: its run failed, its traceback goes to the log
             print(f"{FAILED_RUN_MARK} {task['key']}:\n{res.info.pop('traceback')}", file=sys.stderr, flush=True)
     except Exception as exc:  # anything a solver raises is that run's crash, not the study's
+        names = _names(task)
         if isinstance(exc, InputError):  # a refused input (no contacts, a bad parameter): not a crash
-            return {**crash_result(str(exc), status="failed", wall_seconds=time.perf_counter() - t0),
-                    "input_error": " ".join(str(exc).split())}
+            return crash_result(str(exc), status="failed", wall_seconds=time.perf_counter() - t0,
+                                input_error=" ".join(str(exc).split()), **names)
         traceback.print_exc()
-        return crash_result(f"{type(exc).__name__}: {exc}", wall_seconds=time.perf_counter() - t0)
+        return crash_result(f"{type(exc).__name__}: {exc}", wall_seconds=time.perf_counter() - t0, **names)
     # the history goes as the DataFrame it is (pickled by the pipe, written to parquet by the parent)
-    return {**res.record(point=bool(task.get("return_point")), history=False), "history": res.history,
-            "wall_seconds": time.perf_counter() - t0, "host": socket.gethostname()}
+    return answer(**res.record(point=bool(task.get("return_point")), history=False), history=res.history,
+                  wall_seconds=time.perf_counter() - t0, host=socket.gethostname())
 
 
 _METHODS: dict[str, Any] = {}
@@ -255,14 +267,16 @@ class WorkerProcess:
         (STARTUP_TIMEOUT: reading a large file is not the solver's time), and the run itself
         (``hard_limit``: status "timeout").
         """
+        names = _names(task)
         try:
             if not self.alive():
                 self._start(task["preload"])
         except (RuntimeError, OSError) as exc:
-            return crash_result(str(exc))
+            return crash_result(str(exc), **names)
         method = json.dumps(task["method"], sort_keys=True, default=str)
         if method in self.warm_up_killed:
-            return crash_result(f"not run: {self.warm_up_killed[method]} on an earlier run of this method", status="warm-up")
+            return crash_result(f"not run: {self.warm_up_killed[method]} on an earlier run of this method",
+                                status="warm-up", **names)
         limits = {"warming": warm_up_limit(), "warm": STARTUP_TIMEOUT, "loaded": hard_limit}
         phase = "warming"
         t0 = time.monotonic()
@@ -275,16 +289,16 @@ class WorkerProcess:
                 t0, phase = time.monotonic(), answer["started"]
         except (EOFError, OSError):
             code = self._reap()
-            return crash_result(_describe_exit(code), wall_seconds=time.monotonic() - t0)
+            return crash_result(_describe_exit(code), wall_seconds=time.monotonic() - t0, **names)
         self.kill()
         if phase == "warming":
             self.warm_up_killed[method] = f"killed after {limits[phase]:.3g} s of warming the method up"
             return crash_result(f"{self.warm_up_killed[method]} before its clock started (the warm-up limit, "
                                 "WORKBENCH_WARM_UP_LIMIT; not the run's time)", status="warm-up",
-                                wall_seconds=time.monotonic() - t0)
+                                wall_seconds=time.monotonic() - t0, **names)
         doing = {"warm": "loading the problem", "loaded": "the run"}[phase]
         return crash_result(f"killed after {limits[phase]:.3g} s of {doing} (the run's hard time limit)",
-                            status="timeout", wall_seconds=time.monotonic() - t0)
+                            status="timeout", wall_seconds=time.monotonic() - t0, **names)
 
     def _reap(self) -> int | None:
         """Wait for a worker that is dying; its exit code."""
@@ -357,13 +371,9 @@ def solve_with_hard_limit(source: str, method, options, worker: WorkerProcess | 
     finally:
         if own:
             worker.close()
-    if "input_error" in answer:
+    if answer["input_error"]:
         raise InputError(answer["input_error"])
-    if answer["status"] in ("timeout", "crash", "warm-up") and answer.get("solve_seconds") is None:
-        answer["solve_seconds"] = answer.get("wall_seconds") or 0.0
-    if answer["status"] == "timeout" and not answer.get("stop"):
-        answer["stop"] = "timeout"
-    return SolveResult.from_record({**answer, "solver": method.solver_name, "formulation": method.formulation_name})
+    return SolveResult.from_record(answer)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,132 @@
+"""Judging: the workbench's own verdict on a solver's returned point, the same for every solver.
+
+:func:`finalize` is step 5 of the run contract (ARCHITECTURE.md): after
+:func:`workbench.solvers.base.execute` returned, it computes the workbench's metrics
+(:mod:`workbench.metrics`) of the returned impulses, names the measure the run is judged by
+(:func:`judged_name`: relaxed_error for relaxed formulations, siconos_error for exact ones, a model's
+own, such as the LCP model's lcp_residual) and judges the status from it against
+``options.accept``; each hand-over gets the status its first method's point earns alone
+(``status_alone``) by the same rule, and the history its judged_error column
+(:func:`judge_history`). A solver's own claims stay in the result, recorded and never trusted.
+
+It sits beside :class:`workbench.method.Method` (the method layer, above the solvers): solvers
+record a hand-over's ``error_before`` and ``measure`` (workbench.solvers.base.handover) and never
+judge; the judging happens here, once, for every run.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from workbench import metrics
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+
+__all__ = ["finalize", "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS"]
+
+#: the measures a run can be judged by (judged_name): relaxed formulations, exact ones, the LCP model
+JUDGED_MEASURES = ("relaxed_error", "siconos_error", "lcp_residual")
+
+
+def judged_name(model) -> str:
+    """The name of the measure a model's runs are judged by (finalize): the model's own (the LCP
+    model's lcp_residual), else relaxed_error for relaxed formulations and siconos_error for exact ones."""
+    if getattr(model, "own_metrics", None) is not None:
+        return model.judged_by
+    return "relaxed_error" if model.relaxed else "siconos_error"
+
+
+def judged_error(m: dict[str, float], relaxed: bool) -> float:
+    """The measure a run is judged by: the relaxed natural-map error for relaxed formulations, the
+    exact (De Saxce) Siconos error for exact ones."""
+    return m["relaxed_error"] if relaxed else m["siconos_error"]
+
+
+#: seconds judge_history may spend judging sampled iterates (the rest of them stay NaN)
+JUDGE_BUDGET = 0.25
+
+#: the statuses of the stop causes that name a cap
+CAPS = {StopCause.MAX_ITER: "max_iter", StopCause.TIMEOUT: "timeout"}
+
+
+def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
+    """Compute the workbench's metrics on ``result.nu`` and judge the status.
+
+    A point within ``accept`` is "solved" whatever the solver says. Otherwise a cap that stopped the
+    solver (``result.stop`` MAX_ITER or TIMEOUT) is the status; else "inaccurate" when a point came
+    back, "failed" when none did. Each hand-over gets the status its first method's point earns alone
+    (status_alone), by the same rule; the history gets its judged_error column (:func:`judge_history`).
+    ``result.judged_name`` names the measure of ``metrics["judged_error"]`` (None when no point came
+    back to judge).
+    """
+    problem = model.problem
+    cap = CAPS.get(result.stop)
+    threshold = options.tol if options.accept is None else options.accept
+    for h in result.handover:
+        err = h["error_before"]
+        h["status_alone"] = "solved" if err <= threshold else (
+            CAPS.get(StopCause(h["stop_before"])) or ("inaccurate" if np.isfinite(err) else "failed"))
+    if result.nu is None or not np.all(np.isfinite(result.nu)):
+        result.nu = None
+        result.status = cap or "failed"
+        judge_history(result, model)
+        return result
+    result.metrics = metrics.evaluate(problem, result.nu)
+    # an objective that is one of the metrics (the dual objective of the CCQO models) is read from them
+    metric = getattr(model.objective, "metric", None)
+    result.objective = result.metrics[metric] if metric else model.objective(result.nu, result.v)
+    # a model with measures of its own (the LCP model: its complementarity residual) adds them and
+    # names the one it is judged by
+    own = getattr(model, "own_metrics", None)
+    if own is not None:
+        result.metrics.update(own(result))
+    err = result.metrics[model.judged_by] if own is not None else judged_error(result.metrics, model.relaxed)
+    result.metrics["judged_error"] = err
+    result.judged_name = judged_name(model)
+    if err <= threshold:
+        result.status = "solved"
+    else:
+        result.status = cap or "inaccurate"
+    judge_history(result, model)
+    return result
+
+
+def judge_history(result: SolveResult, model) -> None:
+    """Add to ``result.history`` the columns judged_name (the measure the run is judged by,
+    :func:`judged_name`) and judged_error: that measure of the row's iterate, computed by the workbench
+    the same way for every solver, so that histories of different solvers compare like with like.
+
+    Where it comes from, per row: the iterates the recorder sampled (workbench.solvers.recorder: at
+    most about 20 per decade of rows, and the last) are judged here by workbench.metrics.evaluate, as
+    the returned point is, after the solve's clock stopped; a row whose ``error`` is already that
+    measure, computed by workbench.metrics from the iterate (error_name equal to judged_name: the
+    exact methods' siconos_error, the LCP solvers' lcp_residual), keeps it; the last row of a solver
+    that exposes no iterates (conic backends, Siconos) gets the returned point's value, which is that
+    row's point. Any other row: NaN (the solver's own ``error`` stays in its column, never judged), and so
+    are the samples left when JUDGE_BUDGET seconds are spent (coarse to fine: a large problem's history
+    is thinned, its run never pushed past its hard time limit)."""
+    samples, result.sampled_iterates = result.sampled_iterates or {}, None
+    h = result.history
+    if h is None or not len(h):
+        return
+    name = judged_name(model)
+    judged = np.full(len(h), np.nan)
+    if getattr(model, "own_metrics", None) is None:
+        rows = sorted(r for r in samples if r < len(h))
+        # coarse to fine (every 8th sample, then every 4th, ...), the last row first, within a budget:
+        # a large problem cannot push its run past the hard time limit while its history is judged
+        order = list(dict.fromkeys(rows[-1:] + [r for stride in (8, 4, 2, 1) for r in rows[::stride]]))
+        t0 = time.perf_counter()
+        for row in order:
+            if time.perf_counter() - t0 > JUDGE_BUDGET:
+                break
+            if np.all(np.isfinite(samples[row])):
+                judged[row] = judged_error(metrics.evaluate(model.problem, samples[row]), model.relaxed)
+    same = np.isnan(judged) & (h["error_name"] == name).to_numpy()
+    import pandas as pd  # histories are DataFrames; a solve without one never loads pandas
+
+    judged[same] = pd.to_numeric(h["error"], errors="coerce").to_numpy(dtype=float)[same]
+    if np.isnan(judged[-1]) and not samples and "judged_error" in result.metrics:
+        judged[-1] = result.metrics["judged_error"]
+    result.history = h.assign(judged_name=name, judged_error=judged)

@@ -224,6 +224,13 @@ class Solver(ABC):
     #: every form (2D and 3D, global and local, with and without history and warm start), and
     #: ``workbench warm-up`` fills the on-disk compile cache for them
     compiled: ClassVar[bool] = False
+    #: the iteration cap of a run that sets no options.max_iter (None: none of the workbench's; the
+    #: backend keeps its own default); :meth:`max_iter` is the one place that applies it
+    default_max_iter: ClassVar[int | None] = None
+
+    def max_iter(self, options: SolveOptions) -> int | None:
+        """The iteration cap of a run: ``options.max_iter``, else :attr:`default_max_iter`."""
+        return self.default_max_iter if options.max_iter is None else int(options.max_iter)
 
     def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
         """The parameters this solver takes for models of ``kind`` (None: every kind)."""

@@ -143,6 +143,7 @@ class FixedPointCapable:
     its linear data in place (a backend of workbench.solvers.compiled named like the solver): adds
     the model kind "cvxpy-fixed-point". Subclasses may declare ``fixed_point_params``."""
 
+    accepts = ("cvxpy", FIXED_POINT_KIND)
     fixed_point_params: tuple[Param, ...] = ()
 
     def parameters(self, kind: str | None = None) -> tuple[Param, ...]:

@@ -80,7 +80,7 @@ from workbench.problem import csr_matvec
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
-__all__ = ["IterativeSolver", "Run", "CONVERGED", "MAX_ITER", "CHUNK_DONE", "NEEDS_L", "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS",
+__all__ = ["IterativeSolver", "Run", "CONVERGED", "MAX_ITER", "CHUNK_DONE", "NEEDS_L", "GO_ON", "count_and_check", "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS",
            "F_BEST", "F_MEASURE", "F_SCALE", "F_COPIED", "F_STEP", "F_NORM_R0", "F_TARGET", "F_OWN",
            "K_ITER", "K_STOP", "K_MAX_ITER", "K_D", "K_INNER", "K_STARTED", "K_OWN"]
 
@@ -97,6 +97,8 @@ CCP_RESOLUTION = 1e-9
 #: the iterations asked of this call, or it needs a start for L (Melanz et al. 2015 line 6 gave no
 #: positive finite ratio): :meth:`Run.drive` acts on each
 CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L = 0, 1, 2, 3
+#: what :func:`count_and_check` returns when the loop goes on
+GO_ON = -1
 #: the stop cause of each way the outer anti-relaxation loop ends (info["outer_status"])
 OUTER_STOPS = {"converged": StopCause.CONVERGED, "stagnated": StopCause.STALLED, "max_iter": StopCause.MAX_ITER,
                "timeout": StopCause.TIMEOUT}
@@ -417,6 +419,19 @@ def measure_and_keep(x, u, a, mu, d, inner, scratch, best_x, fs):
         fs[F_COPIED] = 1.0
     fs[F_MEASURE], fs[F_SCALE] = err, scale
     return converged
+
+
+@njit(cache=True)
+def count_and_check(x, u, a, mu, d, inner, scratch, best_x, fs, ks):
+    """The end of one iteration of a compiled loop that produced x with u = N x + r_0: the count
+    ks[K_ITER] goes up, then :func:`measure_and_keep` and the caps decide: CONVERGED, MAX_ITER
+    (ks[K_MAX_ITER] iterations done; -1: no cap), CHUNK_DONE (the count reached ks[K_STOP]) or GO_ON."""
+    ks[K_ITER] += 1
+    if measure_and_keep(x, u, a, mu, d, inner, scratch, best_x, fs):
+        return CONVERGED
+    if ks[K_MAX_ITER] >= 0 and ks[K_ITER] >= ks[K_MAX_ITER]:
+        return MAX_ITER
+    return CHUNK_DONE if ks[K_ITER] >= ks[K_STOP] else GO_ON
 
 
 @njit(cache=True)

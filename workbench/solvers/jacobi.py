@@ -45,9 +45,8 @@ from workbench.errors import InputError
 from workbench.metrics import unknown_diagonal
 from workbench.params import Param
 from workbench.cones import _project_rows
-from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER, K_MAX_ITER,
-                                         K_STARTED, K_STOP, MAX_ITER, IterativeSolver, Run, apply_operator,
-                                         intermediate_length, measure_and_keep)
+from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_STARTED, IterativeSolver, Run,
+                                         apply_operator, count_and_check, intermediate_length)
 
 __all__ = ["JacobiSolver", "scaled_spectrum_bounds"]
 
@@ -120,13 +119,13 @@ _U, _SCRATCH, _BEST, _ROWS = 0, 1, 2, 3
 @njit(cache=True)
 def _iterations(op, mu, x, r0, a, step, work, fs, ks):
     """x <- P(x - step (u + a)), u = N x + r_0 and the stopping measure (:func:`measure_and_keep`) until
-    it holds, max_iter iterations are done (-1: no cap) or the count reaches k_stop; one compiled call,
+    it holds, the iteration cap is reached or the count reaches ks[K_STOP] (:func:`count_and_check`); one compiled call,
     x updated in place. ``work``: the rows _U, _SCRATCH, _BEST, then the intermediate vector of the
     operator; ``fs`` and ``ks``: the state of workbench.solvers.iterative's layout (F_*, K_*)."""
     n = x.shape[0]
     u, scratch, best_x = work[_U * n:(_U + 1) * n], work[_SCRATCH * n:(_SCRATCH + 1) * n], work[_BEST * n:(_BEST + 1) * n]
     tmp = work[_ROWS * n:]
-    d, inner, max_iter, k_stop = ks[K_D], ks[K_INNER] != 0, ks[K_MAX_ITER], ks[K_STOP]
+    d, inner = ks[K_D], ks[K_INNER] != 0
     m = mu.shape[0] * d
     if ks[K_STARTED] == 0:
         apply_operator(op, tmp, x, u)
@@ -140,10 +139,6 @@ def _iterations(op, mu, x, r0, a, step, work, fs, ks):
         apply_operator(op, tmp, x, u)
         for k in range(n):
             u[k] += r0[k]
-        ks[K_ITER] += 1
-        if measure_and_keep(x, u, a, mu, d, inner, scratch, best_x, fs):
-            return CONVERGED
-        if max_iter >= 0 and ks[K_ITER] >= max_iter:
-            return MAX_ITER
-        if ks[K_ITER] >= k_stop:
-            return CHUNK_DONE
+        code = count_and_check(x, u, a, mu, d, inner, scratch, best_x, fs, ks)
+        if code != GO_ON:
+            return code

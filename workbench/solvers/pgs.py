@@ -64,9 +64,8 @@ from workbench.cones import project_contact
 from workbench.errors import InputError
 from workbench.params import Param
 from workbench.problem import csr_matvec
-from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER, K_MAX_ITER,
-                                         K_OWN, K_STARTED, K_STOP, MAX_ITER, IterativeSolver, Run, intermediate_length,
-                                         measure_and_keep)
+from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_OWN, K_STARTED, IterativeSolver, Run,
+                                         count_and_check, intermediate_length)
 
 __all__ = ["PGSSolver", "local_factors", "solve_local"]
 
@@ -226,6 +225,14 @@ def _slice_dot(ptr, idx, val, v, k):
 
 
 @njit(cache=True)
+def _local_velocity(rlin, indptr, indices, data, v, i, d, w):
+    """w = rlin_i + rows d i .. d i + d - 1 of the compressed arrays (indptr, indices, data) times v: the
+    local velocity of contact i (N's rows times x, or C's columns times z = M^-1 C x)."""
+    for j in range(d):
+        w[j] = rlin[d * i + j] + _slice_dot(indptr, indices, data, v, d * i + j)
+
+
+@njit(cache=True)
 def _sweep(indptr, indices, data, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c):
     """One Gauss-Seidel sweep in ``order`` (contacts < n_c, then joints), in place on x, reading the rows
     of N (CSR). Returns the number of local problems without a boundary root."""
@@ -234,8 +241,7 @@ def _sweep(indptr, indices, data, x, rlin, mu, S, G, lam, joint_diag, order, ome
     for idx in range(order.shape[0]):
         i = order[idx]
         if i < n_c:
-            for j in range(d):
-                w[j] = rlin[d * i + j] + _slice_dot(indptr, indices, data, x, d * i + j)
+            _local_velocity(rlin, indptr, indices, data, x, i, d, w)
             if not _update_contact(i, w, x, mu, S, G, lam, omega, anti, d, c, xs, trial, work):
                 failures += 1
         else:
@@ -255,9 +261,8 @@ def _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_dia
     for idx in range(order.shape[0]):
         i = order[idx]
         if i < n_c:
-            for j in range(d):
-                w[j] = rlin[d * i + j] + _slice_dot(cp, ci, cx, z, d * i + j)
-                old[j] = x[d * i + j]
+            _local_velocity(rlin, cp, ci, cx, z, i, d, w)
+            old[:] = x[d * i:d * i + d]
             if not _update_contact(i, w, x, mu, S, G, lam, omega, anti, d, c, xs, trial, work):
                 failures += 1
                 continue
@@ -286,14 +291,14 @@ K_FAILURES, K_N_C = K_OWN, K_OWN + 1
 @njit(cache=True)
 def _iterations(op, cols, velocity, x, r0, rlin, a, mu, S, G, lam, joint_diag, order, omega, work, fs, ks):
     """Sweeps, each followed by u = N x + r_0 and the stopping measure (:func:`stopping_measure`), until
-    it holds, max_iter sweeps are done (-1: no cap) or the count reaches k_stop; one compiled call.
+    it holds, the sweep cap is reached or the count reaches ks[K_STOP] (:func:`count_and_check`); one compiled call.
 
     ``op`` is the operator of Run.compiled_N: in the velocity form (``velocity``) A = M^-1 C and
     B = C^T chained, and ``cols`` = the CSR arrays of C^T and (M^-1 C)^T (the columns of C and of M^-1 C);
     otherwise N (or W_s) itself, whose rows the sweep reads. ``work`` rows: _Z, _U, _SCRATCH, _BEST.
     ``fs`` and ``ks``: the state of workbench.solvers.iterative's layout (F_*, K_*) with PGS's own slots
     K_FAILURES and K_N_C."""
-    d, n_c, anti, max_iter, k_stop = ks[K_D], ks[K_N_C], ks[K_INNER] != 0, ks[K_MAX_ITER], ks[K_STOP]
+    d, n_c, anti = ks[K_D], ks[K_N_C], ks[K_INNER] != 0
     a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
     n = r0.shape[0]
     z, u, scratch, best_x = work[_Z, :a_ptr.shape[0] - 1], work[_U, :n], work[_SCRATCH, :n], work[_BEST, :n]
@@ -311,13 +316,9 @@ def _iterations(op, cols, velocity, x, r0, rlin, a, mu, S, G, lam, joint_diag, o
             csr_matvec(a_ptr, a_idx, a_val, x, u)
         for k in range(u.shape[0]):
             u[k] += r0[k]
-        ks[K_ITER] += 1
-        if measure_and_keep(x, u, a, mu, d, anti, scratch, best_x, fs):
-            return CONVERGED
-        if max_iter >= 0 and ks[K_ITER] >= max_iter:
-            return MAX_ITER
-        if ks[K_ITER] >= k_stop:
-            return CHUNK_DONE
+        code = count_and_check(x, u, a, mu, d, anti, scratch, best_x, fs, ks)
+        if code != GO_ON:
+            return code
 
 
 def local_factors(S: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -21,7 +21,6 @@ import tempfile
 
 import pandas as pd
 
-from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.params import Param
 from workbench.solvers.cvxpy_base import CvxpySolver
 from workbench.solvers.fixed_point import FixedPointCapable
@@ -36,7 +35,6 @@ SCS_SETTINGS = {"normalize": True, "scale": 0.1, "adaptive_scale": True, "rho_x"
 class ScsSolver(FixedPointCapable, CvxpySolver):
     name = "scs"
     summary = "SCS splitting conic solver (via cvxpy)"
-    accepts = ("cvxpy", FIXED_POINT_KIND)
     cvxpy_name = "SCS"
     install_hint = "pip install scs"
     history_error = "max(res_primal, res_dual)"

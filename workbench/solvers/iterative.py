@@ -80,7 +80,9 @@ from workbench.problem import csr_matvec
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
-__all__ = ["IterativeSolver", "Run", "CONVERGED", "MAX_ITER", "CHUNK_DONE", "NEEDS_L", "GO_ON", "count_and_check", "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS",
+__all__ = ["IterativeSolver", "Run", "CONVERGED", "MAX_ITER", "CHUNK_DONE", "NEEDS_L", "GO_ON", "count_and_check",
+           "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio",
+           "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS", "OUTER_STOPS",
            "F_BEST", "F_MEASURE", "F_SCALE", "F_COPIED", "F_STEP", "F_NORM_R0", "F_TARGET", "F_OWN",
            "K_ITER", "K_STOP", "K_MAX_ITER", "K_D", "K_INNER", "K_STARTED", "K_OWN"]
 
@@ -105,7 +107,8 @@ OUTER_STOPS = {"converged": StopCause.CONVERGED, "stagnated": StopCause.STALLED,
 #: Named layout of the state a compiled loop (apgd, bb, jacobi, pgs) carries between its calls, as
 #: Siconos names its iparam and dparam slots: two arrays, since every argument of a compiled call costs
 #: its conversion (:meth:`Run.compiled_state` builds them; a solver's own slots start at F_OWN and
-#: K_OWN and are named in its module). Numba reads these as compile-time constants.
+#: K_OWN and are named in its module). Numba freezes them into the compiled kernels, and its on-disk
+#: cache keys on each kernel's own file: a change of a value here must touch the kernels' files too.
 #: ``fs`` (float64): what :func:`measure_and_keep` keeps (the smallest measure so far, the last measure,
 #: its scale s, 1.0 once a point was copied), then the measure's constants (its step, ||r||, the target).
 F_BEST, F_MEASURE, F_SCALE, F_COPIED, F_STEP, F_NORM_R0, F_TARGET, F_OWN = range(8)

@@ -61,7 +61,8 @@ import numpy as np
 from numba import njit
 
 from workbench.cones import project_contact_at
-from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, MAX_ITER, NEEDS_L, IterativeSolver, Run, apply_operator,
+from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, F_OWN, K_D, K_INNER, K_ITER, K_MAX_ITER, K_OWN,
+                                         K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeSolver, Run, apply_operator,
                                          intermediate_length, lipschitz_ratio, measure_and_keep)
 
 __all__ = ["APGDSolver"]
@@ -115,6 +116,10 @@ def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
 #: rows of the work array: gamma and new (swapped), their products with N (swapped), y, N y, u,
 #: the best iterate, the linear term r, the natural map of the stopping measure
 _GAMMA, _N_GAMMA, _Y, _N_Y, _U, _BEST, _R, _SCRATCH, _ROWS = 0, 2, 4, 5, 6, 7, 8, 9, 10
+#: APGD's own slots of the compiled state (workbench.solvers.iterative's F_* and K_* layout): the
+#: Lipschitz estimate L and theta; backtracks, restarts and swaps of gamma and new
+F_L, F_THETA = F_OWN, F_OWN + 1
+K_BACKTRACKS, K_RESTARTS, K_SWAPS = K_OWN, K_OWN + 1, K_OWN + 2
 
 
 @njit(cache=True)
@@ -144,29 +149,27 @@ def _iterations(op, mu, x0, r0, a, work, fs, ks):
     lines 9-37 until the stopping test holds, max_iter iterations are done (-1: no cap) or the
     iteration count reaches k_stop (a history sampling point or a time check); later calls
     continue from the state in ``work`` (:func:`work_rows`: rows _GAMMA.. _SCRATCH of the length of
-    r0, then the intermediate vector of the chained operator). The scalars travel in two arrays (each
-    argument of a compiled call costs its conversion): ``fs`` = [L, theta, best measure, measure,
-    scale, copied, step, norm_r0, target] (fs[2:6] as :func:`measure_and_keep` keeps them) and ``ks``
-    = [k, backtracks, restarts, swaps, started, d, inner, max_iter, k_stop], the first six and five
-    read and updated. gamma and new (rows 0 and 1) and their products (rows 2 and 3) are swapped every
-    iteration (ks[3] counts the swaps: the current iterate is row ks[3] % 2). The stopping measure
+    r0, then the intermediate vector of the chained operator). The scalars travel in the two state
+    arrays ``fs`` and ``ks`` of workbench.solvers.iterative's layout (F_*, K_*) with APGD's own slots
+    F_L, F_THETA, K_BACKTRACKS, K_RESTARTS and K_SWAPS. gamma and new (rows 0 and 1) and their
+    products (rows 2 and 3) are swapped every iteration (ks[K_SWAPS] counts the swaps: the current
+    iterate is row ks[K_SWAPS] % 2). The stopping measure
     is that of :meth:`Run.tick`: inner runs the Siconos error with a = a(u) written into ``a`` and
     r = r_0 + a; relaxed runs (a fixed) eq. 39 / s <= max(target, CCP_RESOLUTION) and then the
     natural map with step 1 <= target. The best iterate is copied into row _BEST."""
-    step, norm_r0, target = fs[6], fs[7], fs[8]
-    d, inner, max_iter, k_stop = ks[5], ks[6] != 0, ks[7], ks[8]
+    d, inner, max_iter, k_stop = ks[K_D], ks[K_INNER] != 0, ks[K_MAX_ITER], ks[K_STOP]
     rows, tmp = work_rows(work, r0.shape[0])
-    if ks[4] == 0:
+    if ks[K_STARTED] == 0:
         ratio = _start(op, tmp, x0, r0, a, rows)
-        ks[4] = 1
+        ks[K_STARTED] = 1
         if not (ratio > 0 and ratio < np.inf):
             return NEEDS_L
-        fs[0] = ratio
-    parity = ks[3] % 2
+        fs[F_L] = ratio
+    parity = ks[K_SWAPS] % 2
     gamma, new = rows[_GAMMA + parity], rows[_GAMMA + 1 - parity]
     N_gamma, N_new = rows[_N_GAMMA + parity], rows[_N_GAMMA + 1 - parity]
     y, N_y, u, best_x, r, scratch = rows[_Y], rows[_N_Y], rows[_U], rows[_BEST], rows[_R], rows[_SCRATCH]
-    L, theta = fs[0], fs[1]
+    L, theta = fs[F_L], fs[F_THETA]
     while True:
         _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                                  # (9-10)
         apply_operator(op, tmp, new, N_new)
@@ -176,23 +179,23 @@ def _iterations(op, mu, x0, r0, a, work, fs, ks):
             _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                              # (14)
             apply_operator(op, tmp, new, N_new)
             curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
-            ks[1] += 1
+            ks[K_BACKTRACKS] += 1
         theta_new = 0.5 * (-theta * theta + theta * math.sqrt(theta * theta + 4.0))      # (16)
         beta = theta * (1.0 - theta) / (theta * theta + theta_new)                       # (17)
         _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u)                       # (18)
-        ks[0] += 1                                                                       # (19-26)
-        converged = measure_and_keep(new, u, a, mu, d, inner, step, norm_r0, target, scratch, best_x, fs[2:6])
+        ks[K_ITER] += 1                                                                  # (19-26)
+        converged = measure_and_keep(new, u, a, mu, d, inner, scratch, best_x, fs)
         code = CHUNK_DONE
         if converged:
             code = CONVERGED
-        elif max_iter >= 0 and ks[0] >= max_iter:
+        elif max_iter >= 0 and ks[K_ITER] >= max_iter:
             code = MAX_ITER
         else:
             if g_step > 0:                                                               # (27-30)
                 y[:] = new
                 N_y[:] = N_new
                 theta_new = 1.0
-                ks[2] += 1
+                ks[K_RESTARTS] += 1
             L *= 0.9                                                                     # (31-32)
             if inner:                                                                    # (33-37)
                 for k in range(r.shape[0]):
@@ -200,9 +203,9 @@ def _iterations(op, mu, x0, r0, a, work, fs, ks):
             theta = theta_new
         gamma, new = new, gamma
         N_gamma, N_new = N_new, N_gamma
-        ks[3] += 1
-        if code != CHUNK_DONE or ks[0] >= k_stop:
-            fs[0], fs[1] = L, theta
+        ks[K_SWAPS] += 1
+        if code != CHUNK_DONE or ks[K_ITER] >= k_stop:
+            fs[F_L], fs[F_THETA] = L, theta
             return code
 
 
@@ -214,22 +217,20 @@ class APGDSolver(IterativeSolver):
         """Lines 1-37 in :func:`_iterations`, called once (no history, and no time limit reached within
         a chunk of a few milliseconds of work), or once per iteration (history: a row per iteration).
         Python allocates the work arrays and reads the state between calls only."""
-        rec, op, n = run.rec, run.compiled_N, run.n
+        op, n = run.compiled_N, run.n
         work = np.empty(_ROWS * n + intermediate_length(op))       # one allocation: see _iterations
         chunk = run.chunk(op[2].size + op[5].size + 10 * n)
-        fs = np.array([0.0, 1.0, rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target])
-        ks = np.array([run.k, 0, 0, 0, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
-                       run.k + chunk], dtype=np.int64)
+        fs, ks = run.compiled_state(chunk, floats=(0.0, 1.0), ints=(0, 0, 0))     # L, theta; counters
 
         def current():
             rows = work[:_ROWS * n].reshape(_ROWS, n)
-            return rows[ks[3] % 2], rows[_U]
+            return rows[ks[K_SWAPS] % 2], rows[_U]
 
         def start(L):                                                                    # (6-7)
-            fs[0] = L
+            fs[F_L] = L
 
-        run.drive(lambda: _iterations(op, run.mu, x0, run.r0, run.a, work, fs, ks), ks, 8, chunk, fs[2:6],
+        run.drive(lambda: _iterations(op, run.mu, x0, run.r0, run.a, work, fs, ks), ks, fs, chunk,
                   work[_BEST * n:(_BEST + 1) * n], current, start)
-        run.info["backtracks"] = run.info.get("backtracks", 0) + int(ks[1])
-        run.info["restarts"] = run.info.get("restarts", 0) + int(ks[2])
-        run.info["lipschitz"] = float(fs[0])
+        run.info["backtracks"] = run.info.get("backtracks", 0) + int(ks[K_BACKTRACKS])
+        run.info["restarts"] = run.info.get("restarts", 0) + int(ks[K_RESTARTS])
+        run.info["lipschitz"] = float(fs[F_L])

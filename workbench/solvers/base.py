@@ -238,6 +238,14 @@ class Solver(ABC):
     #: solver too, so the hand-over's compilation is never inside a run's clock
     hands_over_to: ClassVar[str | None] = None
 
+    #: the iteration cap of a run that sets no options.max_iter (None: none of the workbench's; the
+    #: backend keeps its own default); :meth:`max_iter` is the one place that applies it
+    default_max_iter: ClassVar[int | None] = None
+
+    def max_iter(self, options: SolveOptions) -> int | None:
+        """The iteration cap of a run: ``options.max_iter``, else :attr:`default_max_iter`."""
+        return self.default_max_iter if options.max_iter is None else int(options.max_iter)
+
     def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
         """The parameters this solver takes for models of ``kind`` (None: every kind)."""
         return self.params

@@ -48,7 +48,8 @@ from numba import njit
 from workbench.cones import _project_rows
 from workbench.errors import InputError
 from workbench.params import Param
-from workbench.solvers.iterative import (dot, CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, MAX_ITER, NEEDS_L, IterativeSolver, Run,
+from workbench.solvers.iterative import (dot, CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
+                                         K_MAX_ITER, K_OWN, K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeSolver, Run,
                                          apply_operator, intermediate_length, lipschitz_ratio, measure_and_keep)
 
 __all__ = ["BBSolver"]
@@ -72,25 +73,27 @@ class BBSolver(IterativeSolver):
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         """The iterations in :func:`_iterations`: one compiled call (one per history row, or per chunk
         of a few milliseconds of work when a time limit is to be checked)."""
-        rec, op, n, memory = run.rec, run.compiled_N, run.n, self._memory
+        op, n, memory = run.compiled_N, run.n, self._memory
         x = np.array(x0, dtype=float)
         work = np.empty(_ROWS * n + intermediate_length(op))
         past = np.empty((memory, n + 1))       # nu_j and 1/2 nu_j^T N nu_j (inner runs), f(nu_j) in column n
         chunk = run.chunk(op[2].size + op[5].size + 12 * n)
-        fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target, 0.0, 0.0, 0.0, 0.0])
-        ks = np.array([run.k, 0, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
-                       run.k + chunk, 0], dtype=np.int64)
+        fs, ks = run.compiled_state(chunk, floats=(0.0, 0.0, 0.0, 0.0), ints=(0, 0))   # sigmas, f; counters
 
         def start(L):                                        # Melanz et al. 2015 line 6, fallback
-            fs[7] = 1.0 / L
+            fs[F_SIGMA] = 1.0 / L
 
-        run.drive(lambda: _iterations(op, run.mu, x, run.r0, run.a, work, past, fs, ks), ks, 6, chunk, fs[0:4],
+        run.drive(lambda: _iterations(op, run.mu, x, run.r0, run.a, work, past, fs, ks), ks, fs, chunk,
                   work[_BEST * n:(_BEST + 1) * n], lambda: (x, work[_U * n:(_U + 1) * n]), start)
-        run.info["backtracks"] += int(ks[1])
+        run.info["backtracks"] += int(ks[K_BACKTRACKS])
 
 
 #: rows of the work array (then the intermediate vector of the operator)
 _NX, _R, _D, _ND, _U, _SCRATCH, _BEST, _ROWS = 0, 1, 2, 3, 4, 5, 6, 7
+#: BB's own slots of the compiled state (workbench.solvers.iterative's F_* and K_* layout): the step
+#: sigma, its bounds, 1/2 x^T N x of the current x; line-search backtracks, reference values stored
+F_SIGMA, F_SIGMA_MIN, F_SIGMA_MAX, F_QUAD = F_OWN, F_OWN + 1, F_OWN + 2, F_OWN + 3
+K_BACKTRACKS, K_STORED = K_OWN, K_OWN + 1
 
 
 @njit(cache=True)
@@ -116,19 +119,18 @@ def _reference(past, count, r, inner):
 def _iterations(op, mu, x, r0, a, work, past, fs, ks):
     """The module docstring's iteration until the stopping measure (:func:`measure_and_keep`) holds,
     max_iter iterations are done (-1: no cap) or the count reaches k_stop; one compiled call, x
-    updated in place. ``past`` is the ring buffer of the non-monotone reference values (ks[7] of
-    them stored). fs = [best measure, measure, scale, copied, measure step, ||r||, target, sigma,
-    sigma_min, sigma_max, 1/2 x^T N x], ks = [k, backtracks, started, d, inner, max_iter, k_stop,
-    stored] (fs[0:4], fs[7:11], ks[0:3] and ks[7] read and updated). The first call sets sigma_0 = 1 / L_0 from line 6
-    of Melanz et al. 2015, or returns NEEDS_L when that gives no positive finite L_0: the caller then
-    sets fs[7] = 1 / L_0 and calls again."""
+    updated in place. ``past`` is the ring buffer of the non-monotone reference values (ks[K_STORED] of
+    them stored). ``fs`` and ``ks``: the state of workbench.solvers.iterative's layout (F_*, K_*) with
+    BB's own slots F_SIGMA, F_SIGMA_MIN, F_SIGMA_MAX, F_QUAD, K_BACKTRACKS and K_STORED. The first call
+    sets sigma_0 = 1 / L_0 from line 6 of Melanz et al. 2015, or returns NEEDS_L when that gives no
+    positive finite L_0: the caller then sets fs[F_SIGMA] = 1 / L_0 and calls again."""
     n = x.shape[0]
     rows, tmp = work[:_ROWS * n].reshape((_ROWS, n)), work[_ROWS * n:]
     Nx, r, dv, Nd, u, scratch, best_x = rows[_NX], rows[_R], rows[_D], rows[_ND], rows[_U], rows[_SCRATCH], rows[_BEST]
-    d, inner, max_iter, k_stop, memory = ks[3], ks[4] != 0, ks[5], ks[6], past.shape[0]
+    d, inner, max_iter, k_stop, memory = ks[K_D], ks[K_INNER] != 0, ks[K_MAX_ITER], ks[K_STOP], past.shape[0]
     m = mu.shape[0] * d
-    if ks[2] == 0:
-        ks[2] = 1
+    if ks[K_STARTED] == 0:
+        ks[K_STARTED] = 1
         apply_operator(op, tmp, x, Nx)
         for k in range(n):
             r[k] = r0[k] + a[k]
@@ -136,14 +138,14 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
         ratio = lipschitz_ratio(op, tmp, scratch, Nd)
         if not (ratio > 0 and ratio < np.inf):
             return NEEDS_L
-        fs[7] = 1.0 / ratio
-    if ks[7] == 0:                                           # sigma bounds and the first reference value
-        fs[8], fs[9] = 1e-10 * fs[7], 1e10 * fs[7]
-        fs[10] = 0.5 * dot(x, Nx)
+        fs[F_SIGMA] = 1.0 / ratio
+    if ks[K_STORED] == 0:                                    # sigma bounds and the first reference value
+        fs[F_SIGMA_MIN], fs[F_SIGMA_MAX] = 1e-10 * fs[F_SIGMA], 1e10 * fs[F_SIGMA]
+        fs[F_QUAD] = 0.5 * dot(x, Nx)
         past[0, :n] = x
-        past[0, n] = fs[10] if inner else _value(fs[10], r, x)
-        ks[7] = 1
-    sigma, sigma_min, sigma_max = fs[7], fs[8], fs[9]
+        past[0, n] = fs[F_QUAD] if inner else _value(fs[F_QUAD], r, x)
+        ks[K_STORED] = 1
+    sigma, sigma_min, sigma_max = fs[F_SIGMA], fs[F_SIGMA_MIN], fs[F_SIGMA_MAX]
     while True:
         for k in range(n):                                   # d = P(x - sigma g) - x, g = N x + r
             dv[k] = x[k] - sigma * (Nx[k] + r[k])
@@ -154,41 +156,41 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
             gd += (Nx[k] + r[k]) * dv[k]
         apply_operator(op, tmp, dv, Nd)
         dNd = dot(dv, Nd)
-        fx = _value(fs[10], r, x)
-        f_ref = _reference(past, min(ks[7], memory), r, inner)
+        fx = _value(fs[F_QUAD], r, x)
+        f_ref = _reference(past, min(ks[K_STORED], memory), r, inner)
         alpha = 1.0
         while fx + alpha * gd + 0.5 * alpha * alpha * dNd > f_ref + GAMMA * alpha * gd and alpha > 0:
             alpha_q = -gd / dNd if dNd > 0 else 0.0
             alpha = alpha_q if SIGMA_1 * alpha <= alpha_q <= SIGMA_2 * alpha else 0.5 * alpha
-            ks[1] += 1
+            ks[K_BACKTRACKS] += 1
         for k in range(n):
             x[k] += alpha * dv[k]
-        if ks[0] % _REFRESH == _REFRESH - 1:                 # N x afresh: no accumulated rounding
+        if ks[K_ITER] % _REFRESH == _REFRESH - 1:                 # N x afresh: no accumulated rounding
             apply_operator(op, tmp, x, Nx)
         else:
             for k in range(n):
                 Nx[k] += alpha * Nd[k]
         for k in range(n):
             u[k] = Nx[k] + r0[k]
-        ks[0] += 1
-        if measure_and_keep(x, u, a, mu, d, inner, fs[4], fs[5], fs[6], scratch, best_x, fs[0:4]):
+        ks[K_ITER] += 1
+        if measure_and_keep(x, u, a, mu, d, inner, scratch, best_x, fs):
             return CONVERGED
-        if max_iter >= 0 and ks[0] >= max_iter:
+        if max_iter >= 0 and ks[K_ITER] >= max_iter:
             return MAX_ITER
         if inner:
             for k in range(n):
                 r[k] = r0[k] + a[k]
-        fs[10] = 0.5 * dot(x, Nx)
-        slot = ks[7] % memory
+        fs[F_QUAD] = 0.5 * dot(x, Nx)
+        slot = ks[K_STORED] % memory
         past[slot, :n] = x
-        past[slot, n] = fs[10] if inner else _value(fs[10], r, x)
-        ks[7] += 1
+        past[slot, n] = fs[F_QUAD] if inner else _value(fs[F_QUAD], r, x)
+        ks[K_STORED] += 1
         # alternate BB1 = s^T s / s^T y and BB2 = s^T y / y^T y (s = alpha d, y = N s: alpha cancels)
         if dNd > 0:
-            step = dot(dv, dv) / dNd if ks[0] % 2 else dNd / dot(Nd, Nd)
+            step = dot(dv, dv) / dNd if ks[K_ITER] % 2 else dNd / dot(Nd, Nd)
         else:
             step = sigma_max
         sigma = min(max(step, sigma_min), sigma_max)
-        fs[7] = sigma
-        if ks[0] >= k_stop:
+        fs[F_SIGMA] = sigma
+        if ks[K_ITER] >= k_stop:
             return CHUNK_DONE

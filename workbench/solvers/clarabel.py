@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 
-from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.solvers.cvxpy_base import CvxpySolver, interior_point_tolerance
 from workbench.solvers.compiled import LOOSENED, LOOSER, ClarabelRetried, clarabel_solver, needs_looser_retry
 from workbench.solvers.fixed_point import FixedPointCapable
@@ -33,7 +32,6 @@ from workbench.solvers.fixed_point import FixedPointCapable
 class ClarabelSolver(FixedPointCapable, CvxpySolver):
     name = "clarabel"
     summary = "Clarabel interior-point conic solver (via cvxpy)"
-    accepts = ("cvxpy", FIXED_POINT_KIND)
     cvxpy_name = "CLARABEL"
     install_hint = "pip install clarabel"
     compile_options = {"accept_unknown": True}

@@ -48,6 +48,14 @@ def backend_params(settings: dict[str, Any], backend: str) -> tuple[Param, ...]:
                  for name, default in sorted(settings.items()))
 
 
+#: the stop-cause table of every backend reached through cvxpy: cvxpy maps each backend's own status
+#: (Clarabel's, SCS's, MOSEK's) to its status word by that backend's STATUS_MAP, and this maps the
+#: words of a run that returned a point to the stop cause it claims; any other word (infeasible,
+#: unbounded, solver_error) is FAILED. The caps come first, judged from what the solver did
+#: (:meth:`CvxpySolver.stop_cause`).
+CVXPY_STOPS = {"optimal": StopCause.CONVERGED, "optimal_inaccurate": StopCause.STALLED,
+               "user_limit": StopCause.STALLED}
+
 class CvxpySolver(Solver):
     """A conic solver called through cvxpy. Subclasses set ``cvxpy_name`` and map options."""
 
@@ -120,7 +128,7 @@ class CvxpySolver(Solver):
         result.iterations = None if stats is None or stats.num_iters is None else int(stats.num_iters)
         if stats is not None and stats.solve_time is not None:
             result.info["solver_reported_seconds"] = float(stats.solve_time)
-        if model.cvx.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) and model.cvx.value is not None:
+        if model.cvx.status in CVXPY_STOPS and model.cvx.value is not None:
             try:
                 result.nu, result.v = model.recover()
             except (TypeError, ValueError):  # no primal/dual values came back
@@ -140,16 +148,12 @@ class CvxpySolver(Solver):
     @staticmethod
     def stop_cause(status: str, iterations: int | None, seconds: float, options: SolveOptions) -> StopCause:
         """Which cap stopped the solver, judged from what it did rather than what it says; else what
-        cvxpy's status word says (module docstring)."""
-        import cvxpy as cp
-
+        cvxpy's status word says, by CVXPY_STOPS (module docstring)."""
         if options.max_iter is not None and iterations is not None and iterations >= options.max_iter:
             return StopCause.MAX_ITER
         if options.time_limit is not None and seconds >= 0.99 * options.time_limit:
             return StopCause.TIMEOUT
-        if status == cp.OPTIMAL:
-            return StopCause.CONVERGED
-        return StopCause.STALLED if status in (cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) else StopCause.FAILED
+        return CVXPY_STOPS.get(status, StopCause.FAILED)
 
 
 @contextlib.contextmanager

@@ -77,8 +77,9 @@ import numpy as np
 from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.metrics import normalisation, siconos_error, tangential_speed
 from workbench.params import Param
-from workbench.solvers.base import SolveOptions, SolveResult, StopCause, handover
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause, execute, handover
 from workbench.solvers.compiled import CompiledSession
+from workbench.solvers.cvxpy_base import CVXPY_STOPS
 from workbench.solvers.recorder import Recorder
 
 __all__ = ["FixedPointCapable", "AndersonMixing", "FIXED_POINT_PARAMS"]
@@ -103,6 +104,10 @@ OUTER_TIME_SHARE = 0.75
 MAX_INNER_FAILURES = 3
 #: the history's extra columns
 EXTRAS = ("phase", "inner_iterations", "shift_change", "damping", "solver_status")
+#: the stop cause of each way the outer loop ends (info["outer_stop"]); a polish that reaches tol makes
+#: any of them CONVERGED, one that runs out of time TIMEOUT
+OUTER_STOPS = {"converged": StopCause.CONVERGED, "settled": StopCause.STALLED, "stalled": StopCause.STALLED,
+               "max_iter": StopCause.MAX_ITER, "timeout": StopCause.TIMEOUT, "failed": StopCause.FAILED}
 
 
 class AndersonMixing:
@@ -138,6 +143,7 @@ class FixedPointCapable:
     its linear data in place (a backend of workbench.solvers.compiled named like the solver): adds
     the model kind "cvxpy-fixed-point". Subclasses may declare ``fixed_point_params``."""
 
+    accepts = ("cvxpy", FIXED_POINT_KIND)
     fixed_point_params: tuple[Param, ...] = ()
 
     def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
@@ -184,7 +190,7 @@ class FixedPointCapable:
             t_inner = time.perf_counter()
             try:
                 inner.append(session.solve())
-                failure = None if model.cvx.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) \
+                failure = None if model.cvx.status in CVXPY_STOPS \
                     else f"inner solve {k} ended {model.cvx.status}"
             except (cp.SolverError, ValueError, ArithmeticError) as exc:
                 inner.append(0)
@@ -252,12 +258,7 @@ class FixedPointCapable:
                                math.nan, "newton", seconds=polish["started"] + row.seconds)
         result.iterations = int(sum(inner))
         converged = outer_stop == "converged" or (polish is not None and polish["error_after"] <= options.tol)
-        if converged:
-            stop = StopCause.CONVERGED
-        elif outer_stop in ("timeout", "max_iter", "failed"):
-            stop = StopCause(outer_stop)
-        else:
-            stop = StopCause.STALLED
+        stop = StopCause.CONVERGED if converged else OUTER_STOPS[outer_stop]
         if polish is not None and not converged and polish["stopped"] == StopCause.TIMEOUT:
             stop = StopCause.TIMEOUT
         if outer_stop != "failed":
@@ -267,12 +268,10 @@ class FixedPointCapable:
         if polish is not None:
             result.solver_status += f"; polished by newton ({polish['iterations']} iterations, "\
                                     f"{'accepted' if polish['accepted'] else 'rejected'})"
-            before = StopCause.CONVERGED if outer_stop == "converged" else StopCause(
-                outer_stop if outer_stop in ("timeout", "max_iter", "failed") else "stalled")
             result.handover.append(handover(
                 "polish", f"{model.formulation}/{self.name}", "newton",
                 f"outer loop {outer_stop} at siconos_error {errors[best]:.3g} > tol {options.tol:g}", len(inner),
-                polish["started"], before, errors[best], "siconos_error", polish["accepted"], polish["iterations"],
+                polish["started"], OUTER_STOPS[outer_stop], errors[best], "siconos_error", polish["accepted"], polish["iterations"],
                 polish["stopped"]))
         result.info.update(outer_iterations=len(inner), inner_iterations=inner,
                            compile_seconds=session.compile_seconds, setup_seconds=session.setup_seconds,
@@ -282,21 +281,21 @@ class FixedPointCapable:
 
     @staticmethod
     def _polish(model, nu, error_before: float, options: SolveOptions, rec: Recorder):
-        """Newton on Alart-Curnier from ``nu`` with the time left; (record, Newton's result)."""
+        """Newton on Alart-Curnier from ``nu`` with the time left, through :func:`execute` (as PQN's
+        fallback: a breakdown of Newton is its failed result, not the run's); (record, Newton's result)."""
         import dataclasses
 
         from formulations.ncp import NCP
         from workbench.solvers.newton import NewtonSolver
 
         started = rec.elapsed()
-        left = None if options.time_limit is None else max(options.time_limit - started, 0.0)
         newton = NewtonSolver()
         ncp = NCP().build(model.problem, "ncp")
         t0 = time.perf_counter()
-        res = newton.solve(ncp, dataclasses.replace(options, time_limit=left, warm_start=nu, max_iter=None,
-                                                    params=newton.check_params({}, "ncp")))
+        res = execute(newton, ncp, dataclasses.replace(options, time_limit=rec.time_left(), warm_start=nu,
+                                                       max_iter=None, params=newton.check_params({}, "ncp")))
         after = math.inf if res.nu is None else \
             siconos_error(model.problem, res.nu, model.problem.relative_velocity(res.nu))
-        return {"method": "newton", "iterations": int(res.iterations), "seconds": time.perf_counter() - t0,
+        return {"method": "newton", "iterations": int(res.iterations or 0), "seconds": time.perf_counter() - t0,
                 "started": started, "error_before": float(error_before), "error_after": float(after),
                 "accepted": bool(after < error_before), "stopped": res.stop}, res

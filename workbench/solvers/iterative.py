@@ -80,9 +80,12 @@ from workbench.problem import csr_matvec
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
-__all__ = ["IterativeSolver", "Run", "CONVERGED", "MAX_ITER", "CHUNK_DONE", "NEEDS_L", "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio", "DEFAULT_MAX_ITER", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS"]
+__all__ = ["IterativeSolver", "Run", "CONVERGED", "MAX_ITER", "CHUNK_DONE", "NEEDS_L", "GO_ON", "count_and_check",
+           "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio",
+           "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS", "OUTER_STOPS",
+           "F_BEST", "F_MEASURE", "F_SCALE", "F_COPIED", "F_STEP", "F_NORM_R0", "F_TARGET", "F_OWN",
+           "K_ITER", "K_STOP", "K_MAX_ITER", "K_D", "K_INNER", "K_STARTED", "K_OWN"]
 
-DEFAULT_MAX_ITER = 10_000
 ANTI_RELAXATION_MODES = ("inner", "outer")
 #: settings every iterative solver understands (options.params); a solver's ``params`` start with these
 ITERATIVE_PARAMS = (
@@ -96,6 +99,22 @@ CCP_RESOLUTION = 1e-9
 #: the iterations asked of this call, or it needs a start for L (Melanz et al. 2015 line 6 gave no
 #: positive finite ratio): :meth:`Run.drive` acts on each
 CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L = 0, 1, 2, 3
+#: what :func:`count_and_check` returns when the loop goes on
+GO_ON = -1
+#: the stop cause of each way the outer anti-relaxation loop ends (info["outer_status"])
+OUTER_STOPS = {"converged": StopCause.CONVERGED, "stagnated": StopCause.STALLED, "max_iter": StopCause.MAX_ITER,
+               "timeout": StopCause.TIMEOUT}
+#: Named layout of the state a compiled loop (apgd, bb, jacobi, pgs) carries between its calls, as
+#: Siconos names its iparam and dparam slots: two arrays, since every argument of a compiled call costs
+#: its conversion (:meth:`Run.compiled_state` builds them; a solver's own slots start at F_OWN and
+#: K_OWN and are named in its module). Numba freezes them into the compiled kernels, and its on-disk
+#: cache keys on each kernel's own file: a change of a value here must touch the kernels' files too.
+#: ``fs`` (float64): what :func:`measure_and_keep` keeps (the smallest measure so far, the last measure,
+#: its scale s, 1.0 once a point was copied), then the measure's constants (its step, ||r||, the target).
+F_BEST, F_MEASURE, F_SCALE, F_COPIED, F_STEP, F_NORM_R0, F_TARGET, F_OWN = range(8)
+#: ``ks`` (int64): iterations done, the count at which the call returns, the iteration cap (-1: none),
+#: d, inner (1: the shift a(u) follows every iteration), started (1 once the loop's first call set up).
+K_ITER, K_STOP, K_MAX_ITER, K_D, K_INNER, K_STARTED, K_OWN = range(7)
 #: about this many operations between two returns of a compiled loop without a history (a few
 #: milliseconds: the time limit is checked between calls)
 _CHUNK_WORK = 4_000_000
@@ -104,7 +123,7 @@ _CHUNK_WORK = 4_000_000
 class Run:
     """State of one solve: operator, linear term, measure, caps, best iterate and history."""
 
-    def __init__(self, model, options: SolveOptions, params: dict[str, Any]):
+    def __init__(self, model, options: SolveOptions, params: dict[str, Any], max_iter: int | None):
         self.problem = p = model.problem
         self.options = options
         self.params = params
@@ -117,7 +136,7 @@ class Run:
         self.mode = params["anti_relaxation"] if self.anti else "relaxed"
         self.tol = float(options.tol)
         self.rec = Recorder(options, "siconos_error" if self.anti else "ccp_residual",
-                            ("ccp_residual",) if self.anti else (), DEFAULT_MAX_ITER)
+                            ("ccp_residual",) if self.anti else (), max_iter)
         self.k = 0                      # iterations done (all inner iterations in the outer mode)
         self.a = np.zeros(self.n)       # the shift in the linear term r + a
         self.target = self.tol          # the stopping tolerance of the current (sub-)problem
@@ -256,33 +275,41 @@ class Run:
         as many as make about _CHUNK_WORK operations, ``work_per_iteration`` each."""
         return 1 if self.rec.keep else max(1, _CHUNK_WORK // max(1, work_per_iteration))
 
-    def drive(self, call, ks: np.ndarray, stop_at: int, chunk: int, kept: np.ndarray, best_x: np.ndarray,
-              current, lipschitz=None) -> None:
-        """Run a solver's compiled loop to its end. ``call()`` makes one compiled call and returns its
-        code (CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L); ks[0] is the loop's iteration count and
-        ks[stop_at] the count at which a call returns, moved ``chunk`` further after each. On NEEDS_L,
-        ``lipschitz(L)`` stores the fallback start L (metrics.lipschitz_start) and the call is made
-        again. After each call: the history row of ``current()`` = (x, u) when histories are kept, the
-        stopping test, the caps. At the end the recorder gets a copy of ``best_x`` with its measure, as
-        :func:`measure_and_keep` left them in ``kept``."""
+    def compiled_state(self, chunk: int, floats: tuple = (), ints: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
+        """The state arrays (fs, ks) of a compiled loop in the layout F_* and K_* (above), at the run's
+        current count, measure and target, with the solver's own slots ``floats`` and ``ints`` after."""
+        fs = np.array([self.rec.best_err, np.inf, 1.0, 0.0, self.measure_step, self.norm_r0, self.target, *floats])
+        ks = np.array([self.k, self.k + chunk, -1 if self.rec.max_iter is None else self.rec.max_iter, self.d,
+                       self.mode == "inner", 0, *ints], dtype=np.int64)
+        return fs, ks
+
+    def drive(self, call, ks: np.ndarray, fs: np.ndarray, chunk: int, best_x: np.ndarray, current,
+              lipschitz=None) -> None:
+        """Run a solver's compiled loop to its end. ``call()`` makes one compiled call on the state
+        ``fs``, ``ks`` (:meth:`compiled_state`) and returns its code (CONVERGED, MAX_ITER, CHUNK_DONE,
+        NEEDS_L); ks[K_STOP] is moved ``chunk`` further after each. On NEEDS_L, ``lipschitz(L)`` stores
+        the fallback start L (metrics.lipschitz_start) and the call is made again. After each call: the
+        history row of ``current()`` = (x, u) when histories are kept, the stopping test, the caps. At
+        the end the recorder gets a copy of ``best_x`` with its measure, as :func:`measure_and_keep`
+        left them in ``fs``."""
         rec = self.rec
         while True:
             code = call()
             if code == NEEDS_L:
                 lipschitz(metrics.lipschitz_start(self.problem, math.nan))
                 continue
-            self.k = int(ks[0])
+            self.k = int(ks[K_ITER])
             self.converged = code == CONVERGED
             if rec.keep:
-                self._record(*current(), kept[1], kept[2], rec.elapsed())
+                self._record(*current(), fs[F_MEASURE], fs[F_SCALE], rec.elapsed())
             if self.converged:
                 break
             self.stopped = rec.capped(self.k)
             if self.stopped is not None:
                 break
-            ks[stop_at] = ks[0] + chunk
-        if kept[3]:
-            rec.best_x, rec.best_err = best_x.copy(), float(kept[0])
+            ks[K_STOP] = ks[K_ITER] + chunk
+        if fs[F_COPIED]:
+            rec.best_x, rec.best_err = best_x.copy(), float(fs[F_BEST])
 
     def _record(self, x: np.ndarray, u: np.ndarray, err: float, scale: float, elapsed: float) -> None:
         """One history row (module docstring) from the stopping measure ``err`` and its scale s."""
@@ -339,7 +366,7 @@ class Run:
         x = rec.best_x if rec.best_x is not None else np.zeros(self.n)
         if self.mode == "outer":
             status = self.info["outer_status"]
-            stop = StopCause.STALLED if status == "stagnated" else StopCause(status)
+            stop = OUTER_STOPS[status]
         else:
             stop = StopCause.CONVERGED if self.converged else self.stopped
             status = stop.value
@@ -383,17 +410,31 @@ def stopping_measure(x, u, a, mu, d, inner, step, norm_r0, target, scratch):
 
 
 @njit(cache=True)
-def measure_and_keep(x, u, a, mu, d, inner, step, norm_r0, target, scratch, best_x, kept):
-    """:func:`stopping_measure` of x, and x copied into ``best_x`` when its measure is the smallest so
-    far or it converged (Run.tick's best iterate); ``kept`` = [best measure, measure, scale, copied
-    (1.0 once a point was copied)] is updated. Returns whether the run converged."""
-    err, scale, converged = stopping_measure(x, u, a, mu, d, inner, step, norm_r0, target, scratch)
-    if err < kept[0] or converged:
-        kept[0] = err
+def measure_and_keep(x, u, a, mu, d, inner, scratch, best_x, fs):
+    """:func:`stopping_measure` of x with the step, ||r|| and target in ``fs`` (layout F_*), and x copied
+    into ``best_x`` when its measure is the smallest so far or it converged (Run.tick's best iterate);
+    fs[F_BEST], fs[F_MEASURE], fs[F_SCALE] and fs[F_COPIED] (1.0 once a point was copied) are updated.
+    Returns whether the run converged."""
+    err, scale, converged = stopping_measure(x, u, a, mu, d, inner, fs[F_STEP], fs[F_NORM_R0], fs[F_TARGET], scratch)
+    if err < fs[F_BEST] or converged:
+        fs[F_BEST] = err
         best_x[:] = x
-        kept[3] = 1.0
-    kept[1], kept[2] = err, scale
+        fs[F_COPIED] = 1.0
+    fs[F_MEASURE], fs[F_SCALE] = err, scale
     return converged
+
+
+@njit(cache=True)
+def count_and_check(x, u, a, mu, d, inner, scratch, best_x, fs, ks):
+    """The end of one iteration of a compiled loop that produced x with u = N x + r_0: the count
+    ks[K_ITER] goes up, then :func:`measure_and_keep` and the caps decide: CONVERGED, MAX_ITER
+    (ks[K_MAX_ITER] iterations done; -1: no cap), CHUNK_DONE (the count reached ks[K_STOP]) or GO_ON."""
+    ks[K_ITER] += 1
+    if measure_and_keep(x, u, a, mu, d, inner, scratch, best_x, fs):
+        return CONVERGED
+    if ks[K_MAX_ITER] >= 0 and ks[K_ITER] >= ks[K_MAX_ITER]:
+        return MAX_ITER
+    return CHUNK_DONE if ks[K_ITER] >= ks[K_STOP] else GO_ON
 
 
 @njit(cache=True)
@@ -445,9 +486,10 @@ class IterativeSolver(Solver):
     accepts: ClassVar[tuple[str, ...]] = ("ccqo",)
     compiled: ClassVar[bool] = True
     params: ClassVar[tuple[Param, ...]] = ITERATIVE_PARAMS
+    default_max_iter: ClassVar[int | None] = 10_000
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
-        run = Run(model, options, options.params)
+        run = Run(model, options, options.params, self.max_iter(options))
         t0 = time.perf_counter()     # wall clock: a CPU clock costs 8 us or more per reading on a VM
         self.setup(run)
         run.info["setup_seconds"] = time.perf_counter() - t0   # apart from the iterations' cost

@@ -45,8 +45,8 @@ from workbench.errors import InputError
 from workbench.metrics import unknown_diagonal
 from workbench.params import Param
 from workbench.cones import _project_rows
-from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, MAX_ITER, IterativeSolver, Run,
-                                         apply_operator, intermediate_length, measure_and_keep)
+from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_STARTED, IterativeSolver, Run,
+                                         apply_operator, count_and_check, intermediate_length)
 
 __all__ = ["JacobiSolver", "scaled_spectrum_bounds"]
 
@@ -103,33 +103,35 @@ class JacobiSolver(IterativeSolver):
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         """The iterations in :func:`_iterations`: one compiled call (one per history row, or per chunk
         of a few milliseconds of work when a time limit is to be checked)."""
-        rec, op, n = run.rec, run.compiled_N, run.n
+        op, n = run.compiled_N, run.n
         x = np.array(x0, dtype=float)
-        work = np.empty(3 * n + intermediate_length(op))
+        work = np.empty(_ROWS * n + intermediate_length(op))
         chunk = run.chunk(op[2].size + op[5].size + 10 * n)
-        fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target])
-        ks = np.array([run.k, 0, run.d, run.mode == "inner", -1 if rec.max_iter is None else rec.max_iter,
-                       run.k + chunk], dtype=np.int64)
-        run.drive(lambda: _iterations(op, run.mu, x, run.r0, run.a, self._step, work, fs, ks), ks, 5, chunk, fs[0:4],
-                  work[2 * n:3 * n], lambda: (x, work[:n]))
+        fs, ks = run.compiled_state(chunk)
+        run.drive(lambda: _iterations(op, run.mu, x, run.r0, run.a, self._step, work, fs, ks), ks, fs, chunk,
+                  work[_BEST * n:(_BEST + 1) * n], lambda: (x, work[_U * n:(_U + 1) * n]))
+
+
+#: rows of the work array (then the intermediate vector of the operator): u, the natural map, the best iterate
+_U, _SCRATCH, _BEST, _ROWS = 0, 1, 2, 3
 
 
 @njit(cache=True)
 def _iterations(op, mu, x, r0, a, step, work, fs, ks):
     """x <- P(x - step (u + a)), u = N x + r_0 and the stopping measure (:func:`measure_and_keep`) until
-    it holds, max_iter iterations are done (-1: no cap) or the count reaches k_stop; one compiled call,
-    x updated in place. ``work`` = [u, natural map, best iterate, intermediate of the operator];
-    fs = [best measure, measure, scale, copied, measure step, ||r||, target], ks = [k, started, d,
-    inner, max_iter, k_stop] (the first two read and updated)."""
+    it holds, the iteration cap is reached or the count reaches ks[K_STOP] (:func:`count_and_check`); one compiled call,
+    x updated in place. ``work``: the rows _U, _SCRATCH, _BEST, then the intermediate vector of the
+    operator; ``fs`` and ``ks``: the state of workbench.solvers.iterative's layout (F_*, K_*)."""
     n = x.shape[0]
-    u, scratch, best_x, tmp = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:]
-    d, inner, max_iter, k_stop = ks[2], ks[3] != 0, ks[4], ks[5]
+    u, scratch, best_x = work[_U * n:(_U + 1) * n], work[_SCRATCH * n:(_SCRATCH + 1) * n], work[_BEST * n:(_BEST + 1) * n]
+    tmp = work[_ROWS * n:]
+    d, inner = ks[K_D], ks[K_INNER] != 0
     m = mu.shape[0] * d
-    if ks[1] == 0:
+    if ks[K_STARTED] == 0:
         apply_operator(op, tmp, x, u)
         for k in range(n):
             u[k] += r0[k]
-        ks[1] = 1
+        ks[K_STARTED] = 1
     while True:
         for k in range(n):
             x[k] -= step[k] * (u[k] + a[k])
@@ -137,10 +139,6 @@ def _iterations(op, mu, x, r0, a, step, work, fs, ks):
         apply_operator(op, tmp, x, u)
         for k in range(n):
             u[k] += r0[k]
-        ks[0] += 1
-        if measure_and_keep(x, u, a, mu, d, inner, fs[4], fs[5], fs[6], scratch, best_x, fs[0:4]):
-            return CONVERGED
-        if max_iter >= 0 and ks[0] >= max_iter:
-            return MAX_ITER
-        if ks[0] >= k_stop:
-            return CHUNK_DONE
+        code = count_and_check(x, u, a, mu, d, inner, scratch, best_x, fs, ks)
+        if code != GO_ON:
+            return code

@@ -109,11 +109,8 @@ class LCP1Solver(Solver):
         Param("lambda_tol", float, None, "stop when Lambda changes by at most this [m/s] (None: tol x the "
               "velocity scale)"),
     )
-    #: outer iterations when options.max_iter is None (LCP2 fixes it at 1)
-    default_outer = 100
-
-    def outer_cap(self, options: SolveOptions) -> int:
-        return self.default_outer if options.max_iter is None else int(options.max_iter)
+    #: outer iterations when options.max_iter is None (LCP2 fixes them at 1)
+    default_max_iter = 100
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         mu, m_C, n_c = model.problem.mu, model.m_C, model.problem.n_contacts
@@ -127,7 +124,7 @@ class LCP1Solver(Solver):
         result = self.new_result(model)
         result.build_seconds += qp.compile_seconds + qp.setup_seconds
         result.info.update(compile_seconds=qp.compile_seconds, qp_setup_seconds=qp.setup_seconds)
-        cap = self.outer_cap(options)
+        cap = self.max_iter(options)
         slip = np.zeros(n_c)
         inner, z, outer = 0, None, 0
         rec = Recorder(options, "lcp_residual", ("inner_iterations", "lambda_change", "normal_velocity_error",

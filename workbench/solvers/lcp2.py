@@ -17,5 +17,6 @@ class LCP2Solver(LCP1Solver):
     name = "lcp2"
     summary = "Anitescu and Hart 2003 LCP2: one QP (15) with Gamma = 0 (approximate: u_n = mu lambda at active contacts)"
 
-    def outer_cap(self, options: SolveOptions) -> int:
+    def max_iter(self, options: SolveOptions) -> int:
+        """One QP solve, whatever options.max_iter says."""
         return 1

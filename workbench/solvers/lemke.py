@@ -272,7 +272,7 @@ class LemkeSolver(Solver):
     def solve(self, model, options: SolveOptions) -> SolveResult:
         A_s, q_s = model.scaled
         rec = Recorder(options, "lcp_residual")
-        out = lemke(A_s, q_s, max_pivots=options.max_iter, time_limit=options.time_limit)
+        out = lemke(A_s, q_s, max_pivots=self.max_iter(options), time_limit=options.time_limit)
         seconds = rec.elapsed()
         result = self.new_result(model)
         result.solver_status, result.iterations = out.status, out.pivots

@@ -43,7 +43,7 @@ class Iterate:
 
 class NCPMethod(NCPSolver):
     """Template of the in-house NCP methods (module docstring)."""
-    default_max_iter: ClassVar[int] = 200
+    default_max_iter: ClassVar[int | None] = 200
     compiled: ClassVar[bool] = True
     #: names of the history columns a method adds after the schema's
     extras: ClassVar[tuple[str, ...]] = ()
@@ -60,9 +60,6 @@ class NCPMethod(NCPSolver):
         a method may replace the returned point (e.g. a fallback) and returns the stop cause of what it
         returns."""
         return stop
-
-    def max_iter(self, options: SolveOptions) -> int:
-        return self.default_max_iter
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         problem = model.problem

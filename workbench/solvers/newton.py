@@ -175,8 +175,8 @@ def _fill_newton_matrix(N_ptr, N_idx, N_val, J_ptr, J_idx, J_val, A, B, rho, eps
 #: return code of :func:`_dense_newton` besides iterative's CONVERGED and CHUNK_DONE
 SINGULAR = 4
 #: named layout of the dense loop's integer state ``ks`` and float state ``fs``
-K, K_STOP, FAILURES = 0, 1, 2           # ks: iterations done, the count at which the call returns, line-search failures
-ERR, PSI = 0, 1                         # fs: siconos_error and merit psi of the current iterate
+K_ITER, K_STOP, K_FAILURES = 0, 1, 2    # ks: iterations done, the count at which the call returns, line-search failures
+F_ERR, F_PSI = 0, 1                     # fs: siconos_error and merit psi of the current iterate
 
 
 @njit(cache=True)
@@ -187,7 +187,7 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, d
     At each iterate (nu, u = N nu + r): Phi, A, B (:func:`_alart_curnier`), the merit psi and the
     workbench's siconos_error (:func:`workbench.solvers.iterative.stopping_measure`, the measure every
     other solver is judged by) go to ``fs``; the call returns CONVERGED when the error is <= tol,
-    CHUNK_DONE when ks[K] reaches ks[K_STOP] (the driver then records, checks its caps and moves
+    CHUNK_DONE when ks[K_ITER] reaches ks[K_STOP] (the driver then records, checks its caps and moves
     ks[K_STOP] on), SINGULAR when even the shifted J has a zero (or non-finite) pivot. Otherwise one
     Newton step: J = A + B N + eps_k I, dnu by Gaussian elimination with partial pivoting
     (:func:`_gauss_solve`), Armijo backtracking on psi, nu += t dnu and u = N nu + r afresh."""
@@ -200,10 +200,10 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, d
         _alart_curnier(nu, u, rho, mu, d, phi, A, B, True)
         psi = 0.5 * dot(phi, phi)
         err, _, converged = stopping_measure(nu, u, a, mu, d, True, 1.0, norm_r, tol, scratch)
-        fs[ERR], fs[PSI] = err, psi
+        fs[F_ERR], fs[F_PSI] = err, psi
         if converged:
             return CONVERGED
-        if ks[K] >= ks[K_STOP]:
+        if ks[K_ITER] >= ks[K_STOP]:
             return CHUNK_DONE
         for i in range(n_c):                      # J = A + B N, contact rows
             for j in range(d):
@@ -240,13 +240,13 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, d
                 break
             t *= 0.5
         if trial_psi > psi:
-            ks[FAILURES] += 1
+            ks[K_FAILURES] += 1
         for k in range(n):
             nu[k] += t * dnu[k]
         _matvec(N, nu, u)                         # afresh rather than u + t du: no drift over many iterations
         for k in range(n):
             u[k] += r[k]
-        ks[K] += 1
+        ks[K_ITER] += 1
 
 
 @njit(cache=True)
@@ -299,7 +299,6 @@ class NewtonSolver(NCPMethod):
     name = "newton"
     summary = "nonsmooth Newton on Alart-Curnier with Armijo line search (compiled Alart-Curnier pass; dense or sparse LU)"
     params = (Param("eps_rel", float, 1e-2, "relative Levenberg-Marquardt shift eps_k = eps_rel ||Phi|| / ||nu||"),)
-    default_max_iter = 200
     extras = ("merit",)
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
@@ -319,8 +318,8 @@ class NewtonSolver(NCPMethod):
         u = N @ nu + r
         A = np.empty((problem.n_contacts, d, d))
         work = [np.empty(n) for _ in range(7)]           # phi, dnu, trial nu, trial u, du, a, scratch
-        ks = np.zeros(3, dtype=np.int64)
-        fs = np.zeros(2)
+        ks = np.zeros(K_FAILURES + 1, dtype=np.int64)
+        fs = np.zeros(F_PSI + 1)
         # a history keeps a row per iteration; without one a call makes as many iterations as about
         # _CHUNK_WORK operations (n^3 / 3 for the factorisation) before the caps are checked
         chunk = 1 if rec.keep else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
@@ -330,9 +329,9 @@ class NewtonSolver(NCPMethod):
             code = _dense_newton(N, r, mu, d, rho, float(options.params["eps_rel"]), float(options.tol),
                                  float(problem.norm_r), nu, u, work[0], A, np.empty_like(A), np.empty((n, n)),
                                  work[1], work[2], work[3], work[4], work[5], work[6], ks, fs)
-            k = int(ks[K])
+            k = int(ks[K_ITER])
             if rec.keep:
-                rec.record(k, dual_objective(problem, nu, u), fs[ERR], fs[PSI])
+                rec.record(k, dual_objective(problem, nu, u), fs[F_ERR], fs[F_PSI])
             if code == CONVERGED:
                 stop = StopCause.CONVERGED
                 break
@@ -347,7 +346,7 @@ class NewtonSolver(NCPMethod):
         rec.stop_clock()
         result.nu, result.iterations = nu, k
         result.solver_status = result.solver_status or stop.value
-        result.info["line_search_failures"] = int(ks[FAILURES])
+        result.info["line_search_failures"] = int(ks[K_FAILURES])
         if problem.is_global:
             result.v = problem.velocity(nu)
         return rec.finish(result, stop)

@@ -64,8 +64,8 @@ from workbench.cones import project_contact
 from workbench.errors import InputError
 from workbench.params import Param
 from workbench.problem import csr_matvec
-from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, ITERATIVE_PARAMS, MAX_ITER, IterativeSolver, Run,
-                                         intermediate_length, measure_and_keep)
+from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_OWN, K_STARTED, IterativeSolver, Run,
+                                         count_and_check, intermediate_length)
 
 __all__ = ["PGSSolver", "local_factors", "solve_local"]
 
@@ -225,6 +225,14 @@ def _slice_dot(ptr, idx, val, v, k):
 
 
 @njit(cache=True)
+def _local_velocity(rlin, indptr, indices, data, v, i, d, w):
+    """w = rlin_i + rows d i .. d i + d - 1 of the compressed arrays (indptr, indices, data) times v: the
+    local velocity of contact i (N's rows times x, or C's columns times z = M^-1 C x)."""
+    for j in range(d):
+        w[j] = rlin[d * i + j] + _slice_dot(indptr, indices, data, v, d * i + j)
+
+
+@njit(cache=True)
 def _sweep(indptr, indices, data, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c):
     """One Gauss-Seidel sweep in ``order`` (contacts < n_c, then joints), in place on x, reading the rows
     of N (CSR). Returns the number of local problems without a boundary root."""
@@ -233,8 +241,7 @@ def _sweep(indptr, indices, data, x, rlin, mu, S, G, lam, joint_diag, order, ome
     for idx in range(order.shape[0]):
         i = order[idx]
         if i < n_c:
-            for j in range(d):
-                w[j] = rlin[d * i + j] + _slice_dot(indptr, indices, data, x, d * i + j)
+            _local_velocity(rlin, indptr, indices, data, x, i, d, w)
             if not _update_contact(i, w, x, mu, S, G, lam, omega, anti, d, c, xs, trial, work):
                 failures += 1
         else:
@@ -254,9 +261,8 @@ def _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_dia
     for idx in range(order.shape[0]):
         i = order[idx]
         if i < n_c:
-            for j in range(d):
-                w[j] = rlin[d * i + j] + _slice_dot(cp, ci, cx, z, d * i + j)
-                old[j] = x[d * i + j]
+            _local_velocity(rlin, cp, ci, cx, z, i, d, w)
+            old[:] = x[d * i:d * i + d]
             if not _update_contact(i, w, x, mu, S, G, lam, omega, anti, d, c, xs, trial, work):
                 failures += 1
                 continue
@@ -275,43 +281,44 @@ def _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_dia
     return failures
 
 
+#: rows of the work array: z = M^-1 C x (velocity form), u, the natural map, the best iterate
+_Z, _U, _SCRATCH, _BEST, _ROWS = 0, 1, 2, 3, 4
+#: PGS's own slots of the compiled state (workbench.solvers.iterative's F_* and K_* layout): local
+#: failures, the number of contacts n_c
+K_FAILURES, K_N_C = K_OWN, K_OWN + 1
+
+
 @njit(cache=True)
 def _iterations(op, cols, velocity, x, r0, rlin, a, mu, S, G, lam, joint_diag, order, omega, work, fs, ks):
     """Sweeps, each followed by u = N x + r_0 and the stopping measure (:func:`stopping_measure`), until
-    it holds, max_iter sweeps are done (-1: no cap) or the count reaches k_stop; one compiled call.
+    it holds, the sweep cap is reached or the count reaches ks[K_STOP] (:func:`count_and_check`); one compiled call.
 
     ``op`` is the operator of Run.compiled_N: in the velocity form (``velocity``) A = M^-1 C and
     B = C^T chained, and ``cols`` = the CSR arrays of C^T and (M^-1 C)^T (the columns of C and of M^-1 C);
-    otherwise N (or W_s) itself, whose rows the sweep reads. ``work`` rows: z = M^-1 C x (velocity form),
-    u, the natural map, the best iterate. fs = [best measure, measure, scale, copied, step, norm_r0,
-    target] (fs[0:4] as :func:`measure_and_keep` keeps them), ks = [k, local failures, started,
-    d, n_c, inner, max_iter, k_stop] (the first three read and updated)."""
-    step, norm_r0, target = fs[4], fs[5], fs[6]
-    d, n_c, anti, max_iter, k_stop = ks[3], ks[4], ks[5] != 0, ks[6], ks[7]
+    otherwise N (or W_s) itself, whose rows the sweep reads. ``work`` rows: _Z, _U, _SCRATCH, _BEST.
+    ``fs`` and ``ks``: the state of workbench.solvers.iterative's layout (F_*, K_*) with PGS's own slots
+    K_FAILURES and K_N_C."""
+    d, n_c, anti = ks[K_D], ks[K_N_C], ks[K_INNER] != 0
     a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
     n = r0.shape[0]
-    z, u, scratch, best_x = work[0, :a_ptr.shape[0] - 1], work[1, :n], work[2, :n], work[3, :n]
-    if velocity and ks[2] == 0:
+    z, u, scratch, best_x = work[_Z, :a_ptr.shape[0] - 1], work[_U, :n], work[_SCRATCH, :n], work[_BEST, :n]
+    if velocity and ks[K_STARTED] == 0:
         csr_matvec(a_ptr, a_idx, a_val, x, z)
-    ks[2] = 1
+    ks[K_STARTED] = 1
     while True:
         if velocity:
-            ks[1] += _sweep_velocity(cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], z, x, rlin, mu, S, G,
+            ks[K_FAILURES] += _sweep_velocity(cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], z, x, rlin, mu, S, G,
                                      lam, joint_diag, order, omega, anti, d, n_c)
             csr_matvec(a_ptr, a_idx, a_val, x, z)              # M^-1 C x afresh: no drift
             csr_matvec(b_ptr, b_idx, b_val, z, u)
         else:
-            ks[1] += _sweep(a_ptr, a_idx, a_val, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c)
+            ks[K_FAILURES] += _sweep(a_ptr, a_idx, a_val, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c)
             csr_matvec(a_ptr, a_idx, a_val, x, u)
         for k in range(u.shape[0]):
             u[k] += r0[k]
-        ks[0] += 1
-        if measure_and_keep(x, u, a, mu, d, anti, step, norm_r0, target, scratch, best_x, fs[0:4]):
-            return CONVERGED
-        if max_iter >= 0 and ks[0] >= max_iter:
-            return MAX_ITER
-        if ks[0] >= k_stop:
-            return CHUNK_DONE
+        code = count_and_check(x, u, a, mu, d, anti, scratch, best_x, fs, ks)
+        if code != GO_ON:
+            return code
 
 
 def local_factors(S: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -464,17 +471,15 @@ class PGSSolver(IterativeSolver):
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         """The sweeps in :func:`_iterations`: one compiled call (or one per history row, or per sweep
         with random_order, whose order Python draws), Python reading the state between calls only."""
-        rec, n = run.rec, run.n
+        n = run.n
         x = np.array(x0, dtype=float)
         n_items = run.n_c + (run.n - run.m)
         order = np.arange(n_items)
         anti = run.mode == "inner"
         op = run.compiled_N
-        work = np.empty((4, max(n, intermediate_length(op))))
+        work = np.empty((_ROWS, max(n, intermediate_length(op))))
         chunk = 1 if self._rng is not None else run.chunk(op[2].size + op[5].size + 4 * self._cols[2].size + 30 * n)
-        fs = np.array([rec.best_err, np.inf, 1.0, 0.0, run.measure_step, run.norm_r0, run.target])
-        ks = np.array([run.k, 0, 0, run.d, run.n_c, anti, -1 if rec.max_iter is None else rec.max_iter,
-                       run.k + chunk], dtype=np.int64)
+        fs, ks = run.compiled_state(chunk, ints=(0, run.n_c))          # local failures, n_c
         args = (op, self._cols, self._velocity, x, run.r0, run.r0 if anti else run.linear_term, run.a, run.mu,
                 self._S, self._G, self._lam, self._joints)
 
@@ -482,5 +487,5 @@ class PGSSolver(IterativeSolver):
             sweep_order = order if self._rng is None else self._rng.permutation(n_items)
             return _iterations(*args, sweep_order, self._omega, work, fs, ks)
 
-        run.drive(call, ks, 7, chunk, fs[0:4], work[3, :n], lambda: (x, work[1, :n]))
-        run.info["local_failures"] += int(ks[1])
+        run.drive(call, ks, fs, chunk, work[_BEST, :n], lambda: (x, work[_U, :n]))
+        run.info["local_failures"] += int(ks[K_FAILURES])

@@ -133,8 +133,9 @@ def _inverse_blocks(blocks: np.ndarray) -> np.ndarray:
 class PQNSolver(NCPMethod):
     name = "pqn"
     summary = "projected quasi-Newton with smoothing and block-preconditioned GMRES (Koziara 2017, Algorithm 1)"
+    default_max_iter = 1000     # n of Koziara 2017 Table 1, the default of the parameter max_iter
     params = (
-        Param("max_iter", int, 1000, "iterations n when options.max_iter is unset"),
+        Param("max_iter", int, default_max_iter, "iterations n when options.max_iter is unset"),
         Param("gamma", float, None, "Algorithm 1's own test g(R) < gamma (None: siconos_error <= tol)"),
         Param("omega_factor", float, 1e-3, "smoothing omega = omega_factor x (gamma or tol)"),
         Param("delta", float, 0.0, "regularisation delta"),
@@ -150,7 +151,8 @@ class PQNSolver(NCPMethod):
     hands_over_to = "fallback"  # Algorithm 1, line 3: the solver its ``fallback`` parameter names
 
     def max_iter(self, options: SolveOptions) -> int:
-        return int(options.params["max_iter"])
+        """options.max_iter, else the parameter max_iter (default :attr:`default_max_iter`)."""
+        return int(options.params["max_iter"]) if options.max_iter is None else int(options.max_iter)
 
     def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:
         problem = model.problem
@@ -234,9 +236,8 @@ class PQNSolver(NCPMethod):
             return stop
         warm = result.nu if result.nu is not None and np.all(np.isfinite(result.nu)) else None
         at_seconds = rec.elapsed()
-        left = None if options.time_limit is None else max(options.time_limit - at_seconds, 1e-3)
         fallback = _FALLBACK_SOLVERS[name]()
-        fb = execute(fallback, model, SolveOptions(tol=options.tol, time_limit=left, warm_start=warm, keep_history=False,
+        fb = execute(fallback, model, SolveOptions(tol=options.tol, time_limit=rec.time_left(), warm_start=warm, keep_history=False,
                                                    params=fallback.check_params({}, model.kind)))
         result.info["fallback"] = {"solver": name, "stop": fb.stop.value if fb.stop else None,
                                    "iterations": fb.iterations, "message": fb.message}

@@ -6,8 +6,10 @@ which sets the result's ``stop`` (a :class:`~workbench.solvers.base.StopCause`),
 once it has its point, so that wrapping the point into a result is not timed; or the backend's own
 time, where the solver measured it) and ``history``. In between:
 
-- caps: :meth:`Recorder.capped` says MAX_ITER once ``options.max_iter`` (or the solver's default)
-  iterations are done and TIMEOUT once ``options.time_limit`` seconds of wall clock have passed;
+- caps: :meth:`Recorder.capped` says MAX_ITER once the run's iteration cap (the solver's
+  ``Solver.max_iter(options)``: options.max_iter, else the solver's default) is reached and TIMEOUT
+  once ``options.time_limit`` seconds of wall clock have passed; :meth:`Recorder.time_left` is what
+  remains of the limit for a method handed the run (a fallback, a polish);
 - best iterate: :meth:`Recorder.offer` keeps a copy of the point with the smallest measure;
 - history (only when ``options.keep_history``): :meth:`Recorder.record` appends one row of the fixed
   schema HISTORY_COLUMNS = iteration (int), seconds (float, wall time since the solve started),
@@ -38,18 +40,21 @@ __all__ = ["Recorder", "HISTORY_COLUMNS"]
 HISTORY_COLUMNS = ("iteration", "seconds", "objective", "error_name", "error")
 #: iterates kept per decade of history rows for the judged error (after the first 10 rows)
 SAMPLES_PER_DECADE = 20
+#: the least time limit [s] handed on by :meth:`Recorder.time_left`: a positive one, since a limit of 0
+#: means "no limit" to some backends (SCS's time_limit_secs)
+MIN_TIME_LEFT = 1e-3
 
 
 class Recorder:
     """Bookkeeping of one run (module docstring). ``error_name`` names the history's ``error`` column,
-    ``extras`` the solver's own columns after it; ``default_max_iter`` applies when options.max_iter is
-    None (None: no iteration cap)."""
+    ``extras`` the solver's own columns after it; ``max_iter`` is the run's iteration cap, the
+    solver's ``max_iter(options)`` (None: none that :meth:`capped` checks)."""
 
     def __init__(self, options: SolveOptions, error_name: str, extras: tuple[str, ...] = (),
-                 default_max_iter: int | None = None):
+                 max_iter: int | None = None):
         self.t0 = time.perf_counter()
         self.keep = bool(options.keep_history)
-        self.max_iter = default_max_iter if options.max_iter is None else int(options.max_iter)
+        self.max_iter = max_iter
         self.time_limit = options.time_limit
         self.error_name = error_name
         self.extras = tuple(extras)
@@ -96,6 +101,11 @@ class Recorder:
     def timed_out(self, elapsed: float | None = None) -> bool:
         """Whether the time limit has passed (``elapsed``: the caller's reading of the clock)."""
         return self.time_limit is not None and (self.elapsed() if elapsed is None else elapsed) >= self.time_limit
+
+    def time_left(self) -> float | None:
+        """Seconds of the time limit left now, at least MIN_TIME_LEFT (None: no time limit): the limit
+        of a method the run hands over to (a fallback, a polish)."""
+        return None if self.time_limit is None else max(self.time_limit - self.elapsed(), MIN_TIME_LEFT)
 
     def offer(self, x: np.ndarray, err: float, force: bool = False) -> None:
         """Keep a copy of ``x`` when its measure ``err`` is the smallest so far (or ``force``)."""

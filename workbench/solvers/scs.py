@@ -21,7 +21,6 @@ import tempfile
 
 import pandas as pd
 
-from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.params import Param
 from workbench.solvers.cvxpy_base import CvxpySolver
 from workbench.solvers.fixed_point import FixedPointCapable
@@ -36,11 +35,11 @@ SCS_SETTINGS = {"normalize": True, "scale": 0.1, "adaptive_scale": True, "rho_x"
 class ScsSolver(FixedPointCapable, CvxpySolver):
     name = "scs"
     summary = "SCS splitting conic solver (via cvxpy)"
-    accepts = ("cvxpy", FIXED_POINT_KIND)
     cvxpy_name = "SCS"
     install_hint = "pip install scs"
     history_error = "max(res_primal, res_dual)"
     history_extras = ("res_primal", "res_dual", "gap", "solver_dual_objective")
+    default_max_iter = SCS_SETTINGS["max_iters"]
     fixed_point_params = (Param("inner_warm_start", bool, True, "fixed-point formulations: start each inner "
                                 "solve from the previous solution"),)
 
@@ -48,7 +47,7 @@ class ScsSolver(FixedPointCapable, CvxpySolver):
         return SCS_SETTINGS
 
     def settings(self, options):
-        s = {"eps_abs": options.tol / 100, "eps_rel": options.tol / 100, "max_iters": int(options.max_iter or 100_000)}
+        s = {"eps_abs": options.tol / 100, "eps_rel": options.tol / 100, "max_iters": self.max_iter(options)}
         if options.time_limit is not None:
             s["time_limit_secs"] = float(options.time_limit)
         return s

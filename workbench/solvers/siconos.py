@@ -58,6 +58,9 @@ SICONOS_PYTHON = os.environ.get("WORKBENCH_SICONOS_PYTHON", "/usr/bin/python3")
 WORKER = Path(__file__).with_name("siconos_worker.py")
 #: the sparse .npz codec, loaded by the worker from its file (it cannot import the workbench)
 CODEC = Path(__file__).parents[1] / "io" / "sparse_npz.py"
+#: Siconos's info -> the stop cause: 0 is its own convergence; any other info is MAX_ITER when it used
+#: every iteration options.max_iter allowed, else STALLED
+SICONOS_STOPS = {0: StopCause.CONVERGED}
 #: members shown by list_solvers (any other NAME Siconos knows works through get_solver)
 LISTED = ("NSGS", "NSN_AC", "NSN_FB", "ADMM", "FPP", "EG", "ACLMFP", "PROX")
 #: seconds allowed for the interpreter's start-up, Siconos's import and reading the problem; not part of a
@@ -163,7 +166,7 @@ class SiconosSolver(NCPSolver):
         with tempfile.TemporaryDirectory(prefix="siconos_") as tmp:
             path_in, path_out = os.path.join(tmp, "in.npz"), os.path.join(tmp, "out.npz")
             np.savez(path_in, **encode_sparse("W", W), q=q, mu=problem.mu, r0=r0,
-                     method=self.method, tol=float(options.tol), max_iter=int(options.max_iter or 0), **pairs)
+                     method=self.method, tol=float(options.tol), max_iter=int(self.max_iter(options) or 0), **pairs)
             code, stderr, startup = _run_worker([SICONOS_PYTHON, "-I", str(WORKER), path_in, path_out, str(CODEC)],
                                                 options.time_limit)
             result.info["process_seconds"] = rec.elapsed()
@@ -183,12 +186,8 @@ class SiconosSolver(NCPSolver):
         result.solver_status = "converged" if code == 0 else f"not converged (info {code})"
         result.info.update(siconos_info=code, siconos_error=float(out["error"]))
         rec.record(result.iterations, None, float(out["error"]), seconds=seconds)
-        if code == 0:
-            stop = StopCause.CONVERGED
-        elif options.max_iter is not None and result.iterations >= options.max_iter:
-            stop = StopCause.MAX_ITER
-        else:
-            stop = StopCause.STALLED
+        stop = SICONOS_STOPS.get(code) or (StopCause.MAX_ITER if options.max_iter is not None
+                                           and result.iterations >= options.max_iter else StopCause.STALLED)
         result.nu = np.asarray(out["r"])[index]
         # the u Siconos returns against the workbench's N nu + r (a check of the hand-over)
         u = problem.relative_velocity(result.nu)

@@ -3,7 +3,7 @@
     python benchmarks/bench_time_limits.py [--limit S] [--spheres N]
 
 For every available solver and the first formulation it can take, after a warm-up (imports and
-compilation are never inside the limit), one ``workbench.solvers.solve`` of a freshly generated
+compilation are never inside the limit), one ``workbench.method.solve`` of a freshly generated
 sphere packing with an accuracy no solver reaches (tol 1e-15, no iteration cap) and
 ``time_limit=S``: the wall time of the call, the solver's own solve_seconds, the build time, and
 for Siconos its start-up (not counted in its limit, ``info["startup_seconds"]``). The overrun is

@@ -4,6 +4,7 @@ registry of named problem sources.
 Specs (the PROBLEM argument of every command, the entries of study files)::
 
     path/to/file.hdf5 | .h5 | .dat | .npz   FCLib HDF5, Siconos numerics text, the workbench's .npz
+                      (the formats of workbench.io.formats.FORMATS)
     shared:REL        a reference problem of other simulators (workbench.shared_data), e.g.
                       shared:fclib/Box_Stacks-i0122-82-5.hdf5
     dataset:NAME      a dataset in problems/datasets, NAME.npz (settled-00320, scaling-00064, ...: committed,
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from workbench.errors import InputError, unknown
+from workbench.io.formats import SUFFIXES, files_accepted
 from workbench.params import check_params
 from workbench.shared_data import PREFIX as SHARED_PREFIX
 from workbench.shared_data import reference_files, resolve_shared, shared_data_dir
@@ -84,10 +86,9 @@ NAMED: dict[str, Named] = {
 }
 
 #: what a file spec may end with
-FILE_SUFFIXES = (".hdf5", ".h5", ".hdf", ".dat", ".npz")
+FILE_SUFFIXES = SUFFIXES
 #: the accepted spec forms, for error messages
-ACCEPTED = ("a file (.hdf5/.h5 FCLib, .dat Siconos, .npz workbench), shared:REL, dataset:NAME, scene:NAME, "
-            "scenario:NAME or generator:NAME")
+ACCEPTED = f"a file ({files_accepted()}), shared:REL, dataset:NAME, scene:NAME, scenario:NAME or generator:NAME"
 
 _DATASET_PREFIX = "dataset:"
 _PREFIXES = {"scene:": ("scene", "scenario"), "scenario:": ("scenario",), "generator:": ("generator",)}

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Format", "FORMATS", "SUFFIXES", "format_of", "files_accepted", "load_problem"]
+__all__ = ["Format", "FORMATS", "format_of", "files_accepted", "load_problem"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,6 @@ FORMATS: tuple[Format, ...] = (
     Format("native", (".npz",), "workbench", "workbench.io.native:load_problem_native", b"PK\x03\x04"),
     Format("siconos", (".dat",), "Siconos", "workbench.io.siconos_dat:read_siconos_dat"),
 )
-#: every suffix a problem file is known by
-SUFFIXES: tuple[str, ...] = tuple(s for f in FORMATS for s in f.suffixes)
 
 
 def format_of(suffix: str, head: bytes) -> Format:

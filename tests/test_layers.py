@@ -213,7 +213,8 @@ def _tree(root: Path, **changes: str) -> Path:
     ("relative", "from .study import spec\n"),
     ("function-level", "def f():\n    from workbench.study.spec import X\n"),
     ("importlib string", "import importlib\n\ndef f():\n    return importlib.import_module('workbench.study.spec')\n"),
-    ("importlib f-string", "import importlib\n\ndef f(n):\n    return importlib.import_module(f'workbench.study.{n}')\n"),
+    ("importlib f-string",
+     "import importlib\n\ndef f(n):\n    return importlib.import_module(f'workbench.study.{n}')\n"),
     ("__import__ string", "def f():\n    return __import__('workbench.study.spec')\n"),
     ("registry string", "LATER = {'x': 'workbench.study.spec:Study'}\n"),
 ])

@@ -30,8 +30,9 @@ __all__ = ["load_problem", "FORMATS", "read_fclib", "read_fclib_guess", "write_f
 
 #: the readers and writers and their modules, imported on first use (PEP 562): sources and the command
 #: line know the formats (workbench.io.formats) without loading numpy or h5py
-_PUBLIC = {"read_fclib": "fclib", "read_fclib_guess": "fclib", "write_fclib": "fclib", "read_siconos_dat": "siconos_dat",
-           "write_siconos_dat": "siconos_dat", "save_problem": "native", "load_problem_native": "native"}
+_PUBLIC = {"read_fclib": "fclib", "read_fclib_guess": "fclib", "write_fclib": "fclib",
+           "read_siconos_dat": "siconos_dat", "write_siconos_dat": "siconos_dat", "save_problem": "native",
+           "load_problem_native": "native"}
 
 
 def __getattr__(name: str):

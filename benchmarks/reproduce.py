@@ -183,7 +183,7 @@ def interior_point_objective(dataset: str) -> float:
 def _apgd_to_target(problem, target: float, max_iter: int) -> dict[float, int | None]:
     """The first APGD iteration whose dual objective is within each threshold of ``target`` (None: not
     within ``max_iter`` iterations)."""
-    from workbench.report.stats import first_within
+    from workbench.analysis.stats import first_within
 
     res = solve(problem, "dual", "apgd", SolveOptions(tol=1e-14, max_iter=max_iter, keep_history=True))
     h = res.history.drop_duplicates("iteration", keep="last")
@@ -278,7 +278,7 @@ def _scaling_names(pattern: str, quick: bool) -> list[str]:
 def mazhar_scaling(args, rows: list, notes: list) -> None:
     """Sec. 5.2, Fig. 5: time to converge against size; APGD against the interior-point method."""
     from workbench import sources
-    from workbench.report.stats import loglog_slope
+    from workbench.analysis.stats import loglog_slope
 
     names = _scaling_names(args.scaling, args.quick)
     ip = _interior_point()

@@ -336,7 +336,7 @@ def describe_dual(problem: TimeStepProblem, *, scaled: bool = True, m_C: int | N
     pyr = pyramid(problem, m_C)
     base = relaxed_dual.describe(problem, scaled=scaled)
     return base.inscribe_pyramid(
-        pyr.E, pyr.m_C, formulation="pyramid-dual",
+        pyr.E, pyr.m_C, formulation="lcp-pyramid",
         description=(f"pyramid dual QP, m_C = {pyr.m_C}: min_nu 1/2 nu^T N nu + r^T nu over gamma = E^T y, y >= 0, "
                      "lambda free; model: x = [y; lambda] / alpha"),
         notes={**base.notes, "pyramid": _PYRAMID, "relaxation": _PYRAMID_RELAXATION,
@@ -352,7 +352,7 @@ def describe_primal(problem: TimeStepProblem, *, scaled: bool = True, m_C: int |
     base = relaxed_primal.describe(problem, scaled=scaled)
     impulse = base.objective_scale / base.scale.velocity
     return base.inscribe_pyramid(
-        pyr.E, pyr.m_C, formulation="pyramid-primal",
+        pyr.E, pyr.m_C, formulation="lcp-pyramid-primal",
         description=(f"pyramid primal QP (Anitescu & Hart 2003 eq. 15, Gamma = 0), m_C = {pyr.m_C}, in the velocity "
                      "change w = v - M^-1 k: min_w 1/2 w^T M w s.t. u_n,i + mu_i t_l . u_t,i >= 0 with "
                      "u = D^T w + r_c, G^T w + r_G = 0; model: y = w / v_s"),

@@ -80,4 +80,4 @@ def test_the_results_page_is_the_method_table_and_the_promises(tmp_path):
     for pair, row in method_table(report["runs"]).iterrows():
         assert f"| {pair} | {row['runs']:.0f} | {row['solved']:.0f} | {row['inaccurate']:.0f} |" in text
     assert "4 runs on 2 problems, 2 (formulation, solver) pairs" in text and "Crashes 0, tracebacks 0" in text
-    assert provenance.check_docs(tmp_path) == []
+    assert provenance.check_docs(tmp_path, [render_page]) == []

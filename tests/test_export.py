@@ -44,8 +44,8 @@ PROBLEMS = {
 #: (problem, formulation) pairs with an optimisation model (the primals need a global problem)
 MODEL_CASES = [("global", "dual"), ("global", "primal"), ("joints", "dual"), ("joints", "primal"),
                ("2d", "dual"), ("2d", "primal"), ("local", "dual"),
-               ("joints", "pyramid-dual"), ("joints", "pyramid-primal"), ("2d", "pyramid-primal"),
-               ("local", "pyramid-dual")]
+               ("joints", "lcp-pyramid"), ("joints", "lcp-pyramid-primal"), ("2d", "lcp-pyramid-primal"),
+               ("local", "lcp-pyramid")]
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +56,7 @@ def reference():
     cache = {}
 
     def get(key, formulation):
-        family = "pyramid" if formulation.startswith("pyramid") else "cone"
+        family = "pyramid" if formulation.startswith("lcp-pyramid") else "cone"
         if (key, family) not in cache:
             p = PROBLEMS[key]()
             if family == "cone":
@@ -102,7 +102,7 @@ def test_scip_solves_the_exported_model_to_the_workbench_optimum(reference, tmp_
     assert dual_optimum(model, scip.getObjVal()) == pytest.approx(optimum, rel=RTOL)
     names = {v.name for v in scip.getVars()}
     first = {"dual": ["g0_n", "g0_t"] if p.d == 2 else ["g0_n", "g0_t1", "g0_t2"], "primal": ["y0", "u0_n"],
-             "pyramid-dual": ["y0_e0", "y0_e1"], "pyramid-primal": ["y0"]}[formulation]
+             "lcp-pyramid": ["y0_e0", "y0_e1"], "lcp-pyramid-primal": ["y0"]}[formulation]
     assert set(first) <= names              # the contact grouping is in the names
 
 
@@ -399,3 +399,21 @@ def test_cli_export_writes_the_file_and_bad_input_exits_2(tmp_path, capsys):
     for bad in (["out.cbf"], ["out.unknown", "--formulation", "dual"], ["out.cbf", "--formulation", "raw"]):
         assert main(["export", str(tmp_path / "p.npz"), str(tmp_path / bad[0]), *bad[1:]]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_cli_export_takes_the_registry_names_and_says_did_you_mean(tmp_path, capsys):
+    """The pyramid model is ``lcp-pyramid``, the registry's name; the old ``pyramid-dual`` writes the same
+    file with a one-line note; a mistyped -f gets "did you mean"."""
+    save_problem(random_problem(4, 3, seed=11), tmp_path / "p.npz")
+    assert main(["export", str(tmp_path / "p.npz"), str(tmp_path / "new.lp"), "-f", "lcp-pyramid"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["export", str(tmp_path / "p.npz"), str(tmp_path / "old.lp"), "-f", "pyramid-dual"]) == 0
+    assert capsys.readouterr().err.strip() == ("workbench: note: formulation 'pyramid-dual' is deprecated: it is "
+                                               "'lcp-pyramid', the registry's name")
+    assert (tmp_path / "old.lp").read_text() == (tmp_path / "new.lp").read_text()
+    assert "formulation: lcp-pyramid" in (tmp_path / "new.lp").read_text()
+    for typo, meant in (("lcp-pyramd", "lcp-pyramid"), ("duel", "dual")):
+        assert main(["export", str(tmp_path / "p.npz"), str(tmp_path / "x.cbf"), "-f", typo]) == 2
+        assert f"did you mean '{meant}'?" in capsys.readouterr().err
+    assert main(["export", str(tmp_path / "p.npz"), str(tmp_path / "x.npz"), "-f", "locl"]) == 2
+    assert "did you mean 'local'?" in capsys.readouterr().err

@@ -18,7 +18,8 @@ from workbench.cli import main
 from workbench.metrics import dual_objective
 from workbench.report import read_report_data, write_report
 from workbench.report.compare import write_comparison
-from workbench.report.stats import first_within, loglog_slope, performance_profile, shifted_geometric_mean
+from workbench.analysis.profiles import performance_profile
+from workbench.analysis.stats import first_within, loglog_slope, shifted_geometric_mean
 from workbench.study import load_histories, load_results
 from workbench.study.results import to_history_schema
 from workbench.study.store import ResultStore
@@ -601,7 +602,7 @@ def test_quickstart_study_gives_a_report_with_tables_convergence_and_profiles(tm
 def test_published_values_on_data_made_otherwise_are_not_comparable():
     """A [[report.paper]] entry whose paper_params differ from the generator parameters stored beside a
     measured file is marked not comparable, naming the parameter; a declared reason wins."""
-    from workbench.report import _comparable
+    from workbench.report.paper import _comparable
 
     entry = {"paper_problem": "320 spheres, h = 0.0005 s", "paper_criterion": "contacts",
              "paper_params": [["h", 0.0005], ["steps", 8000.0]]}

@@ -484,7 +484,7 @@ def test_a_run_killed_while_warming_up_is_recorded_apart_and_never_a_failure(tmp
     "warm-up" (the later runs of that method say so at once), the report leaves those runs out of every
     denominator and time, lists them apart, and the other methods' runs go on."""
     from workbench.report import read_report_data, write_report
-    from workbench.report.accounting import summarise
+    from workbench.analysis.accounting import summarise
 
     monkeypatch.setenv("WORKBENCH_WARM_UP_LIMIT", "2")
     write(tmp_path / "plugin.py", MISBEHAVING)

@@ -47,6 +47,7 @@ def _epilog() -> str:
     import textwrap
 
     from formulations import FORMULATIONS
+    from workbench.io.formats import files_accepted
     from workbench.solvers import SOLVERS
     from workbench.sources import names
 
@@ -60,7 +61,7 @@ def _epilog() -> str:
         wrapped("solvers", solvers),
         wrapped("scenes (PROBLEM scene:NAME)", names("scene", "scenario")),
         wrapped("generators (PROBLEM generator:NAME)", names("generator")),
-        wrapped("PROBLEM", ["a file (.hdf5/.h5 FCLib, .dat Siconos, .npz)", "shared:REL (reference data)",
+        wrapped("PROBLEM", [f"a file ({files_accepted()})", "shared:REL (reference data)",
                             "dataset:NAME (problems/datasets)", "scene:NAME", "generator:NAME"]),
         "workbench list: the same with descriptions and availability; workbench help COMMAND: one command",
         "",

@@ -26,6 +26,9 @@ one as PNG and SVG. See docs/plotting.md for an example that runs.
 - :func:`scaling`: quantities against contacts, log-log, with the least-squares slope per method.
 - :func:`time_series`: a simulation's per-step quantities against time, analytic curves dashed, steps
   finished by another method marked.
+- :func:`simulation_velocities` and :func:`simulation_steps`: the two figures of ``workbench simulate``
+  (a scene's tracked velocities beside their analytic values; contacts, iterations, complementarity and
+  the force on the fixed bodies against time).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 __all__ = ["convergence", "performance_profile", "scaling", "scaling_slopes", "time_series", "save",
+           "simulation_velocities", "simulation_steps",
            "judged_measure", "JUDGED", "MAX_OWN_ROWS"]
 
 #: the measures a run can be judged by (workbench.judging.judged_name), in panel order
@@ -266,33 +270,18 @@ def convergence(histories: pd.DataFrame, runs: pd.DataFrame, *, problem: str | N
 
 # --------------------------------------------------------------------------- profiles
 
-def _profile_values(results: pd.DataFrame, value: str) -> pd.DataFrame:
-    """Problems x methods of ``value`` under the accounting rule, from load_results rows."""
-    from workbench.report.accounting import pair_table, profile_values
-
-    first = results.drop_duplicates("problem")
-    problems = [{"problem": p.problem, "tags": tuple(str(p.tags).split(",")) if p.tags else (), "series": p.series,
-                 "kind": p.kind, "n_contacts": p.n_contacts} for p in first.itertuples()]
-    methods = [{"method": m.method, "label": m.label, "tol": m.tol, "accept": None if pd.isna(m.accept) else m.accept}
-               for m in results.drop_duplicates("method").itertuples()]
-    pairs = pair_table(results, problems, methods, set(), "solve_seconds", float(results["time_limit"].max()))
-    table = profile_values(pairs, [m["method"] for m in methods], value)
-    table.columns = [m["label"] for m in methods]
-    return table
-
-
 def performance_profile(results: pd.DataFrame, *, value: str = "time", xlabel: str | None = None,
                         title: str = "") -> Figure:
     """Dolan-More profiles rho_s(tau) of ``value`` ("time" or "iterations"), tau on a log2 axis.
 
     results: either problems x methods of the value (inf: not solved; NaN: the method cannot take the
-    problem, left out of its fraction), as workbench.report.accounting.profile_values gives, or the
+    problem, left out of its fraction), as workbench.analysis.profiles.profile_values gives, or the
     rows of :func:`workbench.study.load_results`, accounted by the report's rule (solve time, a
     problem not solved never counts)."""
-    from workbench.report.stats import performance_profile as profile
+    from workbench.analysis.profiles import performance_profile as profile, results_profile_values
 
     if "status" in results.columns:
-        results = _profile_values(results, value)
+        results = results_profile_values(results, value)
     rho = profile(results)
     fig = Figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
@@ -332,7 +321,7 @@ def scaling_slopes(results: pd.DataFrame, columns: dict[str, str], *, labels: di
                    methods: list[str] | None = None) -> pd.DataFrame:
     """Per method, the least-squares slope in log-log of each column of ``columns`` against
     n_contacts (the exponent k of value ~ contacts^k) and the number of points; index: labels."""
-    from workbench.report.stats import loglog_slope
+    from workbench.analysis.stats import loglog_slope
 
     methods, labels = _order(results, labels, methods)
     pairs = _scaling_pairs(results, list(columns))
@@ -426,4 +415,57 @@ def time_series(steps: pd.DataFrame, *, title: str = "", max_panels: int = 6) ->
     if handles:
         axes[0].legend(fontsize=8)
     fig.suptitle(title, fontsize=10)
+    return fig
+
+
+# --------------------------------------------------------------------------- one simulation
+
+#: tracked velocities of single-body scenes (steps.csv of workbench simulate) and their axis labels
+_TRACKED = {"v_slope": "velocity along the slope [m/s]", "rolling": "rolling speed R w [m/s]",
+            "v_normal": "normal velocity [m/s]"}
+
+
+def simulation_velocities(steps: pd.DataFrame, *, title: str = "") -> Figure:
+    """The tracked velocities of a single-body scene against ``t`` (points), each with its analytic
+    value ``X_analytic`` (line), one panel per velocity [m/s]."""
+    keys = [k for k in _TRACKED if k in steps]
+    fig = Figure(figsize=(7, 2.6 * len(keys)))
+    axes = fig.subplots(len(keys), 1, sharex=True, squeeze=False)
+    t = steps["t"].to_numpy()
+    for ax, key in zip(axes[:, 0], keys):
+        ax.plot(t, steps[key], "o", ms=2.5, label="simulated")
+        ax.plot(t, steps[f"{key}_analytic"], "-", lw=1, label="analytic")
+        ax.set_ylabel(_TRACKED[key])
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend()
+    axes[0, 0].set_title(title)
+    axes[-1, 0].set_xlabel("t [s]")
+    fig.tight_layout()
+    return fig
+
+
+def simulation_steps(steps: pd.DataFrame, *, title: str = "", weight: float | None = None) -> Figure:
+    """Contacts, solver iterations, complementarity max |g_n u_n| (Melanz et al. 2015 eq. 8; log axis)
+    and the force on the fixed bodies [N] against ``t``, with the total ``weight`` [N] dashed when given."""
+    t = steps["t"].to_numpy()
+    fig = Figure(figsize=(10, 6))
+    axes = fig.subplots(2, 2, sharex=True)
+    axes[0, 0].plot(t, steps["contacts"])
+    axes[0, 0].set_ylabel("contacts")
+    axes[0, 1].plot(t, steps["iterations"])
+    axes[0, 1].set_ylabel("solver iterations")
+    compl = steps["complementarity"].to_numpy()
+    axes[1, 0].semilogy(t, np.where(compl > 0, compl, np.nan))
+    axes[1, 0].set_ylabel("complementarity max|g_n u_n|")
+    axes[1, 1].plot(t, steps["fixed_force"], label="simulated")
+    if weight is not None:
+        axes[1, 1].axhline(weight, color="k", lw=0.8, ls="--", label="total weight")
+        axes[1, 1].legend()
+    axes[1, 1].set_ylabel("force on fixed bodies [N]")
+    for ax in axes[1]:
+        ax.set_xlabel("t [s]")
+    for ax in axes.ravel():
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
     return fig

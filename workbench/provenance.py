@@ -1,23 +1,26 @@
 """Measured numbers in the documentation are written by the command that measured them.
 
 A command that measures something (a benchmark, a reproduction, a study report) calls
-:func:`write_results` with its raw data and a renderer. That writes two files under ``docs/results/``:
+:func:`write_results` with its raw data and its renderer, a function. That writes two files under
+``docs/results/``:
 
-- ``NAME.json``: the raw data, the renderer's dotted path (``module:function``) and the provenance
-  (UTC date, machine, commit, command line, load average);
+- ``NAME.json``: the raw data, the renderer's label (:func:`label`, ``module:function``: which
+  function made the page; never imported from here) and the provenance (UTC date, machine, commit,
+  command line, load average);
 - ``NAME.md``: a header stating that provenance, then ``renderer(data)`` (markdown).
 
 README.md and the pages of ``docs/`` never type a measured number: they link a results page, or
 embed it between the markers ``<!-- results: NAME -->`` and ``<!-- end results: NAME -->``, and
 :func:`check_docs` (run by ``tests/test_docs_claims.py``) verifies that every ``NAME.md`` is exactly
 what its renderer makes of its ``NAME.json`` and that every embedded copy is exactly the page. So a
-number changed by hand in a page, an embedded copy or the raw data fails the test.
+number changed by hand in a page, an embedded copy or the raw data fails the test. The renderers are
+handed to it as functions (``benchmarks/pages.py`` lists those of the committed pages): this module, in
+the lowest layer, imports nothing by a name stored in data.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 import json
 import os
 import platform
@@ -25,11 +28,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from workbench.files import atomic_output
 
-__all__ = ["RESULTS_DIR", "write_results", "write_view", "render", "check_docs", "provenance", "header", "embed"]
+__all__ = ["RESULTS_DIR", "write_results", "write_view", "render", "check_docs", "provenance", "header", "embed",
+           "label"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: where the generated results pages live
@@ -81,15 +85,10 @@ def header(prov: dict[str, str]) -> str:
             f"{prov['commit']}; load average at the start {prov['load']}. Do not edit: re-run the command._\n\n")
 
 
-def _renderer(path: str) -> Callable[[Any], str]:
-    module, _, func = path.partition(":")
-    return getattr(importlib.import_module(module), func)
-
-
-def _dotted(func: Callable) -> str:
-    """``module:function`` by which :func:`render` finds ``func`` again; a command run as
-    ``python -m package.module`` defines its functions in ``__main__``, whose importable name is its
-    spec's."""
+def label(func: Callable) -> str:
+    """``module:function``, the label a record keeps of its renderer, by which :func:`check_docs`
+    picks the function it was handed; a command run as ``python -m package.module`` defines its
+    functions in ``__main__``, whose importable name is its spec's."""
     module = func.__module__
     if module == "__main__":
         spec = getattr(sys.modules["__main__"], "__spec__", None)
@@ -99,9 +98,9 @@ def _dotted(func: Callable) -> str:
     return f"{module}:{func.__name__}"
 
 
-def render(record: dict[str, Any]) -> str:
-    """The page a results record (the contents of ``NAME.json``) renders to."""
-    return header(record["provenance"]) + _renderer(record["renderer"])(record["data"]).rstrip("\n") + "\n"
+def render(record: dict[str, Any], renderer: Callable[[Any], str]) -> str:
+    """The page a results record (the contents of ``NAME.json``) renders to with ``renderer``."""
+    return header(record["provenance"]) + renderer(record["data"]).rstrip("\n") + "\n"
 
 
 def write_results(name: str, data: Any, renderer: Callable[[Any], str], command: str | None = None,
@@ -113,14 +112,14 @@ def write_results(name: str, data: Any, renderer: Callable[[Any], str], command:
         raise ValueError(f"results name {name!r}: lower-case letters, digits, '-' and '_' only")
     folder = Path(folder) if folder is not None else RESULTS_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    record = {"renderer": _dotted(renderer), "provenance": provenance(command),
+    record = {"renderer": label(renderer), "provenance": provenance(command),
               "data": json.loads(json.dumps(data, allow_nan=False))}
-    return _write_record(folder, name, record)
+    return _write_record(folder, name, record, renderer)
 
 
-def _write_record(folder: Path, name: str, record: dict[str, Any]) -> Path:
+def _write_record(folder: Path, name: str, record: dict[str, Any], renderer: Callable[[Any], str]) -> Path:
     """``folder/NAME.json`` (the record) and ``folder/NAME.md`` (its page), each written atomically."""
-    page = render(record)
+    page = render(record, renderer)
     with atomic_output(folder / f"{name}.json") as tmp:
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     with atomic_output(folder / f"{name}.md") as tmp:
@@ -135,15 +134,17 @@ def write_view(name: str, source: str, renderer: Callable[[Any], str], folder: o
         raise ValueError(f"results name {name!r}: lower-case letters, digits, '-' and '_' only")
     folder = Path(folder) if folder is not None else RESULTS_DIR
     record = json.loads((folder / f"{source}.json").read_text(encoding="utf-8"))
-    view = {"renderer": _dotted(renderer), "provenance": record["provenance"], "data": record["data"],
+    view = {"renderer": label(renderer), "provenance": record["provenance"], "data": record["data"],
             "view_of": source}
-    return _write_record(folder, name, view)
+    return _write_record(folder, name, view, renderer)
 
 
-def check_docs(root: os.PathLike | str = ROOT) -> list[str]:
-    """Every disagreement between the generated results pages, their raw data and the copies embedded
-    in README.md and docs/*.md, one line each (empty: all agree)."""
+def check_docs(root: os.PathLike | str = ROOT, renderers: Iterable[Callable[[Any], str]] = ()) -> list[str]:
+    """Every disagreement between the generated results pages, their raw data (rendered by the one of
+    ``renderers`` whose :func:`label` the record names) and the copies embedded in README.md and
+    docs/*.md, one line each (empty: all agree); a record whose renderer was not handed over is one."""
     root = Path(root)
+    by_label = {label(f): f for f in renderers}
     results = root / "docs" / "results"
     problems = []
     pages: dict[str, str] = {}
@@ -155,7 +156,12 @@ def check_docs(root: os.PathLike | str = ROOT) -> list[str]:
             continue
         pages[name] = page_path.read_text(encoding="utf-8")
         try:
-            expected = render(json.loads(record_path.read_text(encoding="utf-8")))
+            record = json.loads(record_path.read_text(encoding="utf-8"))
+            if record["renderer"] not in by_label:
+                problems.append(f"docs/results/{name}.json names the renderer {record['renderer']}, which was not "
+                                "handed over")
+                continue
+            expected = render(record, by_label[record["renderer"]])
         except Exception as exc:  # noqa: BLE001 - a record that does not render is what is reported
             problems.append(f"docs/results/{name}.json does not render: {type(exc).__name__}: {exc}")
             continue

@@ -4,6 +4,7 @@ registry of named problem sources.
 Specs (the PROBLEM argument of every command, the entries of study files)::
 
     path/to/file.hdf5 | .h5 | .dat | .npz   FCLib HDF5, Siconos numerics text, the workbench's .npz
+                      (the formats of workbench.io.formats.FORMATS)
     shared:REL        a reference problem of other simulators (workbench.shared_data), e.g.
                       shared:fclib/Box_Stacks-i0122-82-5.hdf5
     dataset:NAME      a dataset in problems/datasets, NAME.npz (settled-00320, scaling-00064, ...: committed,
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from workbench.errors import InputError, unknown
+from workbench.io import formats
 from workbench.params import check_params
 from workbench.shared_data import PREFIX as SHARED_PREFIX
 from workbench.shared_data import reference_files, resolve_shared, shared_data_dir
@@ -40,7 +42,7 @@ if TYPE_CHECKING:  # the problem module (numpy, scipy, numba) loads when a probl
     from workbench.problem import TimeStepProblem
 
 __all__ = ["Named", "NAMED", "KINDS", "names", "builder", "scenario", "scene_problem", "load",
-           "resolve_path", "is_simulation", "dataset_dir", "dataset_names", "FILE_SUFFIXES", "ACCEPTED"]
+           "resolve_path", "is_simulation", "dataset_dir", "dataset_names", "ACCEPTED"]
 
 #: kinds of named sources: a static time step, a dynamic scene (problems.dynamic_scenes.Scenario), a
 #: generator of time steps from parameters
@@ -83,11 +85,8 @@ NAMED: dict[str, Named] = {
                                "the hexagonal pyramid on a plane (Anitescu & Hart 2003, sec. 3)"),
 }
 
-#: what a file spec may end with
-FILE_SUFFIXES = (".hdf5", ".h5", ".hdf", ".dat", ".npz")
 #: the accepted spec forms, for error messages
-ACCEPTED = ("a file (.hdf5/.h5 FCLib, .dat Siconos, .npz workbench), shared:REL, dataset:NAME, scene:NAME, "
-            "scenario:NAME or generator:NAME")
+ACCEPTED = f"a file ({formats.files_accepted()}), shared:REL, dataset:NAME, scene:NAME, scenario:NAME or generator:NAME"
 
 _DATASET_PREFIX = "dataset:"
 _PREFIXES = {"scene:": ("scene", "scenario"), "scenario:": ("scenario",), "generator:": ("generator",)}
@@ -237,7 +236,7 @@ def load(spec: str, **params) -> TimeStepProblem:
         raise InputError(f"{spec}: no such file or folder{where}; a problem is {ACCEPTED}")
     if not path.is_file() and not path.is_dir():  # stat only: opening a FIFO or a device could block
         raise InputError(f"{spec}: not a regular file (a FIFO, socket or device); a problem is {ACCEPTED}")
-    if path.suffix.lower() in FILE_SUFFIXES or not path.is_file():
+    if any(path.suffix.lower() in f.suffixes for f in formats.FORMATS) or not path.is_file():
         return load_problem(path)
     try:  # an unknown suffix: the reader sniffs the content, and says the accepted forms if it fails
         return load_problem(path)

@@ -4,8 +4,9 @@
                      [--solve SOLVER [--solve-formulation F2] [--tol T]] [--guess FCLIB_FILE]
 
 FORMAT defaults to OUT's suffix (.cbf .ptf .task .lp .mps .nl .hdf5 .dat .mat .npz). Model formats
-(cbf, ptf, task, lp, mps, nl) need --formulation dual, primal, pyramid-dual or pyramid-primal; data
-formats (fclib, dat, mat, npz) take raw (default) or local. --solve stores the workbench's solution
+(cbf, ptf, task, lp, mps, nl) need --formulation dual, primal, lcp-pyramid or lcp-pyramid-primal (the
+registry's names; the old pyramid-dual and pyramid-primal are read with a note); data formats (fclib,
+dat, mat, npz) take raw (default) or local. --solve stores the workbench's solution
 (fclib, mat, npz), --guess the first guess of an FCLib file. Prints the files written, one per line;
 every file is written atomically with the umask's permissions (workbench.files). Exit code 0, or 1 when
 the --solve run stored was not solved (its status is in the file's provenance), 2 bad input.
@@ -22,8 +23,8 @@ from workbench.sources import load
 
 
 def cmd_export(args) -> int:
-    from workbench.errors import InputError, unknown
-    from workbench.export import FORMATS, MODELS, export, format_from_path
+    from workbench.errors import InputError, did_you_mean, unknown
+    from workbench.export import DATA_FORMULATIONS, FORMATS, MODELS, export, format_from_path, model_name
     from workbench.io import read_fclib_guess
 
     try:
@@ -35,6 +36,13 @@ def cmd_export(args) -> int:
     formulation = args.formulation or ("raw" if FORMATS[fmt].kind == "data" else None)
     if formulation is None:
         raise InputError(f"format {fmt} writes an optimisation model: give --formulation, one of {', '.join(MODELS)}")
+    formulation, note = model_name(formulation)
+    takes = MODELS if FORMATS[fmt].kind == "model" else DATA_FORMULATIONS
+    if formulation not in takes:
+        raise InputError(f"--formulation {formulation}: not a formulation the {FORMATS[fmt].kind} format {fmt} "
+                         f"takes; {did_you_mean(formulation, takes)}")
+    if note:
+        print(f"workbench: note: {note}", file=sys.stderr)
     method = method_named(args.solve_formulation, args.solve, None, "--solve-formulation", "--solve") \
         if args.solve else None
     problem = load(args.problem)

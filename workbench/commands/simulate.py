@@ -46,56 +46,16 @@ def _state_rows(t: float, bodies):
 
 
 def plot(out: Path, steps, scenario) -> list[Path]:
-    """velocities.png (when the scene has analytic curves) and steps.png."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
+    """velocities.png (when the scene has analytic curves) and steps.png, drawn by workbench.plot."""
+    from workbench import plot as figures
 
-    written = []
-    t = steps["t"].to_numpy()
-    if scenario.analytic is not None:
-        keys = [k for k in ("v_slope", "rolling", "v_normal") if k in steps]
-        fig, axes = plt.subplots(len(keys), 1, figsize=(7, 2.6 * len(keys)), sharex=True, squeeze=False)
-        labels = {"v_slope": "velocity along the slope [m/s]", "rolling": "rolling speed R w [m/s]",
-                  "v_normal": "normal velocity [m/s]"}
-        for ax, key in zip(axes[:, 0], keys):
-            ax.plot(t, steps[key], "o", ms=2.5, label="simulated")
-            ax.plot(t, steps[f"{key}_analytic"], "-", lw=1, label="analytic")
-            ax.set_ylabel(labels[key])
-            ax.grid(alpha=0.3)
-        axes[0, 0].legend()
-        axes[0, 0].set_title(f"{scenario.name}: {steps.attrs['method']}")
-        axes[-1, 0].set_xlabel("t [s]")
-        fig.tight_layout()
-        written.append(out / "velocities.png")
-        with atomic_output(written[-1]) as tmp:
+    title = f"{scenario.name}: {steps.attrs['method']}"
+    drawn = [] if scenario.analytic is None else [("velocities.png", figures.simulation_velocities(steps, title=title))]
+    drawn.append(("steps.png", figures.simulation_steps(steps, title=title, weight=scenario.weight)))
+    for name, fig in drawn:
+        with atomic_output(out / name) as tmp:
             fig.savefig(tmp, dpi=110)
-        plt.close(fig)
-    fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
-    axes[0, 0].plot(t, steps["contacts"])
-    axes[0, 0].set_ylabel("contacts")
-    axes[0, 1].plot(t, steps["iterations"])
-    axes[0, 1].set_ylabel("solver iterations")
-    compl = steps["complementarity"].to_numpy()
-    axes[1, 0].semilogy(t, np.where(compl > 0, compl, np.nan))
-    axes[1, 0].set_ylabel("complementarity max|g_n u_n|")
-    axes[1, 1].plot(t, steps["fixed_force"], label="simulated")
-    if scenario.weight is not None:
-        axes[1, 1].axhline(scenario.weight, color="k", lw=0.8, ls="--", label="total weight")
-        axes[1, 1].legend()
-    axes[1, 1].set_ylabel("force on fixed bodies [N]")
-    for ax in axes[1]:
-        ax.set_xlabel("t [s]")
-    for ax in axes.ravel():
-        ax.grid(alpha=0.3)
-    fig.suptitle(f"{scenario.name}: {steps.attrs['method']}")
-    fig.tight_layout()
-    written.append(out / "steps.png")
-    with atomic_output(written[-1]) as tmp:
-        fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    return written
+    return [out / name for name, _ in drawn]
 
 
 def cmd_simulate(args) -> int:

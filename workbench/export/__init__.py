@@ -8,10 +8,12 @@ Two kinds of format, one module each:
   (:class:`formulations.qp.ConicQP`, the one the workbench's cvxpy models are generated from) in the
   form of :func:`workbench.export.model.export_form`: ``cbf`` (Conic Benchmark Format v3), ``ptf`` and
   ``task`` (MOSEK, through the mosek package), ``lp`` (CPLEX LP), ``mps`` (free MPS with QUADOBJ and
-  QCMATRIX), ``nl`` (AMPL). Formulations: the keys of ``MODELS``: the relaxed ``dual`` and ``primal``
-  (conic QPs, Mazhar et al. 2014 eqs. 24/23) and ``pyramid-dual`` / ``pyramid-primal`` (Anitescu &
-  Hart 2003 QP (15) with Gamma = 0 on pyramidal cones, the QP LCP2 solves; the pyramid LCP itself is
-  no optimisation problem).
+  QCMATRIX), ``nl`` (AMPL). Formulations, by the names of the registry (``formulations.FORMULATIONS``):
+  the keys of ``MODELS``: the relaxed ``dual`` and ``primal`` (conic QPs, Mazhar et al. 2014 eqs.
+  24/23) and ``lcp-pyramid`` with its primal ``lcp-pyramid-primal`` (Anitescu & Hart 2003 QP (15) with
+  Gamma = 0 on pyramidal cones, the QP LCP2 solves, in impulses and in velocities; the pyramid LCP
+  itself is no optimisation problem). The old names ``pyramid-dual`` / ``pyramid-primal`` are read as
+  deprecated aliases (:func:`model_name`).
 * data formats write the problem data: ``fclib`` (FCLib HDF5), ``dat`` (Siconos numerics text),
   ``mat`` (MATLAB), ``npz`` (numpy). Formulations: ``raw`` (the problem as it is, global or local)
   and ``local`` (the Delassus form W = N, q = r). ``solution`` and ``guess`` (impulses nu in N s, or a
@@ -36,22 +38,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.errors import InputError, UnsupportedError, unknown
+from workbench.errors import InputError, UnsupportedError, did_you_mean, unknown
 
 if TYPE_CHECKING:  # the format table is read when the command line starts: numpy loads when a problem is exported
     import numpy as np
 
     from workbench.problem import TimeStepProblem
 
-__all__ = ["export", "FORMATS", "MODELS", "DATA_FORMULATIONS", "format_from_path", "build_model"]
+__all__ = ["export", "FORMATS", "MODELS", "DATA_FORMULATIONS", "DEPRECATED", "format_from_path", "model_name",
+           "build_model"]
 
-#: formulation -> "module:function" describing it as a ConicQP
+#: formulation (the registry's name; ``-primal``: its primal QP) -> "module:function" describing it as a ConicQP
 MODELS: dict[str, str] = {
     "dual": "formulations.relaxed_dual:describe",
     "primal": "formulations.relaxed_primal:describe",
-    "pyramid-dual": "formulations.lcp_pyramid:describe_dual",
-    "pyramid-primal": "formulations.lcp_pyramid:describe_primal",
+    "lcp-pyramid": "formulations.lcp_pyramid:describe_dual",
+    "lcp-pyramid-primal": "formulations.lcp_pyramid:describe_primal",
 }
+#: old export names of model formulations -> the registry's, still read with a note
+DEPRECATED: dict[str, str] = {"pyramid-dual": "lcp-pyramid", "pyramid-primal": "lcp-pyramid-primal"}
 
 #: formulations of the data formats
 DATA_FORMULATIONS = ("raw", "local")
@@ -93,13 +98,22 @@ def format_from_path(path: os.PathLike | str) -> str:
     raise InputError(f"cannot tell the format from {str(path)!r}; give one of {', '.join(FORMATS)}")
 
 
+def model_name(formulation: str) -> tuple[str, str | None]:
+    """(the registry's name of ``formulation``, a one-line note when it was given by a deprecated name)."""
+    if formulation in DEPRECATED:
+        new = DEPRECATED[formulation]
+        return new, f"formulation {formulation!r} is deprecated: it is {new!r}, the registry's name"
+    return formulation, None
+
+
 def build_model(problem: TimeStepProblem, formulation: str, *, scaled: bool = True):
-    """The ConicQP of ``formulation`` (a key of MODELS) for ``problem``, in the form the files hold
-    (:func:`workbench.export.model.export_form`)."""
+    """The ConicQP of ``formulation`` (a key of MODELS, or a DEPRECATED name) for ``problem``, in the form
+    the files hold (:func:`workbench.export.model.export_form`)."""
     from workbench.export.model import export_form
+    formulation = model_name(formulation)[0]
     if formulation not in MODELS:
         raise UnsupportedError(f"formulation {formulation!r} has no optimisation model to export; model formats "
-                               f"take {', '.join(MODELS)}")
+                               f"take: {did_you_mean(formulation, MODELS)}")
     return export_form(_target(MODELS[formulation])(problem, scaled=scaled))
 
 
@@ -143,8 +157,8 @@ def export(problem: TimeStepProblem, formulation: str, fmt: str, path: os.PathLi
         model = build_model(problem, formulation, scaled=scaled)
         return _written(path, lambda tmp: writer(model, tmp))
     if formulation not in DATA_FORMULATIONS:
-        raise UnsupportedError(f"format {fmt} holds problem data: formulation must be one of "
-                               f"{', '.join(DATA_FORMULATIONS)}, got {formulation!r}")
+        raise UnsupportedError(f"format {fmt} holds problem data: formulation {formulation!r} is not one of its "
+                               f"formulations; {did_you_mean(formulation, DATA_FORMULATIONS)}")
     if formulation == "local":
         problem = problem.as_local()
     nu_sol, sol_info = _impulses(problem, solution, "solution")

@@ -7,7 +7,8 @@ Formats
 * The workbench's own ``.npz``: :mod:`workbench.io.native`, an exact copy of a :class:`TimeStepProblem`.
 
 :func:`load_problem` picks the reader from the file's first bytes (the HDF5 signature, the zip
-signature of an ``.npz``) and then from its extension; anything else is read as Siconos text.
+signature of an ``.npz``) and then from its extension; anything else is read as Siconos text. The
+formats are the lines of :data:`workbench.io.formats.FORMATS` (a new format: a reader module and one line).
 
 Every reader checks what it reads before numpy, scipy or h5py acts on it: regular files only, declared
 sizes within ``WORKBENCH_MAX_ENTRIES``, sparse structure, real numbers and shapes, no data from
@@ -22,34 +23,20 @@ file's path. Readers set the problem name to the file stem and record the proven
 
 from __future__ import annotations
 
-import os
+from workbench.io.formats import FORMATS, load_problem
 
-from workbench.io.common import HDF5_SIGNATURE, HDF5_SUFFIXES, ZIP_SIGNATURE, check_file, format_error
-from workbench.io.fclib import read_fclib, read_fclib_guess, write_fclib
-from workbench.io.native import load_problem_native, save_problem
-from workbench.io.siconos_dat import read_siconos_dat, write_siconos_dat
-from workbench.problem import TimeStepProblem
-
-
-def load_problem(path: os.PathLike | str) -> TimeStepProblem:
-    """Read a problem file, choosing the reader from its content, then its extension.
-
-    HDF5 signature or ``.hdf5``/``.h5``/``.hdf`` -> :func:`read_fclib`; zip signature or ``.npz`` ->
-    :func:`load_problem_native`; anything else (``.dat`` in practice) -> :func:`read_siconos_dat`.
-    """
-    p = check_file(path)
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(8)
-    except OSError as exc:
-        raise format_error(p, f"cannot read the file ({exc.strerror or exc})") from None
-    suffix = p.suffix.lower()
-    if head.startswith(HDF5_SIGNATURE) or suffix in HDF5_SUFFIXES:
-        return read_fclib(p)
-    if head.startswith(ZIP_SIGNATURE) or suffix == ".npz":
-        return load_problem_native(p)
-    return read_siconos_dat(p)
-
-
-__all__ = ["load_problem", "read_fclib", "read_fclib_guess", "write_fclib", "read_siconos_dat",
+__all__ = ["load_problem", "FORMATS", "read_fclib", "read_fclib_guess", "write_fclib", "read_siconos_dat",
            "write_siconos_dat", "save_problem", "load_problem_native"]
+
+#: the readers and writers and their modules, imported on first use (PEP 562): sources and the command
+#: line know the formats (workbench.io.formats) without loading numpy or h5py
+_PUBLIC = {"read_fclib": "fclib", "read_fclib_guess": "fclib", "write_fclib": "fclib",
+           "read_siconos_dat": "siconos_dat", "write_siconos_dat": "siconos_dat", "save_problem": "native",
+           "load_problem_native": "native"}
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        import importlib
+        return getattr(importlib.import_module(f"workbench.io.{_PUBLIC[name]}"), name)
+    raise AttributeError(f"module 'workbench.io' has no attribute {name!r}")

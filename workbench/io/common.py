@@ -8,10 +8,6 @@ from pathlib import Path
 from workbench.errors import FileFormatError, ProblemDataError
 from workbench.problem import TimeStepProblem
 
-HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-ZIP_SIGNATURE = b"PK\x03\x04"
-HDF5_SUFFIXES = (".hdf5", ".h5", ".hdf")
-
 
 def one_line(text: object) -> str:
     """``text`` with all whitespace runs (newlines included) collapsed to one space."""

@@ -2,7 +2,7 @@
 a solver, or the same study on two machines.
 
 Methods are matched by name and problems by name (a problem whose data differ between the two is
-left out and named). Under the accounting rule of :mod:`workbench.report.accounting`, per (problem,
+left out and named). Under the accounting rule of :mod:`workbench.analysis.accounting`, per (problem,
 method) both can take: the ratio B / A of the times, its range from the fastest and slowest
 repetitions (B min / A max to B max / A min), and whether the two are within noise (their min-max
 intervals overlap). Per method: the geometric mean of the ratios with their range over problems,
@@ -18,7 +18,7 @@ import pandas as pd
 
 from workbench.errors import InputError
 from workbench.report import read_report_data, tables
-from workbench.report.accounting import RULE
+from workbench.analysis.accounting import RULE
 from workbench.report.document import Heading, Table, Text, spread, write_pages
 
 __all__ = ["compare", "write_comparison"]

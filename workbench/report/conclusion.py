@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from workbench.report.accounting import RESOLUTION, comparison_groups, summarise
+from workbench.analysis.accounting import RESOLUTION, comparison_groups, summarise
 from workbench.report.document import cell, spread
 
 __all__ = ["conclusion", "within_noise"]
@@ -19,7 +19,7 @@ __all__ = ["conclusion", "within_noise"]
 def within_noise(a: pd.Series, b: pd.Series, shift: float) -> bool:
     """Whether two summary rows are not told apart: their ranges of the shifted geometric mean of time
     (each the interquartile range of that mean over the repetitions,
-    :func:`~workbench.report.accounting.spread_of_mean`) overlap, or the gap between the ranges is
+    :func:`~workbench.analysis.accounting.spread_of_mean`) overlap, or the gap between the ranges is
     under :data:`RESOLUTION` of the shifted times, (upper end + shift) / (lower end + shift) - 1."""
     lo = max(a["sgm time low"], b["sgm time low"])
     hi = min(a["sgm time high"], b["sgm time high"])

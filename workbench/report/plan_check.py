@@ -60,7 +60,7 @@ def _methods(methods: list[dict], root) -> None:
 
 def check_plan(plan, root) -> dict:
     """``plan`` when it has the shape ``workbench run`` writes (module docstring); InputError otherwise."""
-    from workbench.study.spec import SECTIONS
+    from workbench.analysis.sections import SECTIONS
 
     if not isinstance(plan, dict):
         raise _fail(root, "(the whole file)", "an object", plan)

@@ -105,6 +105,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.analysis import sections as report_sections
 from workbench.errors import InputError, StudyError, did_you_mean
 from workbench.files import inside, plain_name
 from workbench.limits import check, check_depth, limit, parse_error
@@ -112,9 +113,8 @@ from workbench.params import check_params
 from workbench.study.plugins import import_plugin
 
 __all__ = ["Study", "StudyError", "StudyMethod", "ProblemGroup", "ReportOptions", "PaperValue", "Tolerance", "load_study",
-           "import_plugin", "select", "TOLERANCE_PRESETS", "SECTIONS", "PAPER_QUANTITIES"]
+           "import_plugin", "select", "TOLERANCE_PRESETS", "PAPER_QUANTITIES"]
 
-SECTIONS = ("summary", "conclusion", "paper", "tables", "convergence", "scaling", "profiles", "timeseries")
 DEFAULT_TIME_LIMIT = 300.0
 
 _TOP_KEYS = ("study", "tolerances", "problems", "methods", "reference", "report")
@@ -233,7 +233,8 @@ class PaperValue:
 
 @dataclass(frozen=True)
 class ReportOptions:
-    sections: tuple[str, ...] = SECTIONS
+    #: the default: every section of workbench.analysis.sections, in its order
+    sections: tuple[str, ...] = field(default_factory=lambda: tuple(report_sections.SECTIONS))
     reference_method: str | None = None
     convergence: str = "error"
     shift: float = 10.0
@@ -590,9 +591,9 @@ def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
 def _report(doc: dict, methods: list[StudyMethod]) -> ReportOptions:
     table = _table(doc.get("report", {}), "[report]")
     _check_keys(table, _REPORT_KEYS, "[report]")
-    sections = _strings(table.get("sections", list(SECTIONS)), "[report] sections")
+    sections = _strings(table.get("sections", list(report_sections.SECTIONS)), "[report] sections")
     for s in sections:
-        _choice(s, SECTIONS, "[report] sections entries")
+        _choice(s, tuple(report_sections.SECTIONS), "[report] sections entries")
     ref = table.get("reference_method")
     names = [m.name for m in methods]
     if ref is not None and _string(ref, "[report] reference_method") not in names:

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from workbench.report.stats import shifted_geometric_mean
+from workbench.analysis.stats import shifted_geometric_mean
 
 __all__ = ["RULE", "RESOLUTION", "NOT_COUNTED", "warm_up_runs", "split_handovers", "pair_table", "problem_class", "Group",
-           "comparison_groups", "summarise", "profile_values"]
+           "comparison_groups", "summarise"]
 
 #: the smallest gap between two methods' time ranges that tells them apart, relative to the shifted times
 #: (t + shift): 5 % of the time where times are well above the shift, 5 % of the shift where they are far
@@ -271,16 +271,6 @@ def summarise(pairs: pd.DataFrame, methods: list[dict], shift: float,
     table["error / best"] = table["sgm error"] / best_e if best_e > 0 else np.nan
     table["rank"] = table["sgm time [s]"].rank(method="min")
     return table, common
-
-
-def profile_values(pairs: pd.DataFrame, methods: list[str], value: str) -> pd.DataFrame:
-    """Problems x methods of ``value`` ("time" or "iterations") for the performance profile: the
-    pair's value when solved, inf when not, NaN when not applicable (left out of the denominator)."""
-    mine = pairs[pairs["method"].isin(methods)]
-    v = mine[value].where(mine["solved"], np.inf).where(mine["applicable"], np.nan)
-    table = pd.Series(v.to_numpy(dtype=float), index=pd.MultiIndex.from_frame(mine[["problem", "method"]]))
-    table = table.unstack("method").reindex(columns=methods)
-    return table.reindex(list(dict.fromkeys(mine["problem"])))
 
 
 def warm_up_runs(runs: pd.DataFrame) -> pd.DataFrame:

@@ -1,0 +1,14 @@
+"""The renderers of the committed results pages (``docs/results/*.json``), handed as functions to
+:func:`workbench.provenance.check_docs` (``tests/test_docs_claims.py``): a command that writes a page
+adds its renderer here, so the check re-renders every page without importing a name stored in data."""
+
+from __future__ import annotations
+
+from benchmarks import bench_cold_start, bench_firstorder, bench_generate, bench_peers, bench_time_limits
+from problems.generator import render_manifest
+from workbench.report.reproduction import render_table
+from workbench.study.conformance import render_page
+
+#: every renderer a committed page names
+RENDERERS = (bench_cold_start.render, bench_firstorder.render, bench_generate.render, bench_peers.render,
+             bench_peers.render_targets, bench_time_limits.render, render_manifest, render_table, render_page)

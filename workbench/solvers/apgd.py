@@ -40,6 +40,9 @@ Implementation notes (why it differs from a literal transcription without changi
   iterate with the smallest one is returned (21-22).
 * If N (gamma_0 - gamma_hat_0) = 0 (a warm start equal to 1, or N = 0 along it), L starts at the mean
   diagonal of N instead: any positive start works, the backtracking corrects it.
+* Threads: the products, the three passes below and the stopping measure run over contacts on
+  numba's pool for large problems, the sums by fixed blocks (workbench.blocks): the iterates are
+  bit-identical for any thread count.
 * Cost: besides the products with N and the residual, the vector work of an iteration is three
   compiled passes over preallocated float64 arrays - the gradient step with its projection (10, 14),
   the dot products of tests (11) and (27), and the momentum step (18) with u. The numpy expressions
@@ -58,8 +61,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from workbench.blocks import BLOCK, n_blocks, threaded
 from workbench.cones import project_contact_at
 from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, MAX_ITER, NEEDS_L, IterativeSolver, Run, apply_operator,
                                          intermediate_length, lipschitz_ratio, measure_and_keep)
@@ -68,33 +72,42 @@ __all__ = ["APGDSolver"]
 
 
 @njit(cache=True)
-def _step_contacts(y, N_y, r, t, mu, d, out):
-    for i in range(mu.shape[0]):
+def _step_contacts(y, N_y, r, t, mu, d, out, lo, hi):
+    for i in range(lo, hi):
         o = d * i
         for j in range(d):
             out[o + j] = y[o + j] - t * (N_y[o + j] + r[o + j])
         project_contact_at(out, o, mu[i], out, o, d)
 
 
+@njit(cache=True, parallel=True)
+def _step_parallel(y, N_y, r, t, mu, d, out):
+    n_c, size = mu.shape[0], BLOCK // 3
+    for b in prange((n_c + size - 1) // size):
+        _step_contacts(y, N_y, r, t, mu, d, out, b * size, min(n_c, (b + 1) * size))
+
+
 @njit(cache=True)
 def _gradient_step(y, N_y, r, t, mu, d, out):
-    """out = P(y - t g) with g = N y + r (lines 9-10, 14), P onto K x R^{n_b}: one pass."""
-    if d == 3:      # a constant: the compiler unrolls the loops over components (workbench.cones)
-        _step_contacts(y, N_y, r, t, mu, 3, out)
+    """out = P(y - t g) with g = N y + r (lines 9-10, 14), P onto K x R^{n_b}: one pass, contacts in
+    parallel on large problems (workbench.blocks)."""
+    if threaded(y.shape[0]):       # d = 3 a constant: the compiler unrolls the loops over components
+        if d == 3:
+            _step_parallel(y, N_y, r, t, mu, 3, out)
+        else:
+            _step_parallel(y, N_y, r, t, mu, d, out)
+    elif d == 3:
+        _step_contacts(y, N_y, r, t, mu, 3, out, 0, mu.shape[0])
     else:
-        _step_contacts(y, N_y, r, t, mu, d, out)
+        _step_contacts(y, N_y, r, t, mu, d, out, 0, mu.shape[0])
     for k in range(mu.shape[0] * d, y.shape[0]):
         out[k] = y[k] - t * (N_y[k] + r[k])
 
 
-@njit(cache=True, fastmath={"reassoc"})
-def _test_terms(new, y, gamma, N_new, N_y, r):
-    """The two sides of test (11), delta^T (N new - N y) and delta^T delta with delta = new - y, and
-    the product of the restart test (27), g^T (new - gamma) with g = N y + r, in one pass. The sums
-    may be reordered (fastmath reassoc): in order, each is a chain of dependent additions, two to
-    three times slower than the memory traffic."""
+@njit(cache=True)
+def _terms_block(new, y, gamma, N_new, N_y, r, lo, hi):
     curvature = length = g_step = 0.0
-    for k in range(new.shape[0]):
+    for k in range(lo, hi):
         delta = new[k] - y[k]
         curvature += delta * (N_new[k] - N_y[k])
         length += delta * delta
@@ -102,14 +115,59 @@ def _test_terms(new, y, gamma, N_new, N_y, r):
     return curvature, length, g_step
 
 
+@njit(cache=True, parallel=True)
+def _terms_parallel(new, y, gamma, N_new, N_y, r, part):
+    n = new.shape[0]
+    for b in prange(part.shape[0]):
+        part[b, 0], part[b, 1], part[b, 2] = _terms_block(new, y, gamma, N_new, N_y, r, b * BLOCK,
+                                                          min(n, (b + 1) * BLOCK))
+
+
 @njit(cache=True)
-def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
-    """y = new + beta (new - gamma) and N y = N new + beta (N new - N gamma) (line 18), in place, and
-    the velocity u = N new + r_0 of the new iterate (for Run.tick)."""
-    for k in range(new.shape[0]):
+def _test_terms(new, y, gamma, N_new, N_y, r):
+    """The two sides of test (11), delta^T (N new - N y) and delta^T delta with delta = new - y, and
+    the product of the restart test (27), g^T (new - gamma) with g = N y + r, in one pass. Summed by
+    blocks (workbench.blocks): three independent chains of additions per block, the same sums for any
+    thread count."""
+    n = new.shape[0]
+    part = np.empty((n_blocks(n), 3))
+    if threaded(n):
+        _terms_parallel(new, y, gamma, N_new, N_y, r, part)
+    else:
+        for b in range(part.shape[0]):
+            part[b, 0], part[b, 1], part[b, 2] = _terms_block(new, y, gamma, N_new, N_y, r, b * BLOCK,
+                                                              min(n, (b + 1) * BLOCK))
+    curvature = length = g_step = 0.0
+    for b in range(part.shape[0]):
+        curvature += part[b, 0]
+        length += part[b, 1]
+        g_step += part[b, 2]
+    return curvature, length, g_step
+
+
+@njit(cache=True)
+def _momentum_block(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u, lo, hi):
+    for k in range(lo, hi):
         y[k] = new[k] + beta * (new[k] - gamma[k])
         N_y[k] = N_new[k] + beta * (N_new[k] - N_gamma[k])
         u[k] = N_new[k] + r0[k]
+
+
+@njit(cache=True, parallel=True)
+def _momentum_parallel(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
+    n = new.shape[0]
+    for b in prange(n_blocks(n)):
+        _momentum_block(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u, b * BLOCK, min(n, (b + 1) * BLOCK))
+
+
+@njit(cache=True)
+def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
+    """y = new + beta (new - gamma) and N y = N new + beta (N new - N gamma) (line 18), in place, and
+    the velocity u = N new + r_0 of the new iterate (for Run.tick); in parallel on large problems."""
+    if threaded(new.shape[0]):
+        _momentum_parallel(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u)
+    else:
+        _momentum_block(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u, 0, new.shape[0])
 
 
 #: rows of the work array: gamma and new (swapped), their products with N (swapped), y, N y, u,

@@ -76,7 +76,7 @@ from workbench.metrics import _stopping_sums
 from workbench.cones import project_unknowns
 from workbench.errors import InputError
 from workbench.params import Param
-from workbench.problem import csr_matvec
+from workbench.blocks import csr_matvec, dot, norm  # noqa: F401 - dot: the solvers' inner products
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
@@ -404,31 +404,8 @@ def lipschitz_ratio(op, tmp, x0, N_diff):
     for k in range(x0.shape[0]):
         x0[k] -= 1.0
     apply_operator(op, tmp, x0, N_diff)
-    den = _norm(x0)
-    return _norm(N_diff) / den if den > 0 else math.nan
-
-
-@njit(cache=True)
-def dot(x, y):
-    """x . y in index order (compiled loops' inner products)."""
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += x[k] * y[k]
-    return acc
-
-
-@njit(cache=True)
-def _norm(x):
-    """||x||_2, scaled by max |x_k| so that it neither overflows nor underflows."""
-    top = 0.0
-    for k in range(x.shape[0]):
-        top = max(top, abs(x[k]))
-    if not top > 0 or top == np.inf:
-        return top
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += (x[k] / top) ** 2
-    return top * math.sqrt(acc)
+    den = norm(x0)
+    return norm(N_diff) / den if den > 0 else math.nan
 
 
 def intermediate_length(op: tuple) -> int:

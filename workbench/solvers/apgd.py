@@ -53,7 +53,8 @@ Implementation notes (why it differs from a literal transcription without changi
   of a few milliseconds of work when a time limit is to be checked). A solve of a few contacts is
   then a few microseconds of arithmetic, and what remains is the cost of that call.
 
-options.params: anti_relaxation ("inner" | "outer"), outer_patience (workbench.solvers.iterative).
+options.params: anti_relaxation ("inner" | "outer"), outer_patience (workbench.solvers.iterative), device
+(cpu | gpu | numpy: workbench.solvers.xp_first_order).
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ from numba import njit, prange
 
 from workbench.blocks import BLOCK, n_blocks, threaded
 from workbench.cones import project_contact_at
-from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, MAX_ITER, NEEDS_L, IterativeSolver, Run, apply_operator,
+from workbench.solvers import xp_first_order
+from workbench.solvers.iterative import (CHUNK_DONE, ITERATIVE_PARAMS, CONVERGED, MAX_ITER, NEEDS_L, IterativeSolver, Run, apply_operator,
                                          intermediate_length, lipschitz_ratio, measure_and_keep)
 
 __all__ = ["APGDSolver"]
@@ -264,14 +266,18 @@ def _iterations(op, mu, x0, r0, a, work, fs, ks):
             return code
 
 
-class APGDSolver(IterativeSolver):
+class APGDSolver(xp_first_order.OnDevice, IterativeSolver):
     name = "apgd"
     summary = "accelerated projected gradient with adaptive step, restart and anti-relaxation (Melanz et al. 2015 section 2.3)"
+    params = ITERATIVE_PARAMS + (xp_first_order.DEVICE_PARAM,)
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         """Lines 1-37 in :func:`_iterations`, called once (no history, and no time limit reached within
         a chunk of a few milliseconds of work), or once per iteration (history: a row per iteration).
-        Python allocates the work arrays and reads the state between calls only."""
+        Python allocates the work arrays and reads the state between calls only. device = gpu or numpy:
+        the same lines on an array module (workbench.solvers.xp_first_order)."""
+        if run.params["device"] != "cpu":
+            return xp_first_order.apgd(run, x0, run.params["device"])
         rec, op, n = run.rec, run.compiled_N, run.n
         work = np.empty(_ROWS * n + intermediate_length(op))       # one allocation: see _iterations
         chunk = run.chunk(op[2].size + op[5].size + 10 * n)

@@ -32,7 +32,7 @@ import numpy as np
 
 from workbench import metrics
 from workbench.params import Param
-from workbench.solvers.iterative import CCP_RESOLUTION, Run
+from workbench.solvers.iterative import CCP_RESOLUTION, Run, scaled_error
 
 __all__ = ["DEVICES", "DEVICE_PARAM", "OnDevice", "array_module", "device_availability", "apgd", "jacobi"]
 
@@ -152,13 +152,9 @@ class _Device:
         if inner:
             self.shift_into(u, a)
         g = self.natural_map(x, u, a, step)
-        x_sq, u_sq, map_sq = self.scalars(xp.dot(x, x), xp.dot(u, u), xp.dot(g, g))
-        scale = max(run.norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
+        err, scale = scaled_error(*self.scalars(xp.dot(x, x), xp.dot(u, u), xp.dot(g, g)), run.norm_r0, step)
         if not scale < math.inf:
-            return math.inf, scale, False
-        if not scale > 0:
-            scale = 1.0
-        err = math.sqrt(map_sq) / step / scale
+            return err, scale, False
         if inner:
             return err, scale, err <= target
         if not err <= max(target, CCP_RESOLUTION):

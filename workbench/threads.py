@@ -17,12 +17,13 @@ not depend on it (workbench.blocks): the count changes the speed, never an itera
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
 from workbench.errors import InputError
 
-__all__ = ["ENV", "cores", "per_worker", "from_env", "choose", "use", "in_use"]
+__all__ = ["ENV", "cores", "per_worker", "from_env", "choose", "use", "limited", "in_use"]
 
 ENV = "WORKBENCH_THREADS"
 
@@ -68,6 +69,20 @@ def use(n: int) -> int:
     n = min(n, numba.config.NUMBA_NUM_THREADS)
     numba.set_num_threads(n)
     return n
+
+
+@contextlib.contextmanager
+def limited(n: int):
+    """Run the block on min(n, the pool's size) threads (this thread's setting), then restore it."""
+    import numba
+    if int(n) < 1:
+        raise InputError(f"threads must be a positive integer, got {n}")
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def in_use() -> int:

@@ -30,15 +30,17 @@ from typing import Any
 
 import numpy as np
 
-from workbench import metrics
+from workbench import metrics, threads
 from workbench.params import Param
 from workbench.solvers.iterative import CCP_RESOLUTION, Run, scaled_error
 
-__all__ = ["DEVICES", "DEVICE_PARAM", "OnDevice", "array_module", "device_availability", "apgd", "jacobi"]
+__all__ = ["DEVICES", "DEVICE_PARAM", "THREADS_PARAM", "OnDevice", "array_module", "device_availability", "apgd", "jacobi"]
 
 DEVICES = ("cpu", "gpu", "numpy")
 DEVICE_PARAM = Param("device", str, "cpu", "where the iterations run: cpu (compiled loop, threaded), gpu (CuPy, "
                      "an NVIDIA GPU), numpy (the GPU code on the host)", DEVICES)
+THREADS_PARAM = Param("threads", int, None, "cpu: threads of the compiled loop, at most the process's (None: the "
+                      "process's, workbench.threads); the iterates do not depend on it")
 
 
 @lru_cache(maxsize=None)
@@ -66,7 +68,15 @@ def array_module(device: str):
 
 
 class OnDevice:
-    """What a solver with :data:`DEVICE_PARAM` adds: availability and a name suffix that depend on it."""
+    """What a solver with :data:`DEVICE_PARAM` and :data:`THREADS_PARAM` adds: availability and a name
+    suffix that depend on the device, and a solve on fewer threads than the process has."""
+
+    def solve(self, model, options):
+        n = options.params.get("threads")
+        if n is None:
+            return super().solve(model, options)
+        with threads.limited(n):
+            return super().solve(model, options)
 
     def availability_for(self, params: dict[str, Any]) -> tuple[bool, str]:
         ok, why = self.availability()

@@ -19,6 +19,12 @@ import math
 
 import numpy as np
 from numba import njit, prange
+from numba.np.ufunc.parallel import _launch_threads
+
+# The thread pool must exist before a cached kernel that uses it is loaded from the on-disk cache:
+# otherwise LLVM cannot resolve the pool's scheduling symbols (allocate_sched) and the process aborts.
+# Compiling a parallel kernel starts the pool, loading one from the cache does not (numba 0.6x).
+_launch_threads()
 
 __all__ = ["BLOCK", "PARALLEL_MIN", "threaded", "n_blocks", "csr_matvec", "dot", "sum_squares", "norm"]
 
@@ -154,13 +160,13 @@ def norm(x):
     if not top > 0 or top == np.inf:
         return top
     n = x.shape[0]
-    part = np.empty(n_blocks(n))
-    if threaded(n):
-        _scaled_squares_parallel(x, top, part)
-    else:
-        for b in range(part.shape[0]):
-            part[b] = _scaled_squares(x, top, b * BLOCK, min(n, (b + 1) * BLOCK))
     acc = 0.0
-    for b in range(part.shape[0]):
-        acc += part[b]
+    if threaded(n):
+        part = np.empty(n_blocks(n))
+        _scaled_squares_parallel(x, top, part)
+        for b in range(part.shape[0]):
+            acc += part[b]
+    else:
+        for b in range(n_blocks(n)):
+            acc += _scaled_squares(x, top, b * BLOCK, min(n, (b + 1) * BLOCK))
     return top * math.sqrt(acc)

@@ -151,17 +151,20 @@ def _stopping_sums(nu, u, a, step, mu, d, de_saxce, out):
     _natural_map(nu, u, a, step, mu, d, out)
     # a pass of its own (fused into the map, it ran two to four times slower), by blocks (workbench.blocks)
     n = nu.shape[0]
-    part = np.empty((n_blocks(n), 3))
-    if threaded(n):
-        _three_sums_parallel(nu, u, out, part)
-    else:
-        for b in range(part.shape[0]):
-            part[b, 0], part[b, 1], part[b, 2] = _three_sums(nu, u, out, b * BLOCK, min(n, (b + 1) * BLOCK))
     nu_sq = u_sq = map_sq = 0.0
-    for b in range(part.shape[0]):
-        nu_sq += part[b, 0]
-        u_sq += part[b, 1]
-        map_sq += part[b, 2]
+    if threaded(n):
+        part = np.empty((n_blocks(n), 3))
+        _three_sums_parallel(nu, u, out, part)
+        for b in range(part.shape[0]):
+            nu_sq += part[b, 0]
+            u_sq += part[b, 1]
+            map_sq += part[b, 2]
+        return nu_sq, u_sq, map_sq
+    for b in range(n_blocks(n)):   # the same block sums added in the same order, without an array
+        x, y, z = _three_sums(nu, u, out, b * BLOCK, min(n, (b + 1) * BLOCK))
+        nu_sq += x
+        u_sq += y
+        map_sq += z
     return nu_sq, u_sq, map_sq
 
 

@@ -132,18 +132,20 @@ def _test_terms(new, y, gamma, N_new, N_y, r):
     blocks (workbench.blocks): three independent chains of additions per block, the same sums for any
     thread count."""
     n = new.shape[0]
-    part = np.empty((n_blocks(n), 3))
-    if threaded(n):
-        _terms_parallel(new, y, gamma, N_new, N_y, r, part)
-    else:
-        for b in range(part.shape[0]):
-            part[b, 0], part[b, 1], part[b, 2] = _terms_block(new, y, gamma, N_new, N_y, r, b * BLOCK,
-                                                              min(n, (b + 1) * BLOCK))
     curvature = length = g_step = 0.0
-    for b in range(part.shape[0]):
-        curvature += part[b, 0]
-        length += part[b, 1]
-        g_step += part[b, 2]
+    if threaded(n):
+        part = np.empty((n_blocks(n), 3))
+        _terms_parallel(new, y, gamma, N_new, N_y, r, part)
+        for b in range(part.shape[0]):
+            curvature += part[b, 0]
+            length += part[b, 1]
+            g_step += part[b, 2]
+        return curvature, length, g_step
+    for b in range(n_blocks(n)):   # the same block sums added in the same order, without an array
+        c, s, g = _terms_block(new, y, gamma, N_new, N_y, r, b * BLOCK, min(n, (b + 1) * BLOCK))
+        curvature += c
+        length += s
+        g_step += g
     return curvature, length, g_step
 
 

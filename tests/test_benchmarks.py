@@ -1,7 +1,7 @@
 """The benchmarks' own arithmetic on made-up measurements (the benchmarks themselves are not run here):
 benchmarks.bench_peers's fairness rules (the time limit for a one-sided failure, a fresh problem per
 timed solve, Siconos's solvers by kind and dimension) and issue 25's target summary, the relaxed table of
-benchmarks.bench_ipm, the scale table of benchmarks.bench_scale, and benchmarks.bench_generate's series
+benchmarks.bench_ipm, the rows of benchmarks.bench_scale against their targets, and benchmarks.bench_generate's series
 total when a run continues an earlier one."""
 
 import json
@@ -14,12 +14,6 @@ import pytest
 from benchmarks import bench_generate, bench_ipm, bench_peers, bench_scale, peer_process
 from workbench.io import load_problem
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
-
-
-def scale_row(contacts, solve_s, status):
-    return {"spheres": 1, "contacts": contacts, "method": "apgd", "generate_s": 0.5, "build_s": 0.0,
-            "solve_s": solve_s, "iterations": 250, "relaxed_error": 9.5e-5, "status": status, "stop": "converged",
-            "peak_MiB": 548.0}
 
 
 def test_one_sided_failure_counts_as_the_time_limit():
@@ -157,10 +151,25 @@ def test_time_to_target_and_ipm_table():
     assert lines[2] == "| dataset:x | 1,094 | 0.300 | 0.150 | 0.50 | 0.090 | 0.30 |"
 
 
-def test_scale_table_columns():
-    lines = bench_scale.table([scale_row(100_208, 5.36, "solved")])
-    assert lines[0] == "| contacts | method | generate s | solve s | iterations | relaxed error | stop | peak MiB |"
-    assert lines[2] == "| 100,208 | apgd | 0.50 | 5.36 | 250 | 9.5e-05 | converged | 548 |"
+def test_scale_rows_against_targets():
+    """bench_scale's verdicts: a 1M size on 2 cores with the GPU unavailable, and a size not run."""
+    ref = {"config": "cpu1", "threads": 1, "seconds": 60.0, "iterations": 270, "status": "solved",
+           "relaxed_error": 9e-5, "dual_objective": -2.0, "peak_MiB": 4000.0}
+    size = {"size": "1M", "spheres": 450_000, "contacts": 989_835, "generate_s": 50.0,
+            "rows": [ref, {**ref, "config": "cpu", "threads": 2, "seconds": 40.0},
+                     {"config": "gpu", "unavailable": "CuPy is not installed"}]}
+    cpu1, cpu, gpu = bench_scale.verdicts(size, cores=2)
+    assert cpu1["target"] == "no target at this size" and cpu1["ms_per_it"] == pytest.approx(1e3 * 60 / 270)
+    assert cpu["target"] == "1.50x one thread on 2 cores: missed by 1.07x; same answer as one thread"
+    assert gpu["target"] == "not measured: no GPU (CuPy is not installed)"
+    fast = {**size, "rows": [ref, {**ref, "config": "cpu", "threads": 16, "seconds": 6.0}]}
+    assert bench_scale.verdicts(fast, cores=16)[1]["target"].startswith("10.00x one thread on 16 cores: met")
+    page = bench_scale.render({"tol": 1e-4, "time_limit": 900.0, "cores": 2, "gpu": "none (CuPy is not installed)",
+                               "sizes": [size, {"size": "10M", "spheres": 4_550_000, "skipped": "not in this run's --contacts"}],
+                               "note": ""})
+    assert "| 989,835 | CPU, 2 threads | 40.00 | 148.15 | 270 | 9.0e-05 | 4,000 | 0.0e+00 |" in page
+    assert "| 10M | GPU | - | - | - | - | - | - | not measured: not in this run's --contacts |" in page
+    assert "cvxpy, Clarabel, SCS or qdldl loaded by the measuring processes: none" in page
 
 
 def gen_row(n, seconds, dataset="scaling"):

@@ -21,8 +21,8 @@ NOT_PACKAGES = ("tests", "build")
 LAYERS = [
     ("foundation", ["workbench.errors", "workbench.files", "workbench.params", "workbench.shared_data",
                     "workbench.provenance", "workbench.limits"]),
-    ("time-step problem", ["workbench", "workbench.problem", "workbench.cones", "workbench.metrics",
-                           "workbench.lcp_metrics"]),
+    ("time-step problem", ["workbench", "workbench.threads", "workbench.blocks", "workbench.problem",
+                           "workbench.cones", "workbench.metrics", "workbench.lcp_metrics"]),
     ("I/O", ["workbench.io"]),
     ("formulations", ["formulations", "workbench.export"]),
     ("solvers", ["workbench.solvers"]),

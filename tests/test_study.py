@@ -195,6 +195,8 @@ def test_shipped_studies_validate_and_resolve_against_the_shared_data(shared_dat
         except StudyError as exc:  # a study of generated data only, not generated here: says how to make it
             assert "no problem to run" in str(exc) and "make them with: workbench generate" in str(exc), exc
             continue
+        if path.stem == "scale_devices":    # packings up to 1M contacts: tests/test_study_scale.py plans its smallest
+            continue
         problems = resolve_problems(study, tmp_path / path.stem)
         assert problems and study.methods
         files = {p.source for p in problems if not p.source.startswith(("scene:", "scenario:"))}

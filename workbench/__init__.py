@@ -9,14 +9,24 @@ import os
 
 __version__ = "0.1.0"
 
-#: BLAS/OpenMP/numba threads: one, unless the user's environment says otherwise. Set here, before numpy
-#: loads (when the workbench is imported first: the CLI, the study workers), because the in-house
-#: solvers' vector operations are memory-bound: on a loaded 2-core machine OpenBLAS's threads made each
-#: dot product of 30,000 entries about 1.5 ms instead of 20 us, and BB 20x slower on a 10,000-contact
-#: packing. Parallel study workers must not oversubscribe the cores either.
-THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+#: BLAS/OpenMP threads: one, unless the user's environment says otherwise. Set here, before numpy loads
+#: (when the workbench is imported first: the CLI, the study workers), because the in-house solvers'
+#: vector operations are memory-bound: on a loaded 2-core machine OpenBLAS's threads made each dot
+#: product of 30,000 entries about 1.5 ms instead of 20 us, and BB 20x slower on a 10,000-contact
+#: packing. The compiled kernels' threads are numba's and are chosen apart (workbench.threads):
+#: WORKBENCH_THREADS, when set, becomes numba's pool size here, before numba loads.
+THREAD_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 for _name in THREAD_ENV:
     os.environ.setdefault(_name, "1")
+#: numba's OpenMP pool sleeps at a barrier instead of spinning: on a loaded machine (more runnable
+#: processes than cores) a spinning thread burns the time slice its partner needs to reach the barrier.
+#: Measured 2026-11-28 at load 14 on 2 cores, APGD at 100,208 contacts: 2 threads 307-322 ms/iteration
+#: spinning, 115-120 passive (1 thread: 133-161).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+_threads = os.environ.get("WORKBENCH_THREADS", "").strip()
+if _threads.isdigit() and int(_threads) > 0:     # a bad value is reported by workbench.threads.from_env
+    os.environ["NUMBA_NUM_THREADS"] = str(min(int(_threads), len(os.sched_getaffinity(0))
+                                              if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
 __all__ = ["TimeStepProblem", "THREAD_ENV", "__version__"]
 

@@ -124,6 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return exc.code if isinstance(exc.code, int) else 0
         if args.command == "help":
             return _help(parser, args.topic)
+        if hasattr(args, "threads"):    # before the command loads numba: its pool's size (workbench.threads)
+            from workbench import threads
+            threads.use(threads.choose(args.threads, getattr(args, "jobs", 1)))
         try:
             return int(args.func(args) or 0)
         except SystemExit as exc:  # something the command ran (a plugin's solver, ...) called sys.exit

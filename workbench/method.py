@@ -96,7 +96,7 @@ class Method:
         self.kind = kinds[0]
         self.params = dict(params or {})
         self.formulation_params, self.solver_params = split_params(form, slv, self.kind, self.params)
-        self.label = label or f"{self.formulation_name} / {self.solver_name}"
+        self.label = label or f"{self.formulation_name} / {self.solver_name}{slv.variant(self.solver_params)}"
 
     # ------------------------------------------------------------------ identity
     def spec(self) -> dict[str, Any]:
@@ -133,8 +133,8 @@ class Method:
         return True, ""
 
     def availability(self) -> tuple[bool, str]:
-        """The solver's (available, why not); imports its package."""
-        return self.solver.availability()
+        """The solver's (available, why not) with this method's parameters; imports its package."""
+        return self.solver.availability_for(self.solver_params)
 
     def solve(self, problem: TimeStepProblem, options: SolveOptions | None = None) -> SolveResult:
         """Build the formulation for ``problem``, solve it, judge the result (module docstring).
@@ -149,7 +149,7 @@ class Method:
         if problem.n_contacts == 0:
             raise UnsupportedError(f"{problem.name or 'this problem'} has no contacts: its solution is "
                                    "v = M^-1 k, there is nothing for a contact solver to do")
-        ok, why = self.solver.availability()
+        ok, why = self.availability()
         if not ok:
             return SolveResult(solver=self.solver_name, formulation=self.formulation_name, status="unavailable",
                                message=why)
@@ -174,7 +174,7 @@ class Method:
         # every solver is judged by the compiled metrics (workbench.metrics) of both dimensions; an
         # in-house solver's own kernels need every form; an outside one (cvxpy, Siconos) needs no more
         compiled = self.solver.compiled
-        if self.solver.availability()[0]:
+        if self.availability()[0]:
             for problem in warm_up_problems(global_only=self.formulation.needs_global or not compiled):
                 if like is not None and (problem.d != like.d or (compiled and problem.is_global != like.is_global)):
                     continue

@@ -36,8 +36,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from workbench.blocks import BLOCK, dot, n_blocks, sum_squares, threaded
 from workbench.cones import project_contact_at
 from workbench.problem import TimeStepProblem
 
@@ -88,8 +89,8 @@ def dual_objective(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray | Non
 
 
 @njit(cache=True)
-def _natural_map_contacts(nu, w, a, step, mu, d, out):
-    for i in range(mu.shape[0]):
+def _natural_map_contacts(nu, w, a, step, mu, d, out, lo, hi):
+    for i in range(lo, hi):
         o = d * i
         for j in range(d):
             out[o + j] = nu[o + j] - step * w[o + j]
@@ -100,29 +101,70 @@ def _natural_map_contacts(nu, w, a, step, mu, d, out):
             out[o + j] = nu[o + j] - out[o + j]
 
 
+@njit(cache=True, parallel=True)
+def _natural_map_parallel(nu, w, a, step, mu, d, out):
+    n_c, size = mu.shape[0], BLOCK // 3
+    for b in prange((n_c + size - 1) // size):
+        _natural_map_contacts(nu, w, a, step, mu, d, out, b * size, min(n_c, (b + 1) * size))
+
+
 @njit(cache=True)
 def _natural_map(nu, w, a, step, mu, d, out):
-    """out = nu - P(nu - step (w + a)), a (None: 0) nonzero in the normal entries only."""
+    """out = nu - P(nu - step (w + a)), a (None: 0) nonzero in the normal entries only; contacts in
+    parallel on large problems (workbench.blocks)."""
     # d = 3 passed on as a constant: the compiler unrolls the loops over components (workbench.cones)
-    if d == 3:
-        _natural_map_contacts(nu, w, a, step, mu, 3, out)
+    if threaded(nu.shape[0]):
+        if d == 3:
+            _natural_map_parallel(nu, w, a, step, mu, 3, out)
+        else:
+            _natural_map_parallel(nu, w, a, step, mu, d, out)
+    elif d == 3:
+        _natural_map_contacts(nu, w, a, step, mu, 3, out, 0, mu.shape[0])
     else:
-        _natural_map_contacts(nu, w, a, step, mu, d, out)
+        _natural_map_contacts(nu, w, a, step, mu, d, out, 0, mu.shape[0])
     for k in range(mu.shape[0] * d, nu.shape[0]):       # bilateral unknowns: P is the identity
         out[k] = nu[k] - (nu[k] - step * w[k])
     return out
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True)
+def _three_sums(nu, u, out, lo, hi):
+    nu_sq = u_sq = map_sq = 0.0
+    for k in range(lo, hi):
+        nu_sq += nu[k] * nu[k]
+        u_sq += u[k] * u[k]
+        map_sq += out[k] * out[k]
+    return nu_sq, u_sq, map_sq
+
+
+@njit(cache=True, parallel=True)
+def _three_sums_parallel(nu, u, out, part):
+    n = nu.shape[0]
+    for b in prange(part.shape[0]):
+        part[b, 0], part[b, 1], part[b, 2] = _three_sums(nu, u, out, b * BLOCK, min(n, (b + 1) * BLOCK))
+
+
+@njit(cache=True)
 def _stopping_sums(nu, u, a, step, mu, d, de_saxce, out):
     if de_saxce:                    # a_i = [mu_i ||u_t,i||, 0, 0] from this u
         _write_de_saxce_shift(u, mu, d, a)
     _natural_map(nu, u, a, step, mu, d, out)
+    # a pass of its own (fused into the map, it ran two to four times slower), by blocks (workbench.blocks)
+    n = nu.shape[0]
     nu_sq = u_sq = map_sq = 0.0
-    for k in range(nu.shape[0]):    # a pass of its own: fused into the map, it ran two to four times slower
-        nu_sq += nu[k] * nu[k]
-        u_sq += u[k] * u[k]
-        map_sq += out[k] * out[k]
+    if threaded(n):
+        part = np.empty((n_blocks(n), 3))
+        _three_sums_parallel(nu, u, out, part)
+        for b in range(part.shape[0]):
+            nu_sq += part[b, 0]
+            u_sq += part[b, 1]
+            map_sq += part[b, 2]
+        return nu_sq, u_sq, map_sq
+    for b in range(n_blocks(n)):   # the same block sums added in the same order, without an array
+        x, y, z = _three_sums(nu, u, out, b * BLOCK, min(n, (b + 1) * BLOCK))
+        nu_sq += x
+        u_sq += y
+        map_sq += z
     return nu_sq, u_sq, map_sq
 
 
@@ -135,7 +177,8 @@ def stopping_sums(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray, shift
     ``shift`` holds a, zero outside the normal entries: the anti-relaxation shift (fixed), 0 for the
     relaxed problem, or with ``de_saxce`` it is overwritten with a(u) = [mu_i ||u_t,i||, 0, 0]_i, so that
     the third sum is the squared Siconos natural map of the exact problem (u + a(u) = u_hat). step = g_d
-    gives Melanz et al. 2015 eq. 39 (times g_d); step = 1 the natural-map errors. The sums may be reordered."""
+    gives Melanz et al. 2015 eq. 39 (times g_d); step = 1 the natural-map errors. The sums are by blocks
+    (workbench.blocks): the same for any thread count."""
     return _stopping_sums(nu, u, shift, float(step), np.ascontiguousarray(problem.mu, dtype=float), problem.d,
                           bool(de_saxce), scratch)
 
@@ -227,28 +270,19 @@ def ccp_residual(problem: TimeStepProblem, nu: np.ndarray, grad: np.ndarray,
 
 
 @njit(cache=True)
-def _sum_sq(x):
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += x[k] * x[k]
-    return acc
-
-
-@njit(cache=True)
 def _measure_sums(nu, u, r, mu, d, g_d, a, scratch):
     """The sums and extremes :func:`evaluate` needs, in compiled passes (a solve of a few contacts
     would otherwise spend more time in the numpy calls of its metrics than in its iterations):
     nu.(u + r), nu.u, ||nu||^2, ||u||^2, the squared natural maps of the Siconos error (a = a(u)), of
     the relaxed error (a = 0, step 1) and of eq. 39 (step g_d), max_i |gamma_n,i u_n,i|, min_i u_n,i
     and max_i dist(gamma_i, K_i)^2. ``a`` (zeros) and ``scratch`` are work arrays of the length of nu."""
-    dual2 = gap = 0.0
     for k in range(nu.shape[0]):
-        dual2 += nu[k] * (u[k] + r[k])
-        gap += nu[k] * u[k]
+        scratch[k] = u[k] + r[k]
+    dual2, gap = dot(nu, scratch), dot(nu, u)
     _write_de_saxce_shift(u, mu, d, a)
-    sic_sq = _sum_sq(_natural_map(nu, u, a, 1.0, mu, d, scratch))
-    rel_sq = _sum_sq(_natural_map(nu, u, None, 1.0, mu, d, scratch))
-    ccp_sq = _sum_sq(_natural_map(nu, u, None, g_d, mu, d, scratch))
+    sic_sq = sum_squares(_natural_map(nu, u, a, 1.0, mu, d, scratch))
+    rel_sq = sum_squares(_natural_map(nu, u, None, 1.0, mu, d, scratch))
+    ccp_sq = sum_squares(_natural_map(nu, u, None, g_d, mu, d, scratch))
     compl, min_un, cone_sq = 0.0, np.inf, 0.0
     for i in range(mu.shape[0]):
         o = d * i
@@ -259,7 +293,7 @@ def _measure_sums(nu, u, r, mu, d, g_d, a, scratch):
         for j in range(d):
             dist += (nu[o + j] - scratch[o + j]) ** 2
         cone_sq = max(cone_sq, dist)
-    return dual2, gap, _sum_sq(nu), _sum_sq(u), sic_sq, rel_sq, ccp_sq, compl, min_un, cone_sq
+    return dual2, gap, sum_squares(nu), sum_squares(u), sic_sq, rel_sq, ccp_sq, compl, min_un, cone_sq
 
 
 def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray | None = None,

@@ -31,6 +31,7 @@ import scipy.sparse.linalg as spla
 from numba import njit
 
 from workbench.errors import ProblemDataError
+from workbench.blocks import csr_matvec  # noqa: F401 - the compiled product, here since before workbench.blocks
 
 __all__ = ["TimeStepProblem", "check_compressed", "problem_digest"]
 
@@ -131,18 +132,6 @@ def _matrix(name: str, A, shape: tuple[int | None, int | None]) -> sp.csr_matrix
     for arr in (S.data, S.indices, S.indptr):
         arr.setflags(write=False)
     return S
-
-
-@njit(cache=True)
-def csr_matvec(indptr, indices, data, x, out):
-    """out = A x for A in CSR form, row by row (the order of scipy's own CSR product, so the sums are
-    the same), compiled: scipy's ``A @ x`` spends about 5 microseconds dispatching before it
-    multiplies, which a solve of a few contacts pays several times per iteration."""
-    for i in range(out.shape[0]):
-        acc = 0.0
-        for jj in range(indptr[i], indptr[i + 1]):
-            acc += data[jj] * x[indices[jj]]
-        out[i] = acc
 
 
 @njit(cache=True)

@@ -122,3 +122,11 @@ def add_method_options(s, many: bool = False) -> None:
     end = extra.pop("help_end")
     s.add_argument("--formulation", "-f", **extra, help=f"one of {', '.join(FORMULATIONS)}{end}")
     s.add_argument("--solver", "-s", **extra, help=f"one of {solvers}{end}")
+
+
+def add_threads_option(s) -> None:
+    """--threads N: the compiled kernels' threads (workbench.threads; default all cores, for ``run`` the
+    cores divided by --jobs)."""
+    s.add_argument("--threads", type=positive(int), default=None, metavar="N",
+                   help="threads of the compiled kernels (default: WORKBENCH_THREADS, else every core; "
+                        "run: the cores / --jobs per worker); results do not depend on it")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from argparse import ArgumentTypeError
 
-from workbench.commands._args import key_value, positive
+from workbench.commands._args import add_threads_option, key_value, positive
 from workbench.errors import InputError
 from workbench.limits import check
 
@@ -64,4 +64,5 @@ def register(sub) -> None:
                    help="write the simulation state every K steps (resume: run the same command again)")
     s.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     s.add_argument("--force", action="store_true", help="overwrite files that exist (committed datasets included)")
+    add_threads_option(s)
     s.set_defaults(func=cmd_generate)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 
-from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, formulation_named, key_value,
+from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, add_threads_option, formulation_named, key_value,
                                       method_named, positive, solver_named)
 from workbench.sources import ACCEPTED, load
 
@@ -38,6 +38,7 @@ def add_solve_options(s) -> None:
     s.add_argument("--time-limit", type=positive(float, "SECONDS"), default=None, help="seconds")
     s.add_argument("--param", action="append", type=key_value, metavar="KEY=VALUE",
                    help="solver-specific setting (JSON value), repeatable")
+    add_threads_option(s)
     s.add_argument("--verbose", action="store_true", help="let the solver print its log (stderr)")
 
 

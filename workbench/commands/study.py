@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from workbench.commands._args import positive
+from workbench.commands._args import add_threads_option, positive
 from workbench.errors import InputError
 
 
@@ -90,6 +90,7 @@ def register(sub) -> None:
     s.add_argument("--report-dir", help="where the report goes (default reports/<study name>)")
     s.add_argument("--no-report", action="store_true", help="do not write the report at the end")
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_threads_option(s)
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("report", help="write the markdown/HTML report of a study's results, or compare two")

@@ -40,6 +40,9 @@ Implementation notes (why it differs from a literal transcription without changi
   iterate with the smallest one is returned (21-22).
 * If N (gamma_0 - gamma_hat_0) = 0 (a warm start equal to 1, or N = 0 along it), L starts at the mean
   diagonal of N instead: any positive start works, the backtracking corrects it.
+* Threads: the products, the three passes below and the stopping measure run over contacts on
+  numba's pool for large problems, the sums by fixed blocks (workbench.blocks): the iterates are
+  bit-identical for any thread count.
 * Cost: besides the products with N and the residual, the vector work of an iteration is three
   compiled passes over preallocated float64 arrays - the gradient step with its projection (10, 14),
   the dot products of tests (11) and (27), and the momentum step (18) with u. The numpy expressions
@@ -50,7 +53,8 @@ Implementation notes (why it differs from a literal transcription without changi
   of a few milliseconds of work when a time limit is to be checked). A solve of a few contacts is
   then a few microseconds of arithmetic, and what remains is the cost of that call.
 
-options.params: anti_relaxation ("inner" | "outer"), outer_patience (workbench.solvers.iterative).
+options.params: anti_relaxation ("inner" | "outer"), outer_patience (workbench.solvers.iterative), device
+(cpu | gpu | numpy: workbench.solvers.xp_first_order).
 """
 
 from __future__ import annotations
@@ -58,44 +62,56 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
+from workbench.blocks import BLOCK, n_blocks, threaded
 from workbench.cones import project_contact_at
-from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, F_OWN, K_D, K_INNER, K_ITER, K_MAX_ITER, K_OWN,
-                                         K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeSolver, Run, apply_operator,
+from workbench.solvers import xp_first_order
+from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
+                                         K_MAX_ITER, K_OWN, K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeSolver,
+                                         Run, apply_operator,
                                          intermediate_length, lipschitz_ratio, measure_and_keep)
 
 __all__ = ["APGDSolver"]
 
 
 @njit(cache=True)
-def _step_contacts(y, N_y, r, t, mu, d, out):
-    for i in range(mu.shape[0]):
+def _step_contacts(y, N_y, r, t, mu, d, out, lo, hi):
+    for i in range(lo, hi):
         o = d * i
         for j in range(d):
             out[o + j] = y[o + j] - t * (N_y[o + j] + r[o + j])
         project_contact_at(out, o, mu[i], out, o, d)
 
 
+@njit(cache=True, parallel=True)
+def _step_parallel(y, N_y, r, t, mu, d, out):
+    n_c, size = mu.shape[0], BLOCK // 3
+    for b in prange((n_c + size - 1) // size):
+        _step_contacts(y, N_y, r, t, mu, d, out, b * size, min(n_c, (b + 1) * size))
+
+
 @njit(cache=True)
 def _gradient_step(y, N_y, r, t, mu, d, out):
-    """out = P(y - t g) with g = N y + r (lines 9-10, 14), P onto K x R^{n_b}: one pass."""
-    if d == 3:      # a constant: the compiler unrolls the loops over components (workbench.cones)
-        _step_contacts(y, N_y, r, t, mu, 3, out)
+    """out = P(y - t g) with g = N y + r (lines 9-10, 14), P onto K x R^{n_b}: one pass, contacts in
+    parallel on large problems (workbench.blocks)."""
+    if threaded(y.shape[0]):       # d = 3 a constant: the compiler unrolls the loops over components
+        if d == 3:
+            _step_parallel(y, N_y, r, t, mu, 3, out)
+        else:
+            _step_parallel(y, N_y, r, t, mu, d, out)
+    elif d == 3:
+        _step_contacts(y, N_y, r, t, mu, 3, out, 0, mu.shape[0])
     else:
-        _step_contacts(y, N_y, r, t, mu, d, out)
+        _step_contacts(y, N_y, r, t, mu, d, out, 0, mu.shape[0])
     for k in range(mu.shape[0] * d, y.shape[0]):
         out[k] = y[k] - t * (N_y[k] + r[k])
 
 
-@njit(cache=True, fastmath={"reassoc"})
-def _test_terms(new, y, gamma, N_new, N_y, r):
-    """The two sides of test (11), delta^T (N new - N y) and delta^T delta with delta = new - y, and
-    the product of the restart test (27), g^T (new - gamma) with g = N y + r, in one pass. The sums
-    may be reordered (fastmath reassoc): in order, each is a chain of dependent additions, two to
-    three times slower than the memory traffic."""
+@njit(cache=True)
+def _terms_block(new, y, gamma, N_new, N_y, r, lo, hi):
     curvature = length = g_step = 0.0
-    for k in range(new.shape[0]):
+    for k in range(lo, hi):
         delta = new[k] - y[k]
         curvature += delta * (N_new[k] - N_y[k])
         length += delta * delta
@@ -103,14 +119,61 @@ def _test_terms(new, y, gamma, N_new, N_y, r):
     return curvature, length, g_step
 
 
+@njit(cache=True, parallel=True)
+def _terms_parallel(new, y, gamma, N_new, N_y, r, part):
+    n = new.shape[0]
+    for b in prange(part.shape[0]):
+        part[b, 0], part[b, 1], part[b, 2] = _terms_block(new, y, gamma, N_new, N_y, r, b * BLOCK,
+                                                          min(n, (b + 1) * BLOCK))
+
+
 @njit(cache=True)
-def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
-    """y = new + beta (new - gamma) and N y = N new + beta (N new - N gamma) (line 18), in place, and
-    the velocity u = N new + r_0 of the new iterate (for Run.tick)."""
-    for k in range(new.shape[0]):
+def _test_terms(new, y, gamma, N_new, N_y, r):
+    """The two sides of test (11), delta^T (N new - N y) and delta^T delta with delta = new - y, and
+    the product of the restart test (27), g^T (new - gamma) with g = N y + r, in one pass. Summed by
+    blocks (workbench.blocks): three independent chains of additions per block, the same sums for any
+    thread count."""
+    n = new.shape[0]
+    curvature = length = g_step = 0.0
+    if threaded(n):
+        part = np.empty((n_blocks(n), 3))
+        _terms_parallel(new, y, gamma, N_new, N_y, r, part)
+        for b in range(part.shape[0]):
+            curvature += part[b, 0]
+            length += part[b, 1]
+            g_step += part[b, 2]
+        return curvature, length, g_step
+    for b in range(n_blocks(n)):   # the same block sums added in the same order, without an array
+        c, s, g = _terms_block(new, y, gamma, N_new, N_y, r, b * BLOCK, min(n, (b + 1) * BLOCK))
+        curvature += c
+        length += s
+        g_step += g
+    return curvature, length, g_step
+
+
+@njit(cache=True)
+def _momentum_block(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u, lo, hi):
+    for k in range(lo, hi):
         y[k] = new[k] + beta * (new[k] - gamma[k])
         N_y[k] = N_new[k] + beta * (N_new[k] - N_gamma[k])
         u[k] = N_new[k] + r0[k]
+
+
+@njit(cache=True, parallel=True)
+def _momentum_parallel(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
+    n = new.shape[0]
+    for b in prange(n_blocks(n)):
+        _momentum_block(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u, b * BLOCK, min(n, (b + 1) * BLOCK))
+
+
+@njit(cache=True)
+def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
+    """y = new + beta (new - gamma) and N y = N new + beta (N new - N gamma) (line 18), in place, and
+    the velocity u = N new + r_0 of the new iterate (for Run.tick); in parallel on large problems."""
+    if threaded(new.shape[0]):
+        _momentum_parallel(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u)
+    else:
+        _momentum_block(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u, 0, new.shape[0])
 
 
 #: rows of the work array: gamma and new (swapped), their products with N (swapped), y, N y, u,
@@ -209,14 +272,18 @@ def _iterations(op, mu, x0, r0, a, work, fs, ks):
             return code
 
 
-class APGDSolver(IterativeSolver):
+class APGDSolver(xp_first_order.OnDevice, IterativeSolver):
     name = "apgd"
     summary = "accelerated projected gradient with adaptive step, restart and anti-relaxation (Melanz et al. 2015 section 2.3)"
+    params = ITERATIVE_PARAMS + (xp_first_order.DEVICE_PARAM, xp_first_order.THREADS_PARAM)
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         """Lines 1-37 in :func:`_iterations`, called once (no history, and no time limit reached within
         a chunk of a few milliseconds of work), or once per iteration (history: a row per iteration).
-        Python allocates the work arrays and reads the state between calls only."""
+        Python allocates the work arrays and reads the state between calls only. device = gpu or numpy:
+        the same lines on an array module (workbench.solvers.xp_first_order)."""
+        if run.params["device"] != "cpu":
+            return xp_first_order.apgd(run, x0, run.params["device"])
         op, n = run.compiled_N, run.n
         work = np.empty(_ROWS * n + intermediate_length(op))       # one allocation: see _iterations
         chunk = run.chunk(op[2].size + op[5].size + 10 * n)

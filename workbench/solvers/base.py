@@ -266,6 +266,14 @@ class Solver(ABC):
         """(True, "") or (False, "why not")."""
         return True, ""
 
+    def availability_for(self, params: dict[str, Any]) -> tuple[bool, str]:
+        """:meth:`availability` with these (checked) parameters: a device may be missing."""
+        return self.availability()
+
+    def variant(self, params: dict[str, Any]) -> str:
+        """What the parameters add to the solver's name in labels ("[gpu]"), or ""."""
+        return ""
+
     @abstractmethod
     def solve(self, model, options: SolveOptions) -> SolveResult:
         """Solve the model (``options.params`` already checked, defaults filled in); fill nu, v,

@@ -76,7 +76,7 @@ from workbench.metrics import _stopping_sums
 from workbench.cones import project_unknowns
 from workbench.errors import InputError
 from workbench.params import Param
-from workbench.problem import csr_matvec
+from workbench.blocks import csr_matvec, dot, norm  # noqa: F401 - dot: the solvers' inner products
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
@@ -391,18 +391,27 @@ def apply_operator(op, tmp, x, out):
 
 
 @njit(cache=True)
+def scaled_error(x_sq, u_sq, map_sq, norm_r0, step):
+    """(err, s) of the stopping measure from ||x||^2, ||u||^2 and the squared natural map with ``step``:
+    s = max(||r||, ||x||, ||u||) (1 when 0), err = ||map|| / step / s; err = inf when s overflowed (a
+    diverged iterate, never converged: metrics.normalisation)."""
+    scale = max(norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
+    if not scale < math.inf:
+        return math.inf, scale
+    if not scale > 0:
+        scale = 1.0
+    return math.sqrt(map_sq) / step / scale, scale
+
+
+@njit(cache=True)
 def stopping_measure(x, u, a, mu, d, inner, step, norm_r0, target, scratch):
     """The stopping measure of :meth:`Run.tick` for compiled loops: (err, scale, converged) for the
     iterate x with u = N x + r_0 and the shift a (inner runs: a(u) written into a, err the Siconos
     error; relaxed and outer runs: a fixed, err eq. 39 / s, converged when it is <= max(target,
     CCP_RESOLUTION) and the natural map with step 1 is <= target), s = max(||r||, ||x||, ||u||)."""
-    x_sq, u_sq, map_sq = _stopping_sums(x, u, a, step, mu, d, inner, scratch)
-    scale = max(norm_r0, math.sqrt(x_sq), math.sqrt(u_sq))
-    if not scale < math.inf:        # overflowed: a diverged iterate, never converged (metrics.normalisation)
-        return math.inf, scale, False
-    if not scale > 0:
-        scale = 1.0
-    err = math.sqrt(map_sq) / step / scale
+    err, scale = scaled_error(*_stopping_sums(x, u, a, step, mu, d, inner, scratch), norm_r0, step)
+    if not scale < math.inf:
+        return err, scale, False
     if inner:
         return err, scale, err <= target
     return err, scale, (err <= max(target, CCP_RESOLUTION)
@@ -445,31 +454,8 @@ def lipschitz_ratio(op, tmp, x0, N_diff):
     for k in range(x0.shape[0]):
         x0[k] -= 1.0
     apply_operator(op, tmp, x0, N_diff)
-    den = _norm(x0)
-    return _norm(N_diff) / den if den > 0 else math.nan
-
-
-@njit(cache=True)
-def dot(x, y):
-    """x . y in index order (compiled loops' inner products)."""
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += x[k] * y[k]
-    return acc
-
-
-@njit(cache=True)
-def _norm(x):
-    """||x||_2, scaled by max |x_k| so that it neither overflows nor underflows."""
-    top = 0.0
-    for k in range(x.shape[0]):
-        top = max(top, abs(x[k]))
-    if not top > 0 or top == np.inf:
-        return top
-    acc = 0.0
-    for k in range(x.shape[0]):
-        acc += (x[k] / top) ** 2
-    return top * math.sqrt(acc)
+    den = norm(x0)
+    return norm(N_diff) / den if den > 0 else math.nan
 
 
 def intermediate_length(op: tuple) -> int:

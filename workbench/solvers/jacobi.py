@@ -31,7 +31,7 @@ overrides either.
 Anti-relaxed runs update the shift a after each iteration (inner) or per outer loop
 (workbench.solvers.iterative). The iteration and its stopping measure run in one compiled loop
 (:func:`_iterations`); Python touches it once per solve. options.params: omega (None: the estimate above), anti_relaxation,
-outer_patience.
+outer_patience, device (cpu | gpu | numpy: workbench.solvers.xp_first_order).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from workbench.errors import InputError
 from workbench.metrics import unknown_diagonal
 from workbench.params import Param
 from workbench.cones import _project_rows
+from workbench.solvers import xp_first_order
 from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_STARTED, IterativeSolver, Run,
                                          apply_operator, count_and_check, intermediate_length)
 
@@ -79,11 +80,12 @@ def scaled_spectrum_bounds(run: Run, eta: np.ndarray, W: sp.spmatrix | None = No
     return 0.0, float(spla.eigsh(op, k=1, which="LA", tol=1e-6, v0=v0, return_eigenvectors=False)[0])
 
 
-class JacobiSolver(IterativeSolver):
+class JacobiSolver(xp_first_order.OnDevice, IterativeSolver):
     name = "jacobi"
     summary = "projected Jacobi with per-contact diagonal scaling (compiled loop)"
     params = ITERATIVE_PARAMS + (
-        Param("omega", float, None, "step (None: 0.95 x 2 / (lambda_max + lambda_min), module docstring)"),)
+        Param("omega", float, None, "step (None: 0.95 x 2 / (lambda_max + lambda_min), module docstring)"),
+        xp_first_order.DEVICE_PARAM, xp_first_order.THREADS_PARAM)
 
     def setup(self, run: Run) -> None:
         diag = unknown_diagonal(run.problem)
@@ -102,7 +104,10 @@ class JacobiSolver(IterativeSolver):
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         """The iterations in :func:`_iterations`: one compiled call (one per history row, or per chunk
-        of a few milliseconds of work when a time limit is to be checked)."""
+        of a few milliseconds of work when a time limit is to be checked); device = gpu or numpy: the
+        same iteration on an array module (workbench.solvers.xp_first_order)."""
+        if run.params["device"] != "cpu":
+            return xp_first_order.jacobi(run, x0, self._step, run.params["device"])
         op, n = run.compiled_N, run.n
         x = np.array(x0, dtype=float)
         work = np.empty(_ROWS * n + intermediate_length(op))

@@ -13,7 +13,9 @@ is started and closed again.
 
 from __future__ import annotations
 
+import contextlib
 import queue
+import socket
 import threading
 from typing import Any, Iterator
 
@@ -25,6 +27,16 @@ __all__ = ["run_local", "run_dask", "EXECUTORS"]
 Task = dict[str, Any]
 
 
+#: one GPU run at a time on this machine's device (the others queue): two would share its memory and
+#: its time, and each one's seconds would measure the other
+_GPU_LOCK = threading.Lock()
+
+
+def on_gpu(task: Task) -> bool:
+    """Whether the task's method runs on the GPU (solver parameter ``device = "gpu"``)."""
+    return (task.get("method") or {}).get("params", {}).get("device") == "gpu"
+
+
 def run_local(tasks: list[Task], jobs: int, log_path) -> Iterator[tuple[Task, dict]]:
     """Run ``tasks`` on ``jobs`` worker processes of this machine."""
     todo: queue.Queue = queue.Queue()
@@ -32,7 +44,7 @@ def run_local(tasks: list[Task], jobs: int, log_path) -> Iterator[tuple[Task, di
         todo.put(task)
     done: queue.Queue = queue.Queue()
     stop = threading.Event()
-    workers = [WorkerProcess(log_path) for _ in range(min(jobs, len(tasks)))]
+    workers = [WorkerProcess(log_path, jobs=jobs) for _ in range(min(jobs, len(tasks)))]
 
     def slot(worker: WorkerProcess) -> None:
         try:
@@ -42,7 +54,8 @@ def run_local(tasks: list[Task], jobs: int, log_path) -> Iterator[tuple[Task, di
                 except queue.Empty:
                     return
                 try:
-                    result = worker.run(task, task["hard_limit"])
+                    with _GPU_LOCK if on_gpu(task) else contextlib.nullcontext():
+                        result = worker.run(task, task["hard_limit"])
                 except Exception as exc:  # never leave the consumer waiting for a lost run
                     result = crash_result(f"runner error: {type(exc).__name__}: {exc}")
                 done.put((task, result))
@@ -79,8 +92,12 @@ def _dask_task(task: Task) -> dict:
     global _DASK_WORKER
     with _DASK_LOCK:
         if _DASK_WORKER is None:
-            _DASK_WORKER = WorkerProcess(task["log"])
-        return _DASK_WORKER.run(task, task["hard_limit"])
+            _DASK_WORKER = WorkerProcess(task["log"], jobs=task["jobs"])
+        if not on_gpu(task):
+            return _DASK_WORKER.run(task, task["hard_limit"])
+        from dask.distributed import Lock
+        with Lock(f"workbench-gpu-{socket.gethostname()}"):  # one GPU run at a time per machine
+            return _DASK_WORKER.run(task, task["hard_limit"])
 
 
 def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = None) -> Iterator[tuple[Task, dict]]:
@@ -100,7 +117,7 @@ def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = Non
     except OSError as exc:
         raise InputError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
     try:
-        futures = {client.submit(_dask_task, {**task, "log": str(log_path)}, key=f"run-{task['key']}"): task
+        futures = {client.submit(_dask_task, {**task, "log": str(log_path), "jobs": jobs}, key=f"run-{task['key']}"): task
                    for task in tasks}
         for future in as_completed(futures):
             task = futures[future]

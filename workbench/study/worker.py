@@ -39,7 +39,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from workbench import THREAD_ENV
+from workbench import THREAD_ENV, threads
 from workbench.errors import InputError
 
 __all__ = ["WorkerProcess", "execute", "crash_result", "hard_limit", "solve_with_hard_limit", "WARM_UP_LIMIT"]
@@ -215,8 +215,9 @@ def _describe_exit(code: int | None) -> str:
 class WorkerProcess:
     """One worker subprocess; ``run`` starts it when needed and kills it past the hard limit."""
 
-    def __init__(self, log_path: os.PathLike | str | None = None):
+    def __init__(self, log_path: os.PathLike | str | None = None, jobs: int = 1):
         self.log_path = log_path
+        self.jobs = jobs    # workers sharing the cores: each gets cores // jobs threads (workbench.threads)
         self.proc: subprocess.Popen | None = None
         self._send: Connection | None = None
         self._recv: Connection | None = None
@@ -226,8 +227,11 @@ class WorkerProcess:
 
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
-        for name in THREAD_ENV:  # one thread per worker (workbench.THREAD_ENV), the user's setting wins
+        for name in THREAD_ENV:  # one BLAS thread per worker (workbench.THREAD_ENV), the user's setting wins
             env.setdefault(name, "1")
+        # the compiled kernels' threads: WORKBENCH_THREADS (--threads) or this worker's share of the cores
+        env[threads.ENV] = str(threads.choose(None, self.jobs))
+        env["NUMBA_NUM_THREADS"] = env[threads.ENV]
         # the worker imports this very tree, installed or not
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])

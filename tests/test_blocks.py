@@ -1,0 +1,57 @@
+"""workbench.blocks: the compiled kernels run over contacts on numba's thread pool, and their results do
+not depend on the thread count - the project's rule that nothing may change with it. Iterates, iteration
+counts and metrics are compared bit for bit between 1 and 2 threads on a problem above the parallel
+threshold (skipped where numba's pool has one thread)."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from workbench import blocks
+from workbench.metrics import evaluate
+from workbench.method import Method
+from workbench.solvers import SolveOptions
+from workbench.sources import load
+
+
+def test_kernels_against_numpy():
+    rng = np.random.default_rng(3)
+    n = 5 * blocks.PARALLEL_MIN + 17                   # whole blocks, a partial one, threaded
+    x, y = rng.standard_normal(n), rng.standard_normal(n)
+    assert blocks.dot(x, y) == pytest.approx(float(x @ y), rel=1e-12)
+    assert blocks.norm(x) == pytest.approx(float(np.linalg.norm(x)), rel=1e-12)
+    assert blocks.norm(np.zeros(3)) == 0.0 and blocks.dot(x[:5], y[:5]) == pytest.approx(float(x[:5] @ y[:5]))
+    A = sp.csr_matrix((rng.standard_normal(3 * n), (np.repeat(np.arange(n), 3), rng.integers(0, n, 3 * n))),
+                      shape=(n, n))
+    out = np.empty(n)
+    blocks.csr_matvec(A.indptr, A.indices, A.data, x, out)
+    assert np.array_equal(out, A @ x)                  # row by row, in scipy's order: the same sums
+
+
+@pytest.fixture(scope="module")
+def large():
+    problem = load("dataset:scaling-02560")          # about 9,000 contacts: above blocks.PARALLEL_MIN entries
+    assert problem.n_unknowns > blocks.PARALLEL_MIN
+    return problem
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="numba's pool has one thread here")
+@pytest.mark.parametrize("solver", ["apgd", "jacobi", "bb"])
+def test_same_iterates_for_any_thread_count(large, solver):
+    method = Method("dual", solver)
+    before = numba.get_num_threads()
+    runs = []
+    try:
+        for n in (1, 2):
+            numba.set_num_threads(n)
+            res = method.solve(large, SolveOptions(tol=1e-4, max_iter=40))
+            runs.append((res.iterations, res.status, res.nu, evaluate(large, res.nu)))
+    finally:
+        numba.set_num_threads(before)
+    (k1, s1, nu1, m1), (k2, s2, nu2, m2) = runs
+    assert (k1, s1) == (k2, s2) and k1 > 0
+    assert np.array_equal(nu1, nu2)
+    assert m1 == m2

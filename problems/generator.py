@@ -32,9 +32,9 @@ parameters on the same machine give the same arrays (no clocks or host data are 
 that go through ARPACK are rounded to 6 digits).
 
 Resumable: every ``checkpoint_every`` steps, and whenever ``checkpoint_minutes`` of wall time have
-passed since the last checkpoint (a large bed's step takes seconds), the simulation state (bodies, time, warm-start impulses,
-step records) is written atomically to NAME-NNNNN.checkpoint.npz; a later run with the same
-parameters picks up from it and gives the same file as an uninterrupted run (bit for bit, tested), and
+passed since the last checkpoint (a large bed's step takes seconds), the simulation state (bodies,
+time, warm-start impulses, step records) is written atomically to NAME-NNNNN.checkpoint.npz; a later
+run with the same parameters picks up from it and gives the same file as an uninterrupted run (bit for bit, tested), and
 removes it when the packing is written.
 
 Settled means at rest: a packing counts as settled when its kinetic energy is at most
@@ -416,14 +416,18 @@ def load_checkpoint(sim: Simulation, spec: PackingSpec, path: Path) -> list[Step
     of other parameters, or one that is not readable, is an InputError."""
     z = _read_checkpoint(path)
     try:
-        if json.loads(str(z["spec"])) != json.loads(json.dumps(spec.parameters(), sort_keys=True)):
-            raise InputError(f"{path} is the checkpoint of a packing with other parameters; remove it or "
-                             "give the same --set and --param values")
+        recorded = json.loads(str(z["spec"]))
+    except (KeyError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a readable checkpoint (its parameters: {type(exc).__name__}: {exc}); "
+                         "remove it to start over") from None
+    if recorded != json.loads(json.dumps(spec.parameters(), sort_keys=True)):
+        raise InputError(f"{path} is the checkpoint of a packing with other parameters; remove it or "
+                         "give the same --set and --param values")
+    try:
         sim.restore({k[len("state_"):]: v for k, v in z.items() if k.startswith("state_")})
         columns = {name: z[f"record_{name}"].tolist() for name in _RECORD_FIELDS}
-    except (KeyError, ValueError) as exc:
-        raise InputError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc}); remove it to "
-                         "start over") from None
+    except KeyError as exc:
+        raise InputError(f"{path}: not a readable checkpoint (no {exc}); remove it to start over") from None
     return [StepRecord(**dict(zip(_RECORD_FIELDS, row))) for row in zip(*columns.values())]
 
 

@@ -6,9 +6,13 @@ set A(q, delta)). Every such pair has |x_j - x_i| <= 2 max(R) + envelope = ``cel
 space cut into cubes (squares in 2D) of side ``cell`` both centres lie in the same or in adjacent
 cells. Cells are numbered row-major over the bounding box of the centres and the bodies sorted by
 cell number; each body looks up its 3^dim neighbouring cells by binary search in the sorted
-numbers (3^(dim-1) searches: cells adjacent along the last axis are numbered consecutively), so memory is O(n) whatever the extent of the scene, and the work O(n log n) plus the pairs.
+numbers (3^(dim-1) searches: cells adjacent along the last axis are numbered consecutively), so
+memory is O(n) whatever the extent of the scene, and the work O(n log n) plus the pairs. When the
+grid has at most 8 cells per body (any packing) a table of where each cell starts replaces the
+searches (the same cells scanned: the same pairs), and the bodies are visited in cell order, which
+keeps their neighbours in cache.
 
-The result is the exact set a brute-force O(n^2) test gives (tests/test_contact_broadphase.py), in
+The result is the exact set a brute-force O(n^2) test gives (tests/test_generate.py), in
 the canonical order (i, then j) that makes the stepper's files reproducible.
 """
 
@@ -22,6 +26,9 @@ __all__ = ["sphere_pairs"]
 #: a grid with more cells than this (bodies spread over an enormous box) would overflow int64 cell
 #: numbers; the extent is clamped per axis instead, which only merges far cells (still exact)
 _MAX_CELLS_PER_AXIS = 1 << 20
+
+#: a table of where each cell starts is kept when the grid has at most this many cells per body
+_DENSE_CELLS_PER_BODY = 8
 
 
 @njit(cache=True)
@@ -58,6 +65,17 @@ def _pairs(x, radius, envelope, cell, cells_per_axis):
         key[i] = k
     order = np.argsort(key, kind="mergesort")
     sorted_key = key[order]
+    n_cells = 1
+    for a in range(dim):
+        n_cells *= cells_per_axis[a]
+    # where each cell's bodies start in the sorted order: a table when the grid has O(n) cells, else
+    # a binary search per lookup (a sparse grid: bodies spread over an enormous box)
+    start = np.zeros(n_cells + 1 if n_cells <= _DENSE_CELLS_PER_BODY * n else 0, np.int64)
+    if start.shape[0]:
+        for s in range(n):
+            start[sorted_key[s] + 1] += 1
+        for k in range(n_cells):
+            start[k + 1] += start[k]
     capacity = 8 * n + 16
     pi = np.empty(capacity, np.int64)
     pj = np.empty(capacity, np.int64)
@@ -65,7 +83,8 @@ def _pairs(x, radius, envelope, cell, cells_per_axis):
     count = 0
     last = dim - 1
     n_offsets = 3 ** last  # neighbour columns; along the last axis neighbouring cells have consecutive numbers
-    for i in range(n):
+    for si in range(n):  # in cell order: neighbours' data stay in cache
+        i = order[si]
         low_c = max(coord[i, last] - 1, 0)
         high_c = min(coord[i, last] + 1, cells_per_axis[last] - 1)
         for o in range(n_offsets):
@@ -81,8 +100,12 @@ def _pairs(x, radius, envelope, cell, cells_per_axis):
             if not inside:
                 continue
             base *= cells_per_axis[last]
-            s = _first_at_least(sorted_key, base + low_c)
-            while s < n and sorted_key[s] <= base + high_c:
+            if start.shape[0]:
+                s, end = start[base + low_c], start[base + high_c + 1]
+            else:
+                s = _first_at_least(sorted_key, base + low_c)
+                end = _first_at_least(sorted_key, base + high_c + 1)
+            while s < end:
                 j = order[s]
                 s += 1
                 if j <= i:

@@ -31,9 +31,10 @@ manifest (problems/datasets/MANIFEST.json) is checked against it. Files are repr
 parameters on the same machine give the same arrays (no clocks or host data are written; numbers
 that go through ARPACK are rounded to 6 digits).
 
-Resumable: every ``checkpoint_every`` steps the simulation state (bodies, time, warm-start impulses,
-step records) is written atomically to NAME-NNNNN.checkpoint.npz; a later run with the same
-parameters picks up from it and gives the same file as an uninterrupted run (bit for bit, tested), and
+Resumable: every ``checkpoint_every`` steps, and whenever ``checkpoint_minutes`` of wall time have
+passed since the last checkpoint (a large bed's step takes seconds), the simulation state (bodies,
+time, warm-start impulses, step records) is written atomically to NAME-NNNNN.checkpoint.npz; a later
+run with the same parameters picks up from it and gives the same file as an uninterrupted run (bit for bit, tested), and
 removes it when the packing is written.
 
 Settled means at rest: a packing counts as settled when its kinetic energy is at most
@@ -54,6 +55,7 @@ import fcntl
 import json
 import sys
 import time
+import zipfile
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -70,13 +72,14 @@ from problems.stepper import Simulation, StepRecord
 from workbench.errors import InputError, unknown
 from workbench.files import atomic_output
 from workbench.limits import check
+from workbench.method import Method
 from workbench.problem import TimeStepProblem, problem_digest
 from workbench.solvers import SolveOptions
 from workbench.params import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
            "DEFAULT_DIR", "MANIFEST", "COMMITTED", "read_manifest", "render_manifest", "packing_metadata", "load_state",
-           "simulation"]
+           "method", "simulation"]
 
 #: where the committed datasets live
 DEFAULT_DIR = Path(__file__).resolve().parent / "datasets"
@@ -98,13 +101,19 @@ CONDITION_MAX_CONTACTS = 20000
 #: steps between two checkpoints (the default of generate_dataset)
 CHECKPOINT_EVERY = 500
 
+#: minutes of wall time after which a checkpoint is written whatever the step (the default)
+CHECKPOINT_MINUTES = 10.0
+
 
 @dataclass(frozen=True)
 class PackingSpec:
     """How one packing is made. ``layers``: about n / layers spheres per settled layer set the floor
     (:func:`problems.granular.container_width_for`); ``width`` overrides it [m]. ``nested``,
     ``spacing``, ``jitter``: the starting lattice (:func:`problems.granular.lattice`). ``h`` [s],
-    ``duration`` [s]; ``tol`` and ``max_iter`` are the solver's per step."""
+    ``duration`` [s]; ``tol`` and ``max_iter`` are the solver's per step. ``params``: the Method's
+    parameters (``workbench generate --param``, checked by :class:`workbench.method.Method`: a solver's
+    threads or device, say), recorded among the parameters only when given, so that the packings made
+    without any keep their recorded parameters and checksums."""
     n: int = 320
     duration: float = 4.0
     h: float = 0.0005
@@ -119,6 +128,7 @@ class PackingSpec:
     nested: bool = True
     spacing: float = 1.1
     jitter: float = 0.02
+    params: dict | None = None
 
     @property
     def steps(self) -> int:
@@ -131,7 +141,10 @@ class PackingSpec:
 
     def parameters(self) -> dict:
         """The generator parameters as recorded in the metadata and the manifest."""
-        return {**asdict(self), "width": self.floor_width, "radius": 1.0, "mass": 1.0, "steps": self.steps,
+        spec = asdict(self)
+        if not self.params:
+            del spec["params"]
+        return {**spec, "width": self.floor_width, "radius": 1.0, "mass": 1.0, "steps": self.steps,
                 "module": "problems.generator"}
 
 
@@ -169,12 +182,18 @@ def settling_ratio(sim: Simulation) -> float:
     return b.kinetic_energy() / float(np.sum(b.mass * GRAVITY * b.radius))
 
 
+def method(spec: PackingSpec) -> Method:
+    """The formulation x solver of every step of ``spec``, with its parameters (an InputError, one
+    line, for an unknown name or parameter)."""
+    return Method(spec.formulation, spec.solver, spec.params or {})
+
+
 def simulation(spec: PackingSpec) -> Simulation:
     """The simulation of ``spec`` at its start."""
     world = container_world(spec.n, width=spec.floor_width, mu=spec.mu, seed=spec.seed, nested=spec.nested,
                             spacing=spec.spacing, jitter=spec.jitter)
     options = SolveOptions(tol=spec.tol, max_iter=spec.max_iter, keep_history=False)
-    return Simulation(world, spec.h, spec.formulation, spec.solver, options, name=f"packing-{spec.n}")
+    return Simulation(world, spec.h, method(spec), options=options, name=f"packing-{spec.n}")
 
 
 def settle(spec: PackingSpec, progress: Callable[[Simulation, StepRecord], None] | None = None
@@ -382,18 +401,33 @@ def save_checkpoint(sim: Simulation, records: list[StepRecord], spec: PackingSpe
             np.savez(fh, **arrays)
 
 
-def load_checkpoint(sim: Simulation, spec: PackingSpec, path: Path) -> list[StepRecord]:
-    """Restore the simulation from the checkpoint at ``path``; return its step records. A checkpoint
-    of other parameters is an InputError."""
+def _read_checkpoint(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of the checkpoint at ``path``; an InputError (one line) when it is not readable."""
     try:
         with np.load(path, allow_pickle=False) as z:
-            if json.loads(str(z["spec"])) != json.loads(json.dumps(spec.parameters(), sort_keys=True)):
-                raise InputError(f"{path} is the checkpoint of a packing with other parameters; remove it or "
-                                 "give the same --set values")
-            sim.restore({k[len("state_"):]: z[k] for k in z.files if k.startswith("state_")})
-            columns = {name: z[f"record_{name}"].tolist() for name in _RECORD_FIELDS}
-    except (OSError, KeyError, ValueError) as exc:
-        raise InputError(f"{path}: not a readable checkpoint ({exc}); remove it to start over") from None
+            return {k: z[k] for k in z.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc}); remove it to "
+                         "start over") from None
+
+
+def load_checkpoint(sim: Simulation, spec: PackingSpec, path: Path) -> list[StepRecord]:
+    """Restore the simulation from the checkpoint at ``path``; return its step records. A checkpoint
+    of other parameters, or one that is not readable, is an InputError."""
+    z = _read_checkpoint(path)
+    try:
+        recorded = json.loads(str(z["spec"]))
+    except (KeyError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a readable checkpoint (its parameters: {type(exc).__name__}: {exc}); "
+                         "remove it to start over") from None
+    if recorded != json.loads(json.dumps(spec.parameters(), sort_keys=True)):
+        raise InputError(f"{path} is the checkpoint of a packing with other parameters; remove it or "
+                         "give the same --set and --param values")
+    try:
+        sim.restore({k[len("state_"):]: v for k, v in z.items() if k.startswith("state_")})
+        columns = {name: z[f"record_{name}"].tolist() for name in _RECORD_FIELDS}
+    except KeyError as exc:
+        raise InputError(f"{path}: not a readable checkpoint (no {exc}); remove it to start over") from None
     return [StepRecord(**dict(zip(_RECORD_FIELDS, row))) for row in zip(*columns.values())]
 
 
@@ -401,19 +435,25 @@ def _checkpoint_step(path: Path) -> int:
     """The step a checkpoint holds (0 when there is none)."""
     if not path.exists():
         return 0
-    with np.load(path, allow_pickle=False) as z:
-        return int(z["state_step_index"])
+    try:
+        return int(_read_checkpoint(path)["state_step_index"])
+    except KeyError:
+        raise InputError(f"{path}: not a readable checkpoint (no step index); remove it to start over") from None
 
 
 def run_packing(spec: PackingSpec, path: Path, *, progress: bool = True, checkpoint_every: int = CHECKPOINT_EVERY,
-                stop_after: int | None = None) -> tuple[Simulation, list[StepRecord]] | None:
+                checkpoint_minutes: float = CHECKPOINT_MINUTES, stop_after: int | None = None
+                ) -> tuple[Simulation, list[StepRecord]] | None:
     """Run the packing of ``spec`` to its end, from the checkpoint of ``path`` when there is one,
-    writing a checkpoint every ``checkpoint_every`` steps. ``stop_after``: stop (returning None) once
-    that many steps are done, as an interruption would (for tests)."""
+    writing a checkpoint every ``checkpoint_every`` steps and after ``checkpoint_minutes`` of wall time
+    (the state is the same whenever it is written: the result does not depend on when).
+    ``stop_after``: stop (returning None) once that many steps are done, as an interruption would
+    (for tests)."""
     sim = simulation(spec)
     ckpt = checkpoint_path(path)
     records = load_checkpoint(sim, spec, ckpt) if ckpt.exists() else []
     bar = progress_bar(path.stem, spec.steps, sim.step_index, enabled=progress)
+    last = time.monotonic()
     try:
         while sim.step_index < spec.steps:
             if stop_after is not None and sim.step_index >= stop_after:
@@ -424,8 +464,11 @@ def run_packing(spec: PackingSpec, path: Path, *, progress: bool = True, checkpo
             if sim.step_index % 50 == 0:
                 bar.set_postfix_str(f"{rec.contacts} contacts, {rec.iterations} it, KE {rec.kinetic_energy:.3g} J",
                                     refresh=False)
-            if checkpoint_every and sim.step_index % checkpoint_every == 0 and sim.step_index < spec.steps:
+            due = (checkpoint_every and sim.step_index % checkpoint_every == 0) or \
+                time.monotonic() - last >= 60.0 * checkpoint_minutes
+            if due and sim.step_index < spec.steps:
                 save_checkpoint(sim, records, spec, ckpt)
+                last = time.monotonic()
     finally:
         bar.close()
     return sim, records
@@ -448,11 +491,12 @@ def _same_parameters(path: Path, spec: PackingSpec) -> bool:
     except Exception:  # noqa: BLE001 - an unreadable file is not the same packing
         return False
     expected = spec.parameters()
-    return all(recorded.get(k) == v for k, v in expected.items())
+    return all(recorded.get(k) == v for k, v in expected.items()) and recorded.get("params") == expected.get("params")
 
 
 def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: bool = True, sizes=None,
-                     force: bool = False, checkpoint_every: int = CHECKPOINT_EVERY, stop_after: int | None = None,
+                     force: bool = False, checkpoint_every: int = CHECKPOINT_EVERY,
+                     checkpoint_minutes: float = CHECKPOINT_MINUTES, stop_after: int | None = None,
                      on_packing: Callable[[Path, dict, float, int], None] | None = None, **overrides) -> list[Path]:
     """Generate the dataset ``name`` (see DATASETS) into ``out_dir``; return the paths of its files.
 
@@ -477,6 +521,9 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
             raise InputError(f"dataset {name}: n, h and duration must be positive ({spec})")
         check("SIZE", spec.n, f"dataset {name}: n")
         check("STEPS", spec.duration / spec.h, f"dataset {name}: duration / h")
+        if spec.params is not None and not isinstance(spec.params, dict):
+            raise InputError(f"dataset {name}: params must be a mapping of the method's parameters, got {spec.params!r}")
+        method(spec)
     out = Path(out_dir)
     paths = [out / f"{name}-{spec.n:05d}.npz" for spec in specs]
     keep = {p for p, spec in zip(paths, specs) if p.exists() and not force and _same_parameters(p, spec)}
@@ -493,7 +540,8 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
             continue
         start = time.perf_counter()
         resumed_from = _checkpoint_step(checkpoint_path(path))
-        done = run_packing(spec, path, progress=progress, checkpoint_every=checkpoint_every, stop_after=stop_after)
+        done = run_packing(spec, path, progress=progress, checkpoint_every=checkpoint_every,
+                           checkpoint_minutes=checkpoint_minutes, stop_after=stop_after)
         if done is None:
             return paths[:0]
         sim, records = done

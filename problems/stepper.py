@@ -8,8 +8,9 @@ envelope delta:
     (gamma_i,u, gamma_i,w) = argmin over the friction disc of v^{l+1 T} D_i,t gamma_i,t   (eq. 9)
     q^{l+1} = q^l + h T(q^l) v^{l+1}                                     (eq. 6)
 
-The stepper detects the contacts (:func:`problems.contact.detect`), builds the workbench's
-:class:`~workbench.problem.TimeStepProblem` (M diagonal, D of Melanz et al. 2015 eq. 5, k = M v^l + h f,
+The stepper detects the contacts and builds the contact frames and D with the compiled assembly
+(:mod:`problems.assembly`: bit for bit the numbers of the numpy reference :mod:`problems.contact`),
+makes the workbench's :class:`~workbench.problem.TimeStepProblem` (M diagonal, D of Melanz et al. 2015 eq. 5, k = M v^l + h f,
 b = [Phi_i / h, 0, 0] per contact) and hands it to any formulation x solver, a
 :class:`workbench.method.Method` resolved and checked once for the whole simulation: the relaxed formulations solve the CCP with the mu ||u_t|| tilting
 term of Mazhar et al. 2014 eq. 2d, the exact ones (anti-relaxed, fixed point, ...) eqs. 8-9 as written. The
@@ -28,7 +29,8 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from problems.contact import Contacts, detect, jacobian
+from problems.assembly import detect, frames, jacobian
+from problems.contact import Contacts
 from problems.rigid import World
 from workbench.errors import InputError, UnsupportedError
 from workbench.problem import TimeStepProblem
@@ -150,7 +152,7 @@ class Simulation:
             seconds, status, compl = float(res.solve_seconds), res.status, float(res.metrics["complementarity"])
             handover = res.handover_label
             fixed = contacts.a < 0
-            force = np.einsum("nij,nj->i", contacts.frame[fixed], gamma[fixed]) / h
+            force = np.einsum("nij,nj->i", frames(contacts.normal[fixed]), gamma[fixed]) / h
             force = float(np.linalg.norm(force))
             order = np.argsort(contacts.key)
             self._previous = (contacts.key[order], gamma[order].copy())

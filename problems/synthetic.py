@@ -6,7 +6,7 @@ random jitter of amplitude ``jitter * R`` per coordinate, and closes the scene w
 (floor z = 0 and four side walls, all fixed) or, with ``container=False``, the floor alone. A pair is in
 contact when its gap Phi = ||x_B - x_A|| - 2R is at most ``envelope * R``, a sphere touches a wall when
 Phi = dist - R is: the detection, contact frames [n, u, w] and Jacobian blocks (Melanz et al. 2015 eq. 5) are
-those of the time stepper (:mod:`problems.contact`: cKDTree candidates, no O(n^2) loop). With the
+those of the time stepper (:mod:`problems.contact`, D compiled by :mod:`problems.assembly`; a cell grid, no O(n^2) loop). With the
 defaults (jitter 1e-3, envelope 5e-4) about half of the lattice neighbours touch, i.e. about 2
 contacts per sphere as in real settled 3D packings (10,000 contacts from about 4,500 spheres).
 
@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from problems.contact import Contacts, jacobian, sphere_plane, sphere_sphere
+from problems.assembly import jacobian
+from problems.contact import Contacts, sphere_plane, sphere_sphere
 from problems.rigid import GRAVITY, Planes
 from workbench.problem import TimeStepProblem
 

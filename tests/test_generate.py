@@ -83,16 +83,20 @@ def test_warm_start_reduces_iterations_on_a_settled_packing():
     np.testing.assert_allclose(warm_sim.world.bodies.v, cold_sim.world.bodies.v, atol=1e-3)  # [m/s], at rest
 
 
-def test_resume_from_a_checkpoint_gives_the_same_file_bit_for_bit(tmp_path):
-    """A generation stopped after 47 steps (checkpoints every 20: it resumes from step 40) and run
-    again ends with the same arrays as an uninterrupted run: the same SHA-256, and the checkpoint is
-    gone."""
+@pytest.mark.parametrize("every, minutes, resumes_at", [(20, 10.0, 40), (0, 1e-9, 47)])
+def test_resume_from_a_checkpoint_gives_the_same_file_bit_for_bit(tmp_path, every, minutes, resumes_at):
+    """A generation stopped after 47 steps and run again ends with the same arrays as an
+    uninterrupted run: the same SHA-256, and the checkpoint is gone. Checkpoints every 20 steps (it
+    resumes from step 40), or by wall time (a checkpoint after every step: from step 47)."""
     params = dict(n=18, width=8.0, duration=0.4, h=0.005)
     whole = generate_dataset("settled", tmp_path / "whole", progress=False, **params)[0]
-    stopped = generate_dataset("settled", tmp_path / "resumed", progress=False, checkpoint_every=20,
-                               stop_after=47, **params)
-    assert stopped == [] and checkpoint_path(tmp_path / "resumed" / whole.name).exists()
-    resumed = generate_dataset("settled", tmp_path / "resumed", progress=False, checkpoint_every=20, **params)[0]
+    kw = dict(progress=False, checkpoint_every=every, checkpoint_minutes=minutes)
+    stopped = generate_dataset("settled", tmp_path / "resumed", stop_after=47, **kw, **params)
+    ckpt = checkpoint_path(tmp_path / "resumed" / whole.name)
+    assert stopped == [] and ckpt.exists()
+    with np.load(ckpt) as z:
+        assert int(z["state_step_index"]) == resumes_at
+    resumed = generate_dataset("settled", tmp_path / "resumed", **kw, **params)[0]
     assert not checkpoint_path(resumed).exists()
     assert problem_digest(load_problem(resumed)) == problem_digest(load_problem(whole))
     assert read_manifest(tmp_path / "resumed")[resumed.name]["sha256"] == read_manifest(tmp_path / "whole")[whole.name]["sha256"]
@@ -158,3 +162,44 @@ def test_manifest_covers_the_paper_datasets():
         assert name == f"{entry['dataset']}-{entry['n_bodies']:05d}.npz"
         assert dataclasses.replace(PackingSpec(), **{k: entry["generator"][k] for k in ("n", "h", "duration")}).steps \
             == entry["steps"]
+
+
+SMALL = ["--set", "n=18", "--set", "width=8.0", "--set", "duration=0.3", "--set", "h=0.005"]
+
+
+def test_a_bad_checkpoint_is_one_line_and_exit_2(tmp_path, capsys):
+    """A checkpoint that is not one (a truncated file) and the checkpoint of a packing with other
+    parameters are each refused in one line naming the file, exit code 2, nothing written."""
+    from workbench.cli import main
+
+    params = dict(n=18, width=8.0, duration=0.3, h=0.005)
+    generate_dataset("settled", tmp_path, progress=False, checkpoint_every=20, stop_after=25, **params)
+    ckpt = checkpoint_path(tmp_path / "settled-00018.npz")
+    assert ckpt.exists()
+    capsys.readouterr()
+    assert main(["generate", "settled", "--out", str(tmp_path), "--quiet", *SMALL, "--set", "tol=1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"workbench: error: {ckpt} is the checkpoint of a packing with "
+                                                    "other parameters")
+    ckpt.write_bytes(ckpt.read_bytes()[:100])
+    assert main(["generate", "settled", "--out", str(tmp_path), "--quiet", *SMALL]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a readable checkpoint" in err and "Traceback" not in err
+    assert not (tmp_path / "settled-00018.npz").exists()
+
+
+def test_method_parameters_pass_through_and_are_recorded(tmp_path, capsys):
+    """``--param`` reaches the Method (an unknown one is one line, exit 2, naming the known ones) and
+    is recorded among the packing's parameters; a packing made without it is another packing."""
+    from workbench.cli import main
+
+    assert main(["generate", "settled", "--out", str(tmp_path), "--quiet", *SMALL, "--param", "threadz=2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no parameter threadz" in err
+    assert main(["generate", "settled", "--out", str(tmp_path), "--quiet", *SMALL, "--param", "outer_patience=3"]) == 0
+    path = tmp_path / "settled-00018.npz"
+    assert load_problem(path).metadata["generator"]["params"] == {"outer_patience": 3}
+    assert read_manifest(tmp_path)[path.name]["generator"]["params"] == {"outer_patience": 3}
+    capsys.readouterr()
+    assert main(["generate", "settled", "--out", str(tmp_path), "--quiet", *SMALL]) == 2
+    assert "made with other parameters" in capsys.readouterr().err

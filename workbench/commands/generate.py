@@ -1,7 +1,7 @@
 """``workbench generate``: write datasets of single time steps from granular packings.
 
-    workbench generate NAME [--out DIR] [--sizes N,N,...] [--set KEY=VALUE ...] [--checkpoint-every K]
-                       [--quiet] [--force]
+    workbench generate NAME [--out DIR] [--sizes N,N,...] [--set KEY=VALUE ...] [--param KEY=VALUE ...]
+                       [--checkpoint-every K] [--checkpoint-minutes M] [--quiet] [--force]
 
 NAME is one of problems.generator.DATASETS: settled, unsettled (320 spheres, h = 0.0005 s for 4 s, up to
 10,000 or 10 iterations per step: Mazhar et al. 2014 section 5.1), scaling (64 ... 2,560 spheres in steps
@@ -12,12 +12,14 @@ workbench problem file, its metadata inside) in DIR (default: problems/datasets,
 DIR/MANIFEST.json; a packing made with the parameters of a committed manifest entry is checked
 against it. A file made with the same parameters is kept (so an interrupted series goes on), one
 made with others is never overwritten unless ``--force``: the command stops before it runs anything.
-Every K steps (default 500) the state is checkpointed to NAME-NNNNN.checkpoint.npz, atomically; run
-the same command again to pick up from it. ``--set`` changes a packing parameter (n, duration, h,
-formulation, solver, tol, max_iter, mu, seed, width, layers, nested, spacing, jitter). A progress bar
-(stderr, when it is a terminal, not with ``--quiet``), the kinetic energy of each packing and a
-warning when a packing meant to be settled is not (see problems.generator.SETTLED_ENERGY) go to
-stderr, the paths to stdout.
+Every K steps (default 500), and after M minutes of wall time (default 10), the state is checkpointed
+to NAME-NNNNN.checkpoint.npz, atomically; run the same command again to pick up from it (a checkpoint
+of other parameters is refused). ``--set`` changes a packing parameter (n, duration, h,
+formulation, solver, tol, max_iter, mu, seed, width, layers, nested, spacing, jitter); ``--param``
+gives the method (formulation x solver) a parameter, as ``workbench solve --param`` does (those the
+solver declares: its threads or device where it has them), recorded among the packing's parameters. A progress bar (stderr, when it is a terminal, not with
+``--quiet``), the kinetic energy of each packing and a warning when a packing meant to be settled is
+not (see problems.generator.SETTLED_ENERGY) go to stderr, the paths to stdout.
 """
 
 from __future__ import annotations
@@ -46,8 +48,12 @@ def _sizes(text: str) -> list[int]:
 def cmd_generate(args) -> int:
     from problems.generator import DEFAULT_DIR, generate_dataset
 
+    overrides = dict(args.set or [])
+    if args.param:
+        overrides["params"] = dict(args.param)
     paths = generate_dataset(args.name, args.out or DEFAULT_DIR, progress=not args.quiet, sizes=args.sizes,
-                             force=args.force, checkpoint_every=args.checkpoint_every, **dict(args.set or []))
+                             force=args.force, checkpoint_every=args.checkpoint_every,
+                             checkpoint_minutes=args.checkpoint_minutes, **overrides)
     for p in paths:
         print(p)
     return 0
@@ -60,8 +66,12 @@ def register(sub) -> None:
     s.add_argument("--sizes", type=_sizes, default=None, help="sphere counts, e.g. 64,128,256")
     s.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE",
                    help="packing parameter (n, duration, h, formulation, solver, tol, max_iter, seed, ...)")
+    s.add_argument("--param", action="append", type=key_value, metavar="KEY=VALUE",
+                   help="a parameter of the method (formulation x solver), as in workbench solve --param")
     s.add_argument("--checkpoint-every", type=positive(int), default=500, metavar="K",
                    help="write the simulation state every K steps (resume: run the same command again)")
+    s.add_argument("--checkpoint-minutes", type=positive(float), default=10.0, metavar="M",
+                   help="also write the state after M minutes of wall time since the last checkpoint")
     s.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     s.add_argument("--force", action="store_true", help="overwrite files that exist (committed datasets included)")
     add_threads_option(s)

@@ -46,6 +46,8 @@ RUN_COLUMNS = {
     "handover": 'the hand-overs to another method in words ("ncp/pqn -> pgs fallback"; "" when it ran alone)',
     "handover_detail": "the hand-overs as JSON: kind, from, to, reason, at_iteration, at_seconds, stop_before, "
                        "error_before (what the method reached alone), measure, used, status_alone, ...",
+    "machine_effect": '"safety net": the run reached a time limit that the study declares a safety net '
+                      '(safety_net = true): the machine\'s speed ended it, not the method; "" otherwise',
     "host": "machine",
     "session": "the workbench run invocation (provenance)", "finished_at": "UTC time",
 }

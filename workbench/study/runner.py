@@ -129,6 +129,8 @@ def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str
     row.update(handover=result.get("handover_steps") or handover_label(handovers),
                handover_detail=json.dumps(handovers, default=str))
     row.update({k: float(v) for k, v in (result.get("metrics") or {}).items()})
+    # a run that reaches a safety-net time limit ended on the machine's speed, not on the method
+    row["machine_effect"] = "safety net" if study.safety_net and row.get("status") == "timeout" else ""
     row.update(session=session, workbench_version=workbench.__version__,
                finished_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     return row

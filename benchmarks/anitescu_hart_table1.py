@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from problems.lcp_scenes import cannonball
 from workbench.method import solve
 from workbench.solvers import SolveOptions, StopCause
+from workbench.solvers.lemke import SOLVED
 
 #: Anitescu and Hart 2003 Table 1: mu -> (LCP0 CPU [s] or None for MAX ITER, LCP2 CPU [s], LCP2 residual error)
 PAPER = {0.1: (29.76, 34.42, 0.06), 0.2: (None, 36.28, 0.12), 0.4: (None, 24.03, 0.07),
@@ -42,9 +43,17 @@ MAX_OUTER = 100
 TOL = 1e-8
 
 
+def lcp0_status(result) -> str:
+    """"solved" only for a complementary solution that passed both final checks (workbench.solvers.lemke);
+    "MAX ITER" at the pivot cap; otherwise Lemke's own status (an inaccurate basis is not solved)."""
+    if result.solver_status == SOLVED:
+        return "solved"
+    return "MAX ITER" if result.stop == StopCause.MAX_ITER else result.solver_status
+
+
 def lcp0_cell(result) -> str:
-    if result.info.get("z") is None:
-        status = "MAX ITER" if result.stop == StopCause.MAX_ITER else result.solver_status
+    status = lcp0_status(result)
+    if status != "solved":
         return f"{status} ({result.iterations} pivots, {result.solve_seconds:.1f} s)"
     return f"{result.solve_seconds:.2f} ({result.iterations} pivots, residual {result.metrics['lcp_residual']:.0e})"
 

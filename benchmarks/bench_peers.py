@@ -96,6 +96,8 @@ INNER_MAX_CONTACTS, INNER = 30, 10
 #: error measure there divides round-off by round-off, so it is listed, not counted in the means
 DEGENERATE = 1e-12
 #: issue 25's targets
+#: the accuracy of the optimum that the relaxed targets are judged against (interior point to 1e-10)
+ACCURATE_TOL = 1e-10
 TARGETS = {"geomean": 0.8, "small": 1.5, "small_call": 2.5, "worst": 2.0, "tower": 1.0, "first_order": 3.0,
            "ipm": 0.6, "version_s": 0.15, "version_MiB": 60.0, "solve_s": 0.5}
 
@@ -320,8 +322,11 @@ def clarabel_params() -> dict:
 
 def relaxed(reps: int) -> dict:
     """Per relaxed problem: Clarabel's own solve seconds at its default accuracy, and for ipm (and, on
-    settled-00320, the first-order methods) the seconds to Clarabel's objective within 1e-6 (build +
-    the history's time of the first iterate there; None: not reached within the cap)."""
+    settled-00320, the first-order methods) the seconds to the accurate optimum's objective within 1e-6
+    (build + the history's time of the first iterate there; None: not reached within the cap). The
+    target is Clarabel to 1e-10 (ACCURATE_TOL), never a solver's default stop: Clarabel at its default
+    settings stops 1.2e-3 from the optimum on settled-00320, which let a first-order method pass early
+    and made the accurate interior point "miss"."""
     problems = {SETTLED: ("ipm",) + FIRST_ORDER, SCALING: ("ipm",)}
     loaded, missing = {}, {}
     for spec in problems:          # a dataset not generated here is reported as not measured, with how to make it
@@ -334,15 +339,16 @@ def relaxed(reps: int) -> dict:
     for spec, p in loaded.items():                       # warm-up: imports, compilation, first calls
         for m in ("clarabel",) + problems[spec]:
             ours_once(p, ("dual", m), SolveOptions(tol=1e-6, max_iter=5, keep_history=False))
-    out = {spec: {"contacts": loaded[spec].n_contacts, "clarabel": [], "objective": None, "to_target": {}, "missed": {}}
-           for spec in problems}
+    out = {spec: {"contacts": loaded[spec].n_contacts, "clarabel": [], "objective": None, "to_target": {}, "missed": {},
+                  "target_tol": ACCURATE_TOL} for spec in problems}
     for _ in range(reps):
         for spec, p in loaded.items():
             o = out[spec]
             _, ref, _ = ours_once(p, ("dual", "clarabel"), clar)
             o["clarabel"].append(ref.solve_seconds)
             if o["objective"] is None:
-                o["objective"] = float(ref.objective)
+                _, accurate, _ = ours_once(p, ("dual", "clarabel"), SolveOptions(tol=ACCURATE_TOL, keep_history=False))
+                o["objective"] = float(accurate.objective)
             cap = max(RELAXED_MIN_CAP, RELAXED_CAP_FACTOR * float(np.median(o["clarabel"])))
             history = SolveOptions(tol=HISTORY_TOL, max_iter=10 ** 7, time_limit=cap)
             for m in problems[spec]:
@@ -353,7 +359,7 @@ def relaxed(reps: int) -> dict:
                 if math.isfinite(t):
                     o["to_target"].setdefault(m, []).append(res.build_seconds + t)
                 else:
-                    o["missed"][m] = f"not within 1e-6 of Clarabel's objective in {cap:.1f} s"
+                    o["missed"][m] = f"not within 1e-6 of the accurate objective in {cap:.1f} s"
                     o["to_target"].pop(m, None)
         print(f"relaxed repetition done", file=sys.stderr, flush=True)
     for spec, why in missing.items():
@@ -470,7 +476,10 @@ def targets(data: dict) -> list[tuple[str, str, str, str]]:
         fo = {m: relaxed_ratio(e, m) for m in FIRST_ORDER}
         reached = {m: q for m, q in fo.items() if q is not None}
         m = min(reached, key=reached.get) if reached else None
-        out.append(("settled-00320 relaxed, best first-order / Clarabel's own time to 1e-6 of its objective",
+        # data measured before the accurate target (no target_tol) keeps its own, honest label
+        target = (f"1e-6 of the accurate optimum (Clarabel to {e['target_tol']:g})" if "target_tol" in e
+                  else "1e-6 of its objective")
+        out.append((f"settled-00320 relaxed, best first-order / Clarabel's own time to {target}",
                     f"{m} {reached[m]:.2f}" if m else f"none within {RELAXED_CAP_FACTOR:g}x", f"<= {T['first_order']:g}",
                     verdict(m is not None and reached[m] <= T["first_order"])))
         ipm = {spec.split(":")[1]: relaxed_ratio(rel[spec], "ipm") for spec in (SETTLED, SCALING)
@@ -478,7 +487,8 @@ def targets(data: dict) -> list[tuple[str, str, str, str]]:
         gone = [spec.split(":")[1] for spec in (SETTLED, SCALING) if "missing" in rel.get(spec, {"missing": 1})]
         measured = ", ".join(f"{k} {fmt(q)}" for k, q in ipm.items()) + "".join(f", {k} not measured (no dataset)" for k in gone)
         missed = any(q is None or q > T["ipm"] for q in ipm.values())
-        out.append(("settled-00320 and scaling-02560, ipm to Clarabel's objective / Clarabel's own time",
+        out.append(("settled-00320 and scaling-02560, ipm to " + ("the accurate" if "target_tol" in e else "Clarabel's")
+                    + " objective / Clarabel's own time",
                     measured.lstrip(", "), f"<= {T['ipm']:g}", verdict(False if missed else (None if gone else True))))
     else:
         out += [("settled-00320 relaxed, best first-order / Clarabel's own time", "-", f"<= {T['first_order']:g}",

@@ -52,7 +52,6 @@ MAZHAR_CAPS = {"settled": 10_000, "unsettled": 10}
 THRESHOLDS = (1e-4, 5e-5, 1e-5, 1e-6)
 PAPER_THRESHOLD = 5e-5
 #: tolerances of the verdict rules, with the reason each is what it is
-COUNT_TOL = 0.10       # contacts of a random packing: the same protocol gives counts within a few percent
 PACKING_TOL = 0.25     # an objective or an iteration count of a random packing: the packing itself differs
 ENERGY_FACTOR = 3.0    # kinetic energy after settling: a residual motion, same order of magnitude
 
@@ -73,11 +72,37 @@ def lcp2_error(mu: float, n_bottom: int = 20) -> tuple[float, float]:
     return float(res.metrics["normal_velocity_error"]), float(res.metrics["mean_normal_velocity_error"])
 
 
-def anitescu_hart(args) -> dict:
-    from benchmarks.anitescu_hart_table1 import MAX_PIVOTS, PAPER, TOL, run
+#: the quick run's cannonball: 55 disks (10 on the plank), a few hundred pivots; the CI's machine-independence test
+QUICK_CANNONBALL = 10
+
+
+def lemke_outcome(n_bottom: int, mu: float, cap: int, lcp0) -> tuple[str, str, str | None]:
+    """(status, shown, round-off note) of LCP0 on the cannonball: ``lcp0`` is the run with the pivot row
+    divided by the pivot; the round-off probe repeats it with the row multiplied by the reciprocal
+    (workbench.solvers.lemke), and where the two end differently the note says so: the outcome is
+    then a property of the rounding, not of the method and the data."""
+    from benchmarks.anitescu_hart_table1 import TOL, lcp0_status
     from problems.lcp_scenes import cannonball
 
-    n_bottom, mus = (6, [0.1, 0.8]) if args.quick else (20, sorted(PAPER))
+    status = lcp0_status(lcp0)
+    probe = solve(cannonball(n_bottom, mu), "lcp-pyramid", "lemke",
+                  SolveOptions(tol=TOL, max_iter=cap, params={"pivot_divide": False}))
+    probe_status = lcp0_status(probe)
+    shown = (f"{status} after {lcp0.iterations:,} pivots (pivot sequence {lcp0.info['pivot_hash']}), "
+             f"{lcp0.solve_seconds:.1f} s"
+             + (f", LCP residual {lcp0.metrics['lcp_residual']:.0e}" if status == "solved" else "")
+             + f"; round-off probe: {probe_status} after {probe.iterations:,} pivots")
+    same = probe_status == status
+    note = None if same else (f"the same pivoting with the pivot row rounded otherwise (times 1 / pivot) ends "
+                              f"{probe_status} after {probe.iterations:,} pivots")
+    return status, shown, note
+
+
+def anitescu_hart(args) -> dict:
+    from benchmarks.anitescu_hart_table1 import MAX_PIVOTS, PAPER, TOL, lcp0_status, run
+    from problems.lcp_scenes import cannonball
+
+    n_bottom, mus = (QUICK_CANNONBALL, [0.1, 0.8]) if args.quick else (20, sorted(PAPER))
     cap = 2_000 if args.quick else MAX_PIVOTS
     reduced = (f"quick run: {n_bottom * (n_bottom + 1) // 2} disks ({n_bottom} on the plank), cap {cap:,} pivots"
                if args.quick else None)
@@ -86,23 +111,21 @@ def anitescu_hart(args) -> dict:
     for r in measured:
         mu, lcp0, lcp2 = r["mu"], r["lcp0"], r["lcp2"]
         paper_cpu, paper_lcp2_cpu, paper_err = PAPER[mu]
-        solved = lcp0.info.get("z") is not None
-        status = "solved" if solved else ("MAX ITER" if lcp0.stop == StopCause.MAX_ITER else lcp0.solver_status)
-        shown = (f"{status} after {lcp0.iterations:,} pivots, {lcp0.solve_seconds:.1f} s"
-                 + (f", LCP residual {lcp0.metrics['lcp_residual']:.0e}" if solved else ""))
+        status, shown, roundoff = lemke_outcome(n_bottom, mu, cap, lcp0)
+        solved = status == "solved"
         paper_status = "MAX ITER" if paper_cpu is None else "solved"
         if status == "MAX ITER" and paper_status == "solved" and not args.quick:
             _say(f"mu = {mu}: Lemke again with the cap at {args.extra_cap:,} pivots")
             more = solve(cannonball(n_bottom, mu), "lcp-pyramid", "lemke", SolveOptions(tol=TOL, max_iter=args.extra_cap))
             shown += ("; with the cap at {:,}: ".format(args.extra_cap)
-                      + (f"solved after {more.iterations:,} pivots ({more.solve_seconds:.1f} s)"
-                         if more.info.get("z") is not None else f"not solved ({more.iterations:,} pivots)"))
+                      + f"{lcp0_status(more)} after {more.iterations:,} pivots ({more.solve_seconds:.1f} s)")
         where = "Table 1"
         diff = ("Lemke's method of the workbench (complementary pivoting, lexicographic ratio test) for PATH's "
                 "Lemke: no PATH licence here; pivot sequences of two implementations differ")
         rows.append(row(f"LCP0 (Lemke) outcome, mu = {mu:g}", where, paper_status, status, {"rule": "same"},
-                        criterion=f"solved within {cap:,} pivots (the paper's MAX ITER is PATH's 10,000)",
-                        differences=diff, shown=shown, obstacle=reduced))
+                        criterion=f"solved within {cap:,} pivots (the paper's MAX ITER is PATH's 10,000); "
+                                  "solved: a complementary basis whose solution, recomputed, satisfies the LCP",
+                        differences=diff, shown=shown, obstacle=reduced, roundoff=roundoff))
         rows.append(row(f"LCP0 CPU time [s], mu = {mu:g}", where, paper_cpu if paper_cpu is not None else "MAX ITER",
                         round(lcp0.solve_seconds, 2) if solved else None,
                         {"rule": "not_comparable",
@@ -126,7 +149,10 @@ def anitescu_hart(args) -> dict:
                       "diameter 3 on a fixed plank, h = 0.05 s, zero initial velocity; "
                       "problems.lcp_scenes.cannonball), lcp-pyramid formulation (2D, m_C = 2), "
                       f"LCP of {measured[0]['n']:,} unknowns; Lemke capped at {cap:,} pivots, the paper's MAX ITER. "
-                      "Rules: LCP0 outcome must be the same; LCP2's error must be within a factor 3 of the paper's "
+                      "Lemke's pivoting involves no BLAS (workbench.solvers.lemke): its pivot sequence, named by "
+                      "a hash, is the same for every BLAS thread count and kernel (tests/test_reproduction.py). "
+                      "Rules: LCP0 outcome must be the same, and is not reproduced (depends on round-off) where "
+                      "the round-off probe (the pivot row rounded otherwise) ends differently; LCP2's error must be within a factor 3 of the paper's "
                       "where the paper's is above 1e-6 and below 1e-6 where the paper's is."),
             "rows": rows}
 
@@ -143,6 +169,14 @@ def dataset_meta(name: str) -> dict:
     if not path.exists():
         raise InputError(f"dataset {name!r}: no {path.name} in {dataset_dir()} (make it with workbench generate)")
     return {**load_problem(path).metadata, "file": path.name}
+
+
+def unstated(meta: dict) -> str:
+    """What Mazhar et al. 2014 leave unstated, as the dataset's generator chose it (its metadata)."""
+    g = meta.get("generator", {})
+    return (f"the generator's choices are R = {fmt(g.get('radius'))} m, {fmt(g.get('mass'))} kg, mu = {fmt(g.get('mu'))}, "
+            f"a {fmt(g.get('width'))} m square container, tol {fmt(g.get('tol'))} and a {fmt(g.get('envelope'))} m "
+            "contact envelope")
 
 
 def protocol_gap(meta: dict, cap: int | None, series: bool = False) -> str | None:
@@ -219,11 +253,15 @@ def mazhar_static(args, rows: list, notes: list) -> None:
         made = (f"{name}: {fmt(meta.get('n_bodies'))} spheres, h = {gen.get('h')} s, "
                 f"{fmt(meta.get('settling', {}).get('steps', gen.get('steps')))} steps, cap {fmt(gen.get('max_iter'))}")
         rows.append(row(f"contacts, {label[kind]}", where, p["contacts"], int(problem.n_contacts),
-                        {"rule": "within", "rel_tol": COUNT_TOL}, criterion="contacts of the stored step",
-                        differences=made, obstacle=gap))
+                        {"rule": "not_comparable", "reason": f"contact envelope and container not given: {unstated(meta)}; "
+                                                             "the count of a packing depends on both"},
+                        criterion="contacts of the stored step", differences=made))
         rows.append(row(f"kinetic energy after settling [J], {label[kind]}", "Table 1", p["energy"],
-                        meta.get("kinetic_energy"), {"rule": "factor", "factor": ENERGY_FACTOR},
-                        criterion="kinetic energy of the spheres at the stored step", differences=made, obstacle=gap))
+                        meta.get("kinetic_energy"),
+                        {"rule": "not_comparable", "reason": f"sphere mass not given: {unstated(meta)}; the kinetic energy "
+                                                             "scales linearly with the common mass (the mass-free "
+                                                             "ratio of the two packings is compared below)"},
+                        criterion="kinetic energy of the spheres at the stored step", differences=made))
         cond = meta.get("condition", {})
         rows.append(row(f"cond(N), {label[kind]}", "Table 1", p["cond"], cond.get("cond_estimate"),
                         {"rule": "not_comparable",
@@ -233,9 +271,11 @@ def mazhar_static(args, rows: list, notes: list) -> None:
                         shown=(f"singular (rank {fmt(cond.get('rank'))}); on its range {fmt(cond.get('cond_on_range'))}"
                                if cond.get("singular") else None)))
         rows.append(row(f"interior-point objective (relaxed dual), {label[kind]}", where, p["objective"],
-                        float(ref.objective), {"rule": "within", "rel_tol": PACKING_TOL},
+                        float(ref.objective),
+                        {"rule": "not_comparable", "reason": f"sphere mass not given: {unstated(meta)}; the dual objective "
+                                                             "scales with the common mass"},
                         criterion="the dual objective 1/2 gamma^T N gamma + r^T gamma at the interior-point solution",
-                        differences=f"{ip} to 1e-10 (MOSEK, default settings, in the paper); {made}", obstacle=gap))
+                        differences=f"{ip} to 1e-10 (MOSEK, default settings, in the paper); {made}"))
         rows[-1]["dataset"] = name  # the re-run test (tests/test_reproduction.py) solves it again
         rows.append(row(f"interior-point iterations, {label[kind]}", where, p["ip_iterations"], ref.iterations,
                         {"rule": "within", "rel_tol": PACKING_TOL} if ip == "mosek" else
@@ -252,6 +292,15 @@ def mazhar_static(args, rows: list, notes: list) -> None:
                         missing=f"not within {cap:,} iterations"))
     s, u = measured["settled"], measured["unsettled"]
     gap = "; ".join(g for g in (s["gap"], u["gap"]) if g) or None
+    e_s, e_u = s["meta"].get("kinetic_energy"), u["meta"].get("kinetic_energy")
+    ratio = e_u / e_s if e_s and e_u is not None else None
+    paper_ratio = paper["unsettled"]["energy"] / paper["settled"]["energy"]
+    rows.append(row("kinetic energy ratio, poorly / thoroughly settled (mass-free)", "Table 1", round(paper_ratio, 1),
+                    ratio, {"rule": "factor", "factor": ENERGY_FACTOR},
+                    paper_shown=f"{paper_ratio:.0f} (1.5637 J / 0.0215 J)",
+                    criterion="ratio of the kinetic energies at the stored steps: free of the common sphere mass",
+                    differences=f"{args.unsettled} / {args.settled}", obstacle=gap,
+                    missing="a kinetic energy missing from the datasets' metadata"))
     for t in THRESHOLDS:
         ns, nu = s["iters"][t], u["iters"][t]
         pair = None if ns is None and nu is None else [cap + 1 if nu is None else nu, cap + 1 if ns is None else ns]
@@ -291,7 +340,7 @@ def mazhar_scaling(args, rows: list, notes: list) -> None:
         b = solve(problem, "dual", "apgd", SolveOptions(tol=args.scaling_tol, max_iter=args.apgd_cap))
         table.append({"name": name, "spheres": meta.get("n_bodies"), "contacts": int(problem.n_contacts),
                       "ip": a.solve_seconds if a.status == "solved" else None, "ip_status": a.status,
-                      "apgd": b.solve_seconds if b.status == "solved" else None, "apgd_status": b.status,
+                      "apgd": b.solve_seconds if b.status == "solved" else None, "apgd_status": b.status, "meta": meta,
                       "gap": protocol_gap(meta, 10_000, series=True)})
     gaps = sorted({t["gap"].split(": ", 1)[1] for t in table if t["gap"]})
     gap = ("scaling datasets not at the paper's protocol: " + "; ".join(gaps)) if gaps else None
@@ -305,10 +354,13 @@ def mazhar_scaling(args, rows: list, notes: list) -> None:
     by_size = {t["spheres"]: t for t in table}
     for n, contacts in ((64, 77), (2560, 9228)):
         t = by_size.get(n)
+        # the step size does not set a settled packing's contacts: no protocol obstacle here, but the floor does
         rows.append(row(f"contacts, {n:,} spheres", "sec. 5.2", contacts, t["contacts"] if t else None,
-                        {"rule": "within", "rel_tol": COUNT_TOL}, criterion="contacts of the stored step",
-                        differences="random packing of the workbench's generator", obstacle=t["gap"] if t else None,
-                        missing=f"no dataset of {n:,} spheres"))
+                        {"rule": "not_comparable",
+                         "reason": f"container floor not given: {unstated(t['meta'] if t else {})}; 77 contacts for 64 spheres means "
+                                   "nearly one layer on a wide floor, and the count depends on the layers"},
+                        criterion="contacts of the stored step",
+                        differences="random packing of the workbench's generator", missing=f"no dataset of {n:,} spheres"))
     ok = [t for t in table if t["ip"] is not None and t["apgd"] is not None]
     k_ip = loglog_slope([t["contacts"] for t in ok], [t["ip"] for t in ok])
     k_apgd = loglog_slope([t["contacts"] for t in ok], [t["apgd"] for t in ok])
@@ -447,11 +499,13 @@ def mazhar(args) -> dict:
     mazhar_dynamics(args, rows, notes)
     return {"title": "Mazhar et al. 2014 (TR-2014-11), sec. 5: static convergence, scaling, dynamics",
             "setup": (f"Sec. 5.1 on the datasets {args.settled} and {args.unsettled}, sec. 5.2 on {args.scaling}, "
-                      "secs. 5.3-5.5 on the built-in scenes; relaxed dual CCQO. Rules: contacts within "
-                      f"{COUNT_TOL:.0%}; objectives and iteration counts of a random packing within {PACKING_TOL:.0%}; "
-                      f"kinetic energies within a factor {ENERGY_FACTOR:g}; closed-form dynamics within one step; "
-                      "the paper's findings as inequalities. A dataset not made at the paper's protocol makes its "
-                      "rows not comparable."),
+                      "secs. 5.3-5.5 on the built-in scenes; relaxed dual CCQO. Rules: absolute numbers that depend on "
+                      "a parameter the paper does not give (contacts: envelope and container; energies and objectives: "
+                      "the sphere mass) are not comparable, with what was not given; the mass-free energy ratio "
+                      f"within a factor {ENERGY_FACTOR:g}; iteration counts of a random packing within "
+                      f"{PACKING_TOL:.0%}, measured against the interior point to 1e-10; closed-form dynamics within "
+                      "one step; the paper's findings as inequalities. A dataset not made at the paper's protocol "
+                      "makes its rows not comparable."),
             "rows": rows, "notes": notes}
 
 
@@ -469,6 +523,34 @@ def _filling_stats(table, weight: float, duration: float) -> dict:
             "iterations": float(touching["iterations"].mean()), "contacts": float(touching["contacts"].mean()),
             "jitter": float(last["max_speed"].mean()), "force_end": float(last["fixed_force"].mean()),
             "settle": settle}
+
+
+#: a trend is judged over at least this many sizes (Melanz et al. 2015 sec. 3.4 goes from 10 to 16,000 spheres)
+TREND_SIZES = 5
+
+
+def loglog_trend(x, y) -> tuple[float, float]:
+    """(k, its standard error) of the least-squares fit log y = k log x + c; NaNs with fewer than
+    TREND_SIZES positive points."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
+    if keep.sum() < TREND_SIZES:
+        return math.nan, math.nan
+    coef, cov = np.polyfit(np.log(x[keep]), np.log(y[keep]), 1, cov=True)
+    return float(coef[0]), float(math.sqrt(cov[0, 0]))
+
+
+def _trend_row(quantity: str, source: str, finding: str, contacts, values, what: str, differences: str,
+               shown: str) -> dict:
+    """A finding "grows with the collisions" judged as a trend: the log-log slope of ``values`` against the
+    mean contacts over at least TREND_SIZES sizes, reproduced when k - 2 SE(k) > 0 (positive beyond its
+    uncertainty), not one inequality between two sizes."""
+    k, se = loglog_trend(contacts, values)
+    pair = None if math.isnan(k) else [k - 2 * se, 0.0]
+    return row(quantity, source, finding, pair, {"rule": "holds", "op": ">", "finding": "slope k - 2 SE(k) > 0"},
+               criterion=f"log-log slope k of {what} against the mean contacts, over {len(values)} sizes: k - 2 SE > 0",
+               differences=differences, shown=(f"k = {k:.2f} +- {se:.2f} (SE); " if not math.isnan(k) else "") + shown,
+               missing=f"fewer than {TREND_SIZES} sizes with positive values: no trend")
 
 
 def melanz(args) -> dict:
@@ -549,9 +631,11 @@ def melanz(args) -> dict:
                         criterion="mean force on the container over the last second, within 5 %", differences=diff))
     # 3.3 compaction is not measured here; 3.4: filling tests of several sizes
     rows.append(row("compaction by a 4,000 kg slab", "sec. 3.3, Fig. 10", "plotted only", None,
-                    {"rule": "not_comparable", "reason": "curves without numbers"}, criterion="-",
-                    differences="not run (4,000 spheres: beyond this command's minutes)"))
-    sizes = [20, 60] if args.quick else args.filling_sizes
+                    {"rule": "holds", "op": ">", "finding": "the compaction curves of the paper"}, criterion="-",
+                    differences="the text says 1,000 spheres, the figure 4,000",
+                    missing="not run: no compaction scene in the workbench yet (a slab pressing 1,000 to 4,000 "
+                            "spheres is beyond this command's minutes)"))
+    sizes = [10, 15, 20, 30, 40] if args.quick else args.filling_sizes
     dur = 1.0 if args.quick else args.sizes_duration
     per = []
     for k in sizes:
@@ -562,7 +646,7 @@ def melanz(args) -> dict:
         per.append({"n": k, **pair})
     diff34 = (f"sizes {', '.join(map(str, sizes))} spheres for {dur:g} s each (paper 10 to 16,000 for 5 s: the larger "
               f"are beyond this command's minutes); tolerance {args.filling_tol:g}")
-    small, large = per[0], per[-1]
+    small = per[0]
     ratio = [p["anti-relaxed"]["iterations"] / p["relaxed"]["iterations"] for p in per]
     shown_r = "; ".join(f"{p['n']} spheres ({p['relaxed']['contacts']:.0f} contacts): anti/relaxed iterations "
                         f"{q:.2f}" for p, q in zip(per, ratio))
@@ -571,11 +655,10 @@ def melanz(args) -> dict:
                     {"rule": "holds", "op": "<=", "finding": "anti-relaxed / relaxed mean iterations within 1.5x"},
                     criterion=f"|log(ratio)| <= log 1.5 at {small['n']} spheres (mean APGD iterations per step)",
                     differences=diff34, shown=shown_r))
-    rows.append(row("anti-relaxed increasingly costly with collisions", "sec. 3.4, Fig. 11b",
-                    "the iteration ratio grows with the collisions", [ratio[-1], ratio[0]],
-                    {"rule": "holds", "op": ">", "finding": "ratio at the largest size > ratio at the smallest"},
-                    criterion="anti-relaxed / relaxed mean iterations, largest vs smallest size",
-                    differences=diff34, shown=shown_r))
+    contacts = [p["relaxed"]["contacts"] for p in per]
+    rows.append(_trend_row("anti-relaxed increasingly costly with collisions", "sec. 3.4, Fig. 11b",
+                           "the iteration ratio grows with the collisions", contacts, ratio,
+                           "anti-relaxed / relaxed mean APGD iterations per step", diff34, shown_r))
     rows.append(row("complementarity error several orders lower at every size", "sec. 3.4, Fig. 11a",
                     "several orders of magnitude lower",
                     [min(p["relaxed"]["compl_max"] / p["anti-relaxed"]["compl_max"] for p in per), 100.0],
@@ -584,10 +667,10 @@ def melanz(args) -> dict:
                     differences=diff34,
                     shown="; ".join(f"{p['n']}: {p['relaxed']['compl_max']:.2g} vs {p['anti-relaxed']['compl_max']:.2g}"
                                     for p in per)))
-    rows.append(row("the error grows with the collisions", "sec. 3.4, Fig. 11a", "increases with collisions",
-                    [large["anti-relaxed"]["compl_max"], small["anti-relaxed"]["compl_max"]],
-                    {"rule": "holds", "op": ">", "finding": "anti-relaxed max error, largest > smallest size"},
-                    criterion="max complementarity error over the run, anti-relaxed", differences=diff34))
+    rows.append(_trend_row("the error grows with the collisions", "sec. 3.4, Fig. 11a", "increases with collisions",
+                           contacts, [p["anti-relaxed"]["compl_max"] for p in per],
+                           "max complementarity error over the run, anti-relaxed", diff34,
+                           "; ".join(f"{p['n']}: {p['anti-relaxed']['compl_max']:.2g}" for p in per)))
     notes.append("Melanz et al. 2015 sec. 3.1 values are the paper's own numbers (N, r, the analytic impulses and "
                  "motion); the filling tests' figures have no numbers, so their rows check the paper's findings.")
     return {"title": "Melanz et al. 2015, sec. 3: anti-relaxation against relaxation",
@@ -666,7 +749,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra-cap", type=int, default=30_000, help="Lemke's cap for the extra run")
     parser.add_argument("--filling-n", type=int, default=1000, help="spheres of the sec. 3.2 filling test")
     parser.add_argument("--filling-tol", type=float, default=1e-5, help="APGD tolerance in the filling tests")
-    parser.add_argument("--filling-sizes", type=int, nargs="+", default=[20, 60, 150, 300],
+    parser.add_argument("--filling-sizes", type=int, nargs="+", default=[20, 40, 60, 100, 150, 300],
                         help="sphere counts of the sec. 3.4 filling tests")
     parser.add_argument("--sizes-duration", type=float, default=2.0, help="seconds simulated per sec. 3.4 size")
     args = parser.parse_args(argv)

@@ -2,7 +2,8 @@
 Melanz et al. 2015 section 3.2).
 
 A packing is made by the DVI time stepper (:mod:`problems.stepper`): n spheres (R = 1 m, 1 kg,
-mu = 0.25) start on a jittered lattice (:func:`problems.granular.lattice`) and fall into a square
+mu = 0.25: the generator's choices; Mazhar et al. 2014 give no radius, mass, friction, container,
+tolerance or contact envelope) start on a jittered lattice (:func:`problems.granular.lattice`) and fall into a square
 container for ``duration`` seconds with step ``h``, relaxed dual x APGD (the paper's method), every
 step solved to ``tol`` with at most ``max_iter`` iterations and warm-started from the previous step's
 impulses. The time step at the final state is written as a workbench problem file (.npz,
@@ -39,9 +40,11 @@ removes it when the packing is written.
 
 Settled means at rest: a packing counts as settled when its kinetic energy is at most
 ``SETTLED_ENERGY`` = 1e-4 of sum_j m_j g R_j, the energy that would lift every sphere by 1e-4 of its
-radius (for the 1 kg, 1 m spheres: 9.8e-4 J per sphere, an rms speed of about 0.04 m/s). The settled
-data of Mazhar et al. 2014 have 6.8e-6 of it (0.0215 J for 320 spheres), their unsettled data 5e-4
-(1.56 J). :func:`generate_dataset` reports the ratio of every packing and warns when one that is
+radius (for the generator's 1 kg, 1 m spheres: 9.8e-4 J per sphere, an rms speed of about 0.04 m/s).
+Mazhar et al. 2014 give kinetic energies (0.0215 J settled, 1.5637 J poorly settled, 320 spheres) but
+neither the spheres' mass nor their radius, and kinetic energy scales with the mass: their energies
+cannot be set against this threshold (read as 1 kg, 1 m spheres they would be 6.8e-6 and 5e-4 of it;
+that reading is an assumption, not the paper's). Only their ratio (73) is free of the mass. :func:`generate_dataset` reports the ratio of every packing and warns when one that is
 meant to be settled is above it.
 
 Existing files are never overwritten unless ``force``: a file made with the same parameters is kept

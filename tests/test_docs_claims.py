@@ -157,3 +157,77 @@ def test_a_view_shares_its_source_data_and_provenance(tmp_path):
     record["data"]["rows"]["x"] = 9.0
     raw.write_text(json.dumps(record))
     assert provenance.check_docs(tmp_path, [_table, _first_row]) != []
+
+
+# --------------------------------------------------------------------------- typed numbers
+# A measured number in README.md or docs/*.md must be written by the command that measured it, into a
+# generated block (workbench.provenance). So every number outside those blocks is listed here, and a
+# new one fails the test until it is either moved into a generated block or allowed below with its
+# reason. Not counted: generated blocks, code (fenced or inline: commands and their options), links,
+# references to the papers' parts (sec., eq., Table, Fig., QP (15), lines 33-37, journal volumes),
+# years and dates, integers up to 10, powers of ten (tolerances, caps) and zero-padded dataset ids.
+_GENERATED = re.compile(r"<!-- results: (\S+) -->.*?<!-- end results: \1 -->", re.S)
+_NOT_PROSE = [re.compile(p, f) for p, f in (
+    (r"^(```|~~~).*?^\1", re.S | re.M), (r"`[^`\n]*`", 0), (r"\]\([^)]*\)|https?://\S+", 0),
+    (r"(?i)\b(?:sec(?:tion)?s?|eqs?|equations?|tables?|fig(?:ure)?s?|issues?|items?|lines|algorithm|qp|"
+     r"theorem|lemma)\.?\s*\(?\d+(?:\.\d+)*\)?(?:\s*(?:-|–|/|and|,)\s*\(?\d+(?:\.\d+)*\)?)*", 0),
+    (r"\b\d+\(\d+\)", 0), (r"\bTR-\d+-\d+", 0), (r"\b(?:19|20)\d\d(?:-\d\d-\d\d)?[a-z]?\b", 0))]
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+
+#: file -> (numbers allowed outside generated blocks, why they are not measurements)
+ALLOWED_NUMBERS = {
+    "README.md": ("3.11", "the Python version required"),
+    "docs/benchmarks.md": ("12 20 200 30 32 320 4.4 40 50 52 570 82",
+                           "benchmark settings (repetitions, sizes, limits), corpus problems' contact counts "
+                           "(given by their files), the Siconos version"),
+    "docs/cli.md": ("0.291 1.429 1.68 25 45,500 45500 65 8.06",
+                    "closed-form values of the built-in scenes (t = 2 v0 / (7 g mu), 5 v0 / 7, g (sin - mu cos)), "
+                    "their angles, and an example command's packing size"),
+    "docs/datasets.md": ("0.0005 0.005 0.05 0.2 0.25 16 16,000 2,500 2,560 256 320 4,096 40 45,000 45000 500 64 "
+                         "640,1280 8,000 8,192 800",
+                         "the datasets' generator parameters (h, duration, sizes, radius, mu, envelope, "
+                         "container), the papers' protocols, the step a profile starts from"),
+    "docs/plotting.md": ("20", "the history recorder's rows per decade (a setting)"),
+    "docs/reproductions.md": ("0.0005 25 8,000", "the papers' protocol (h, steps) and a declared rule tolerance"),
+    "docs/solvers-performance.md": ("0.9 16", "an algorithm constant (L <- 0.9 L) and the ipm pass's iterations"),
+    "docs/solvers.md": ("0.7 0.9 1.9 240", "algorithm constants (damping, L <- 0.9 L, Jacobi's step 1.9 / ...) "
+                                         "and a size threshold"),
+    "docs/studies.md": ("2,560 320 64", "packing sizes of the example studies"),
+    "docs/threat-model.md": ("12 16 16777216 200 256 30 32 500", "declared resource limits (workbench.limits)"),
+}
+
+
+def _trivial(number: str) -> bool:
+    s = number.replace(",", "")
+    if re.fullmatch(r"[-+]?0\d+", s) or re.fullmatch(r"[-+]?1e[-+]?\d+|[-+]?10*|[-+]?0\.0*1", s):
+        return True
+    return float(s).is_integer() and abs(float(s)) <= 10
+
+
+def typed_numbers(text: str) -> set[str]:
+    """The numbers of ``text`` outside generated blocks and the forms listed above."""
+    text = _GENERATED.sub(" ", text)
+    for pattern in _NOT_PROSE:
+        text = pattern.sub(" ", text)
+    return {n.rstrip(",") for n in _NUMBER.findall(text) if not _trivial(n.rstrip(","))}
+
+
+def test_typed_numbers_outside_generated_blocks_are_only_the_allowed_ones():
+    root = provenance.RESULTS_DIR.parents[1]
+    new, stale = {}, {}
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        name = path.relative_to(root).as_posix()
+        found = typed_numbers(path.read_text(encoding="utf-8"))
+        allowed = set(ALLOWED_NUMBERS.get(name, ("", ""))[0].split())
+        if found - allowed:
+            new[name] = sorted(found - allowed)
+        if allowed - found:
+            stale[name] = sorted(allowed - found)
+    assert not new, f"numbers typed outside generated blocks (write them by their command): {new}"
+    assert not stale, f"allowed numbers no longer in the docs (remove them from ALLOWED_NUMBERS): {stale}"
+
+
+def test_the_typed_number_finder_sees_a_new_measurement_and_skips_what_is_not_one():
+    text = ("APGD needs 41,156 iterations (sec. 5.1, eqs. 8-10, QP (15), Table 1, 2026-11-28, `--jobs 2`).\n"
+            "<!-- results: x -->\n| 4,658 |\n<!-- end results: x -->\ntol 1e-6, 10,000 steps, 3 cores, 00320\n")
+    assert typed_numbers(text) == {"41,156"}

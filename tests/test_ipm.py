@@ -29,18 +29,22 @@ def _frictionless_mix():
     return random_problem(n_contacts=10, n_bodies=5, seed=7, mu=mu)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: random_problem(n_contacts=12, n_bodies=6, seed=3, diagonal_mass=False, n_bilateral=2),
-    lambda: random_problem(n_contacts=15, n_bodies=5, seed=11, d=2).as_local(),
-    _frictionless_mix,
+#: (problem, tol): the mu = 0 mix asks 1e-5: ipm's attainable natural-map error there is 3e-7 to 1.1e-6
+#: depending on the OpenBLAS kernel (Prescott, Sandybridge, SkylakeX: solved; Haswell, Zen: stalled at
+#: 1.1e-6 with tol 1e-6), so 1e-6 was decided by round-off; 1e-5 leaves a margin of 9x on every kernel
+@pytest.mark.parametrize("make, tol", [
+    (lambda: random_problem(n_contacts=12, n_bodies=6, seed=3, diagonal_mass=False, n_bilateral=2), 1e-6),
+    (lambda: random_problem(n_contacts=15, n_bodies=5, seed=11, d=2).as_local(), 1e-6),
+    (_frictionless_mix, 1e-5),
 ], ids=["general-M-joints", "local-2d", "mu-zero"])
-def test_relaxed_optimum_agrees_with_clarabel(make):
+def test_relaxed_optimum_agrees_with_clarabel(make, tol):
     problem = make()
     ref = solve(problem, "dual", "clarabel", SolveOptions(tol=1e-6))
-    res = solve(problem, "dual", "ipm", SolveOptions(tol=1e-6))
+    res = solve(problem, "dual", "ipm", SolveOptions(tol=tol))
     assert ref.status == "solved" and res.status == "solved", (res.solver_status, res.metrics)
+    # the objectives agree to 4e-12 on every kernel measured: 1e-9 is a margin of 250x
     assert relative_gap(res.metrics["dual_objective"], ref.metrics["dual_objective"]) <= 1e-9
-    assert res.metrics["relaxed_error"] <= 1e-6
+    assert res.metrics["relaxed_error"] <= tol
     assert res.iterations <= 40
 
 

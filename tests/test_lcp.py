@@ -19,7 +19,7 @@ from workbench.errors import InputError, UnsupportedError
 from workbench.io import load_problem
 from workbench.lcp_metrics import lcp_residual
 from workbench.method import solve
-from workbench.solvers import SolveOptions
+from workbench.solvers import SolveOptions, StopCause
 from workbench.solvers.lemke import MAX_PIVOTS, RAY, SOLVED, lemke
 
 TIGHT = SolveOptions(tol=1e-9)
@@ -247,3 +247,27 @@ def test_table1_reproduction_runs_from_one_command():
     with pytest.raises(SystemExit) as bad:  # argparse: one line on stderr, exit code 2
         script.main(["--n-bottom", "0"])
     assert bad.value.code == 2
+
+
+def test_lemke_names_its_pivot_sequence_and_both_roundings_solve_a_p_matrix_lcp():
+    """The pivot hash is a function of (A, q); the round-off probe (pivot row times 1 / pivot) ends on the
+    same solution of a well-conditioned P-matrix LCP; the final basis is checked by an independent solve."""
+    rng = np.random.default_rng(12)
+    A = random_p_matrix(rng, 7)
+    q = rng.standard_normal(7)
+    a, b, probe = lemke(A, q), lemke(A, q), lemke(A, q, pivot_divide=False)
+    assert a.status == SOLVED and a.pivot_hash == b.pivot_hash and len(a.pivot_hash) == 16
+    assert probe.status == SOLVED
+    np.testing.assert_allclose(probe.z, a.z, rtol=1e-10, atol=1e-12)
+    assert a.residual <= 1e-12 and a.check_residual <= 1e-12
+    assert lemke(A, q + 1.0).pivot_hash != a.pivot_hash or (q + 1.0).min() >= 0
+
+
+def test_an_inaccurate_basis_is_never_read_as_solved():
+    from types import SimpleNamespace
+
+    from benchmarks.anitescu_hart_table1 import lcp0_status
+    from workbench.solvers.lemke import INACCURATE
+    result = SimpleNamespace(solver_status=INACCURATE, stop=StopCause.STALLED, info={"z": np.zeros(3)})
+    assert lcp0_status(result) == INACCURATE
+    assert lcp0_status(SimpleNamespace(solver_status="max pivots", stop=StopCause.MAX_ITER, info={})) == "MAX ITER"

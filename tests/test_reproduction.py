@@ -97,3 +97,46 @@ def test_the_interior_point_objective_agrees_with_the_committed_reproduction():
     committed = rows["interior-point objective (relaxed dual), thoroughly settled"]
     dataset = committed["dataset"]
     assert interior_point_objective(dataset) == pytest.approx(committed["measured"], rel=1e-6)
+
+
+def test_a_depends_on_roundoff_row_is_not_reproduced_whatever_the_rule_says():
+    label, reason = verdict(row("outcome", "Table 1", "solved", "solved", {"rule": "same"}, criterion="c",
+                                roundoff="the probe ends MAX ITER"))
+    assert label == NOT_REPRODUCED and reason.startswith("depends on round-off") and "MAX ITER" in reason
+    assert _v("solved", "solved", {"rule": "same"}) == REPRODUCED
+
+
+#: BLAS settings of the machine-independence test: 1 and 2 threads, two OpenBLAS kernels
+BLAS_SETTINGS = ({"OPENBLAS_NUM_THREADS": "1", "OPENBLAS_CORETYPE": "Haswell"},
+                 {"OPENBLAS_NUM_THREADS": "2", "OPENBLAS_CORETYPE": "Haswell"},
+                 {"OPENBLAS_NUM_THREADS": "1", "OPENBLAS_CORETYPE": "Sandybridge"},
+                 {"OPENBLAS_NUM_THREADS": "2", "OPENBLAS_CORETYPE": "Prescott"})
+
+
+def _anitescu_hart_quick(tmp_path, blas: dict) -> list[tuple]:
+    """(quantity, measured outcome, verdict, pivot sequence) of every LCP0 outcome row of
+    ``benchmarks.reproduce anitescu-hart-2003 --quick`` run in a fresh interpreter under ``blas``."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    folder = tmp_path / "_".join(blas.values())
+    env = {**os.environ, **blas, "PYTHONPATH": str(root)}
+    subprocess.run([sys.executable, "-m", "benchmarks.reproduce", "anitescu-hart-2003", "--quick",
+                    "--results-dir", str(folder)], env=env, cwd=root, capture_output=True, check=True, timeout=600)
+    rows = json.loads((folder / "repro-anitescu-hart-2003.json").read_text())["data"]["rows"]
+    return [(r["quantity"], r["measured"], verdict(r), r["shown"].split("pivot sequence ")[1][:16])
+            for r in rows if r["quantity"].startswith("LCP0 (Lemke) outcome")]
+
+
+@pytest.mark.slow
+def test_lemke_outcomes_and_verdicts_do_not_depend_on_blas_threads_or_kernel(tmp_path):
+    """Anitescu and Hart 2003 Table 1 on the quick (55-disk) cannonball: the same pivot sequences (hash),
+    outcomes and verdicts with 1 and 2 BLAS threads and under the Haswell, Sandybridge and Prescott
+    kernels of OpenBLAS (each in its own interpreter: OpenBLAS reads them when it loads)."""
+    runs = [_anitescu_hart_quick(tmp_path, blas) for blas in BLAS_SETTINGS]
+    assert runs[0] and all(len(h) == 16 for *_, h in runs[0])
+    for blas, other in zip(BLAS_SETTINGS[1:], runs[1:]):
+        assert other == runs[0], blas

@@ -129,6 +129,8 @@ ERRORS = [
     ("unknown generator", BASE + '\n[[problems]]\ngenerator = "nosuch"\n', ["unknown generator 'nosuch'"]),
     ("bad time limit", BASE.replace('name = "t"', 'name = "t"\ntime_limit = -1'),
      ["[study] time_limit must be a positive number"]),
+    ("safety net not a flag", BASE.replace('name = "t"', 'name = "t"\nsafety_net = "yes"'),
+     ["[study] safety_net must be true or false"]),
     ("unknown tolerance preset", BASE.replace('name = "t"', 'name = "t"\ntolerance = "hihg_accuracy"'),
      ["unknown tolerance preset 'hihg_accuracy'", "did you mean 'high_accuracy'?"]),
     ("unknown reference method", BASE + '\n[report]\nreference_method = "mosek-dual"\n',
@@ -431,6 +433,7 @@ solver = "clarabel"
     assert run(study, out) == 0
     runs = ResultStore(out).read_runs().set_index("method")
     assert runs.loc["hang", "status"] == "timeout"
+    assert runs.loc["hang", "machine_effect"] == ""  # the study's limit is a budget here, not a safety net
     assert "hard time limit" in runs.loc["hang", "message"]
     assert 0.5 <= runs.loc["hang", "wall_seconds"] < 5.0  # killed at 0.5 + 1 s, not after an hour
     assert runs.loc["segfault", "status"] == "crash" and "SIGSEGV" in runs.loc["segfault", "message"]

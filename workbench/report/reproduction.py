@@ -20,6 +20,9 @@ A row (a plain dict, so that it is stored as JSON by :func:`workbench.provenance
       ``<``, ``<=``, ``>``, ``>=``), reproduced when it holds; ``paper`` states the finding;
   ``{"rule": "not_comparable", "reason": TEXT}``
       the two cannot be compared (unknown units, other problem, a figure without numbers);
+- ``roundoff`` (optional): what shows that the measured outcome depends on round-off (the same method
+  with another, equally valid rounding ended otherwise); the verdict is then "not reproduced" with
+  the reason "depends on round-off: ...", never a machine's lucky result;
 - ``obstacle`` (optional): a reason the comparison does not stand although both numbers exist (a
   dataset not made at the paper's protocol); the verdict is then "not comparable", and the rule's own
   outcome is given in the reason.
@@ -108,6 +111,8 @@ def verdict(r: dict) -> tuple[str, str]:
     if not _measured_complete(rule, r.get("paper"), r.get("measured")):
         return NOT_MEASURED, r.get("missing") or "no measured value"
     label, reason = _rule_verdict(rule, r.get("paper"), r.get("measured"))
+    if r.get("roundoff") and label != NOT_COMPARABLE:
+        label, reason = NOT_REPRODUCED, f"depends on round-off: {r['roundoff']}"
     if r.get("obstacle") and label != NOT_COMPARABLE:
         return NOT_COMPARABLE, f"{r['obstacle']} (by the rule alone: {label}, {reason})"
     return label, reason
@@ -115,12 +120,13 @@ def verdict(r: dict) -> tuple[str, str]:
 
 def row(quantity: str, source: str, paper: Any, measured: Any, rule: dict, *, criterion: str, differences: str = "none",
         shown: str | None = None, paper_shown: str | None = None, obstacle: str | None = None,
-        missing: str | None = None) -> dict:
+        missing: str | None = None, roundoff: str | None = None) -> dict:
     """A table row (module docstring); ``shown`` / ``paper_shown`` replace the plain rendering of the
     measured / paper value (extra information such as a spread or a second number)."""
     out = {"quantity": quantity, "source": source, "paper": paper, "measured": measured, "rule": rule,
            "criterion": criterion, "differences": differences}
-    for key, value in (("shown", shown), ("paper_shown", paper_shown), ("obstacle", obstacle), ("missing", missing)):
+    for key, value in (("shown", shown), ("paper_shown", paper_shown), ("obstacle", obstacle), ("missing", missing),
+                       ("roundoff", roundoff)):
         if value is not None:
             out[key] = value
     verdict(out)  # a malformed rule fails here, at measurement time, not when the page is checked

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["Column", "RUN_ROW", "ANSWER", "answer", "run_row", "complete", "record_columns"]
+__all__ = ["Column", "RUN_ROW", "ANSWER", "answer", "machine_effect", "run_row", "complete", "record_columns"]
 
 #: what a column may hold: text, a whole number, a real number (NaN or None when unknown), JSON text
 DTYPES = ("str", "int", "float", "json")
@@ -158,6 +158,9 @@ RUN_ROW: dict[str, Column] = {c.name: c for c in (
                                             "analytic curve [m/s]"),
     _metric("max_contacts", "a simulation: the most contacts of a step"),
     _metric("mean_iterations", "a simulation: iterations per step"),
+    _c("machine_effect", "str", "derived",
+       '"safety net": the run reached a time limit that the study declares a safety net (safety_net = true): '
+       "the machine's speed ended it, not the method; \"\" otherwise", fill=""),
     _c("total_seconds", "float", "derived", "build + solve [s]"),
     _c("session", "str", "provenance", "the workbench run invocation (provenance)"),
     _c("workbench_version", "str", "provenance", "the workbench's version that wrote the row"),
@@ -190,9 +193,17 @@ def record_columns() -> list[Column]:
     return [c for c in RUN_ROW.values() if c.origin == "record"]
 
 
-def run_row(plan: dict[str, Any], result: dict[str, Any], provenance: dict[str, Any]) -> dict[str, Any]:
+def machine_effect(status: str | None, safety_net: bool) -> str:
+    """The row's ``machine_effect``: "safety net" for a run that reached the time limit of a study that
+    declares it a safety net (the machine's speed ended it, not the method), else ""."""
+    return "safety net" if safety_net and status == "timeout" else ""
+
+
+def run_row(plan: dict[str, Any], result: dict[str, Any], provenance: dict[str, Any],
+            safety_net: bool = False) -> dict[str, Any]:
     """The stored row of one run: ``plan`` (the plan columns, all of them), the columns of origin
-    "record" from the worker's answer ``result``, its metrics (float), then ``provenance``."""
+    "record" from the worker's answer ``result``, its metrics (float), ``machine_effect`` (whether the
+    study's time limit is a ``safety_net``), then ``provenance``."""
     missing = [c.name for c in RUN_ROW.values() if c.origin in ("plan", "provenance")
                and c.name not in {**plan, **provenance}]
     if missing:
@@ -200,6 +211,7 @@ def run_row(plan: dict[str, Any], result: dict[str, Any], provenance: dict[str, 
     row = {c.name: plan[c.name] for c in RUN_ROW.values() if c.origin == "plan"}
     row.update({c.name: c.value(result) for c in record_columns()})
     row.update({k: float(v) for k, v in (result.get("metrics") or {}).items()})
+    row["machine_effect"] = machine_effect(row["status"], safety_net)
     row.update({c.name: provenance[c.name] for c in RUN_ROW.values() if c.origin == "provenance"})
     return row
 
@@ -215,7 +227,7 @@ def complete(runs):
         if c.number and c.name in runs:
             runs[c.name] = pd.to_numeric(runs[c.name], errors="coerce")
     for c in RUN_ROW.values():
-        if c.origin in ("metric", "derived"):
+        if c.origin == "metric" or (c.origin == "derived" and c.fill is None):
             continue
         if c.name not in runs:
             runs[c.name] = c.fill(runs) if callable(c.fill) else c.fill

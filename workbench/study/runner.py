@@ -121,7 +121,7 @@ def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str
             "repetition": run.repetition}
     return run_row(plan, result, {"session": session, "workbench_version": workbench.__version__,
                                   "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                                      timespec="seconds")})
+                                      timespec="seconds")}, safety_net=study.safety_net)
 
 
 def _plan_record(study: Study, problems: list[ProblemRef], runs: list[Run], skipped,

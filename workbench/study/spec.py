@@ -9,6 +9,9 @@ mean 'y'?")::
     repetitions = 1                # runs per (problem, method); timing statistics use the median
     time_limit = 60                # seconds per run: the solver's own cap, and the worker is killed
                                    # at time_limit + 1 s (status "timeout"), counted after the problem is loaded
+    safety_net = false             # true: time_limit is only a safety net (every run should end on its
+                                   # own cap); a run that reaches it is a machine effect (row column
+                                   # machine_effect = "safety net"), not the method's timeout
     tolerance = "default"          # preset name, or a list of presets (each method then runs at each)
     histories = true               # per-iteration histories to keep: true, false, or method names
     plugins = []                   # Python files imported first (here and in every worker): they
@@ -118,7 +121,7 @@ __all__ = ["Study", "StudyError", "StudyMethod", "ProblemGroup", "ReportOptions"
 DEFAULT_TIME_LIMIT = 300.0
 
 _TOP_KEYS = ("study", "tolerances", "problems", "methods", "reference", "report")
-_STUDY_KEYS = ("name", "description", "repetitions", "time_limit", "tolerance", "histories", "plugins")
+_STUDY_KEYS = ("name", "description", "repetitions", "time_limit", "safety_net", "tolerance", "histories", "plugins")
 _TOLERANCE_KEYS = ("tol", "accept")
 _PROBLEM_KEYS = ("files", "scenes", "generator", "scenario", "params", "sweep", "name", "tags", "series",
                  "optional")
@@ -258,6 +261,8 @@ class Study:
     report: ReportOptions
     #: the dedicated reference runs ([reference]), one method per formulation; not compared
     references: list[StudyMethod] = field(default_factory=list)
+    #: time_limit is a safety net, not a budget: a run that reaches it is a machine effect
+    safety_net: bool = False
 
     def hard_limit(self) -> float:
         """Seconds after which the runner kills a run's worker (the solver's own cap plus a grace
@@ -287,6 +292,12 @@ def _show(value) -> str:
 def _string(value, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise StudyError(f"{where} must be a non-empty string, got {_show(value)}")
+    return value
+
+
+def _flag(value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise StudyError(f"{where} must be true or false, got {_show(value)}")
     return value
 
 
@@ -726,7 +737,8 @@ def _parse(path: Path, text: str) -> Study:
                  time_limit=_positive(head.get("time_limit", DEFAULT_TIME_LIMIT), "[study] time_limit", float,
                                       "SECONDS"),
                  methods=methods, groups=_groups(doc, base), plugins=plugins, report=_report(doc, methods),
-                 references=_reference(doc, methods))
+                 references=_reference(doc, methods), safety_net=_flag(head.get("safety_net", False),
+                                                                       "[study] safety_net"))
 
 
 def select(study: Study, methods: list[str] | None = None, repetitions: int | None = None,

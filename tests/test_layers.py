@@ -14,8 +14,8 @@ PACKAGES = ("workbench", "formulations", "problems", "benchmarks")
 #: and everything below it; the longest name that covers a module decides (``workbench`` alone is the
 #: package's ``__init__``). A layer named here whose modules do not exist yet is simply empty.
 LAYERS = [
-    ("foundation", ["workbench.errors", "workbench.files", "workbench.params", "workbench.shared_data",
-                    "workbench.provenance", "workbench.limits"]),
+    ("foundation", ["workbench.errors", "workbench.files", "workbench.params", "workbench.numbers",
+                    "workbench.shared_data", "workbench.provenance", "workbench.limits"]),
     ("time-step problem", ["workbench", "workbench.problem", "workbench.cones", "workbench.metrics",
                            "workbench.lcp_metrics"]),
     ("I/O", ["workbench.io"]),

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from workbench import plot
+from workbench.errors import InputError
 from workbench.report import tables
 from workbench.report.accounting import (RESOLUTION, RULE, comparison_groups, pair_table, profile_values, split_handovers,
                                          summarise, warm_up_runs)
@@ -43,7 +44,7 @@ from workbench.report.document import Code, Figure, Heading, Table, Text, cell, 
 from workbench.report.reference import References
 from workbench.report.stats import first_within, performance_profile
 from workbench.solvers.base import handover_label
-from workbench.study.results import current_runs, read_histories
+from workbench.study.results import current_runs, read_histories, read_runs
 from workbench.study.store import ResultStore
 
 __all__ = ["write_report", "read_report_data", "ReportData"]
@@ -132,7 +133,7 @@ def read_report_data(results_dir) -> ReportData:
     from workbench.report.plan_check import check_plan
     store = ResultStore(results_dir)
     plan = check_plan(store.read_json("plan.json"), store.root)
-    every = store.read_runs()
+    every = read_runs(store)
     recorded = current_runs(every, plan, include_reference=False)
     runs, plan = split_handovers(recorded, plan)
     with_refs = current_runs(every, plan, include_reference=True)
@@ -483,7 +484,7 @@ def _paper(res: ReportData, out: Path) -> list:
             values = pd.to_numeric(runs[e["quantity"]], errors="coerce") if e["quantity"] in runs else []
         values = pd.Series(values, dtype=float).dropna()
         problems = runs.drop_duplicates("problem")
-        made = {p.problem: _generator_params(p.source) for p in problems.itertuples()}
+        made = {p.problem: _generator_params(p.source, res.store) for p in problems.itertuples()}
         rows.append({"what": e["what"], "source": e["source"], "method": res.labels[e["method"]],
                      "paper": e["value"], "paper's problem": e.get("paper_problem") or "not stated",
                      "paper's criterion": e.get("paper_criterion") or "not stated",
@@ -509,16 +510,24 @@ def _paper(res: ReportData, out: Path) -> list:
                   tables.write_table(table, out, "paper", "Published and measured values", numbers))]
 
 
-def _generator_params(source: str) -> dict | None:
+def _generator_params(source: str, store) -> dict | None:
     """The generator parameters stored beside a generated file (NAME.json: its "generator" table, and
-    the number of settling steps), or None for a file without them (a scene, another simulator's file)."""
+    the number of settling steps), or None for a file without them (a scene, another simulator's file).
+    Read only from the results folder itself (its problems/): a row's source never makes the report
+    open a file elsewhere."""
     import json
 
-    from workbench.sources import resolve_path
+    path = Path(source).with_suffix(".json")
     try:
-        path = resolve_path(source).with_suffix(".json")
-        meta = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-    except Exception:  # noqa: BLE001 - a source that is not a file (scene:, generator:) has no metadata
+        relative = path.relative_to(store.root.resolve())
+    except ValueError:
+        return None
+    if ".." in relative.parts:
+        return None
+    try:
+        text = store.read_text(str(relative))
+        meta = json.loads(text) if text is not None and len(text) < 2**20 else None
+    except (InputError, ValueError, RecursionError):
         return None
     if not isinstance(meta, dict) or not isinstance(meta.get("generator"), dict):
         return None
@@ -643,8 +652,8 @@ def _methods_and_study(res: ReportData, out: Path) -> list:
 
 
 def _study_text(res: ReportData) -> str:
-    path = res.root / "study.toml"
-    return path.read_text(encoding="utf-8") if path.is_file() else "(not saved)"
+    text = res.store.read_text("study.toml")
+    return "(not saved)" if text is None else text
 
 
 SECTIONS = {"summary": _summary, "conclusion": _conclusion, "paper": _paper, "tables": _tables,

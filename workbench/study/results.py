@@ -18,9 +18,10 @@ import os
 import numpy as np
 import pandas as pd
 
+from workbench.study.row_check import check_run_rows
 from workbench.study.store import ResultStore
 
-__all__ = ["load_results", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS",
+__all__ = ["load_results", "read_runs", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS",
            "HISTORY_COLUMNS"]
 
 #: the documented columns of load_results (the metrics of workbench.metrics follow as extra columns)
@@ -73,12 +74,18 @@ _OLD_SECONDS = ("seconds", "elapsed")
 _RUN_ID = ("key", "problem", "method", "repetition")
 
 
+def read_runs(store: ResultStore) -> pd.DataFrame:
+    """Every run row of ``store``, each checked against RUN_COLUMNS (workbench.study.row_check) before
+    use: the one way rows are read back from a results folder."""
+    return store.read_runs(lambda frame, path: check_run_rows(frame, path, RUN_COLUMNS))
+
+
 def load_results(results_dir: os.PathLike | str, include_reference: bool = False) -> pd.DataFrame:
     """One row per run of the current plan (InputError when ``results_dir`` is not a results
     directory); columns RUN_COLUMNS and the metrics, in plan order."""
     store = ResultStore(results_dir)
     plan = store.read_json("plan.json")
-    return current_runs(store.read_runs(), plan, include_reference)
+    return current_runs(read_runs(store), plan, include_reference)
 
 
 def current_runs(runs: pd.DataFrame, plan: dict, include_reference: bool) -> pd.DataFrame:

@@ -167,3 +167,15 @@ def test_cli_parameters_of_5000_digits_are_one_line(capsys):
     code = main(["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "apgd", "--param", "max_iter=" + "9" * 5000])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "too long" in err
+
+
+@pytest.mark.parametrize("argv", [["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "apgd", "--tol", "\x1b[2J\x1b[31m"],
+                                  ["solve", "scene:\x1b]0;pwned\x07", "-f", "dual", "-s", "apgd"],
+                                  ["solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "apgd", "--param",
+                                   "\u202eevil=1"],
+                                  ["run", "\x1b[2Jstudy.toml"]])
+def test_messages_never_print_control_characters_from_input(capsys, argv):
+    from workbench.cli import main
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and not any(ord(c) < 32 and c != "\n" or c in "\x7f\u202e" for c in err), repr(err)

@@ -148,7 +148,7 @@ def _plant(root: Path, rel: str, kind: str, outside: Path) -> None:
 
 def _operations(store):
     """What run, resume, --rerun-failed and report do with a results folder."""
-    from workbench.study.results import read_runs
+    from workbench.study.results import read_runs, row_check
     from workbench.study.runner import _check_own_study
 
     def lock():
@@ -162,7 +162,7 @@ def _operations(store):
         "write run": lambda: store.write_run({"key": "k2", "status": "solved"}, None),
         "clean-up": store.remove_partial,
         "done keys": store.done_keys,
-        "rerun-failed": store.unsolved_keys,
+        "rerun-failed": lambda: store.unsolved_keys(row_check),
         "read runs": lambda: read_runs(store),
         "read plan": lambda: store.read_json("plan.json"),
         "read study": lambda: store.read_text("study.toml"),

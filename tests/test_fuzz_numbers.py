@@ -179,3 +179,24 @@ def test_messages_never_print_control_characters_from_input(capsys, argv):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and not any(ord(c) < 32 and c != "\n" or c in "\x7f\u202e" for c in err), repr(err)
+
+
+def test_scene_and_generator_parameters_take_numbers_through_the_same_parser():
+    from workbench.params import check_params
+    from workbench.sources import builder
+    func = builder("sphere_packing", "generator")
+    for key in ("mu", "h", "radius", "envelope", "n_spheres"):
+        for value in (float("nan"), float("inf"), -float("inf"), 10 ** 4000):
+            with pytest.raises(InputError) as err:
+                check_params("sphere_packing", func, {"n_spheres": 10, key: value})
+            assert "\n" not in str(err.value) and len(str(err.value)) < 400
+
+
+def test_sphere_counts_of_generate_are_parsed_by_the_same_rule():
+    from workbench.cli import build_parser
+    parser = build_parser()
+    for text in ("1e400", "nan", "0", "-3", "2.5", "9" * 5000, "1," * 6000, ",", "64,inf"):
+        with pytest.raises(InputError) as err:
+            parser.parse_args(["generate", "packing", "--sizes", text])
+        assert "\n" not in str(err.value) and len(str(err.value)) < 400
+    assert parser.parse_args(["generate", "packing", "--sizes", "64,128.0"]).sizes == [64, 128]

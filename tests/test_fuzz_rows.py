@@ -69,10 +69,10 @@ def _write(folder, name: str, rows: list[dict] | None = None, raw: bytes | None 
 
 
 def _reads(folder):
-    from workbench.study.results import read_runs
+    from workbench.study.results import read_runs, row_check
     from workbench.study.store import ResultStore
     store = ResultStore(folder)
-    return {"read runs": lambda: read_runs(store), "rerun-failed": store.unsolved_keys}
+    return {"read runs": lambda: read_runs(store), "rerun-failed": lambda: store.unsolved_keys(row_check)}
 
 
 def test_a_good_row_reads(tmp_path):

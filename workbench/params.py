@@ -150,6 +150,9 @@ def check_params(name: str, func: Callable[..., Any], params: dict[str, Any]) ->
         if not _fits(value, default):
             raise InputError(f"{name!r} parameter {key}={value!r}: expected {type(default).__name__} "
                              f"(default {default!r})")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            from workbench.numbers import number  # finite, not too long: the one parser of numbers
+            number(value, f"{name!r} parameter {key}", int if isinstance(value, int) else float)
         _check_size(name, key, value, spec)
 
 

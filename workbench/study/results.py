@@ -21,7 +21,7 @@ import pandas as pd
 from workbench.study.row_check import check_run_rows
 from workbench.study.store import ResultStore
 
-__all__ = ["load_results", "read_runs", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS",
+__all__ = ["load_results", "read_runs", "row_check", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS",
            "HISTORY_COLUMNS"]
 
 #: the documented columns of load_results (the metrics of workbench.metrics follow as extra columns)
@@ -74,10 +74,17 @@ _OLD_SECONDS = ("seconds", "elapsed")
 _RUN_ID = ("key", "problem", "method", "repetition")
 
 
+def row_check(frame: pd.DataFrame, path) -> pd.DataFrame:
+    """The table of the run file ``path`` checked against the declared run row, RUN_COLUMNS
+    (workbench.study.row_check.check_run_rows): what every reader of rows passes to ResultStore."""
+    return check_run_rows(frame, path, RUN_COLUMNS)
+
+
 def read_runs(store: ResultStore) -> pd.DataFrame:
-    """Every run row of ``store``, each checked against RUN_COLUMNS (workbench.study.row_check) before
-    use: the one way rows are read back from a results folder."""
-    return store.read_runs(lambda frame, path: check_run_rows(frame, path, RUN_COLUMNS))
+    """Every run row of ``store``, each checked by :func:`row_check` before use: the way the
+    workbench reads rows back from a results folder (report, load_results, the conformance check;
+    ``run --rerun-failed`` passes row_check to ResultStore.unsolved_keys)."""
+    return store.read_runs(row_check)
 
 
 def load_results(results_dir: os.PathLike | str, include_reference: bool = False) -> pd.DataFrame:

@@ -189,6 +189,7 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
     from workbench.limits import check
     from workbench.study.executors import run_dask, run_local
     from workbench.study.provenance import provenance
+    from workbench.study.results import row_check
 
     _check_own_study(study, store)
     declared = sum(len(g.files) + len(g.scenes) + len(g.generated) for g in study.groups)
@@ -211,7 +212,7 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
                                 executor, jobs))
     done = set() if rerun else store.done_keys()
     if rerun_failed:  # a reference run short of its tolerance is not a failure of the comparison
-        done -= store.unsolved_keys() - {r.key for r in references}
+        done -= store.unsolved_keys(row_check) - {r.key for r in references}
     todo = [r for r in runs + references if r.key not in done]
     roles = {r.key: "reference" for r in references}
     by_key = {r.key: r for r in todo}

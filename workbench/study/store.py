@@ -133,17 +133,15 @@ class ResultStore:
         """Keys of the runs recorded so far."""
         return {p.stem for p in self._run_files()}
 
-    def unsolved_keys(self) -> set[str]:
-        """Keys of the recorded runs whose status is not "solved" (what ``--rerun-failed`` redoes); a
-        run file that cannot be read, or has no status, is one line naming it."""
-        out = set()
-        for p in self._run_files():
-            status = self._read_table(p, columns=["status"])
-            if status.num_rows != 1:
-                raise InputError(f"{p}: cannot read: a run file holds one row, this one {status.num_rows}")
-            if status.column("status")[0].as_py() != "solved":
-                out.add(p.stem)
-        return out
+    def unsolved_keys(self, check=None) -> set[str]:
+        """Keys of the recorded runs whose status is not "solved" (what ``--rerun-failed`` redoes),
+        the rows read as :meth:`read_runs` reads them (a file that cannot be read is one line naming it)."""
+        runs = self.read_runs(check)
+        if not len(runs):
+            return set()
+        if "status" not in runs or "key" not in runs:
+            raise InputError(f"{self.root / 'runs'}: run files without a key or a status column")
+        return set(runs.loc[runs["status"] != "solved", "key"])
 
     @staticmethod
     def _read_table(path: Path, columns=None) -> pa.Table:
@@ -203,9 +201,11 @@ class ResultStore:
             frames.append(frame if check is None else check(frame, p))
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
-    def read_runs(self, check) -> pd.DataFrame:
+    def read_runs(self, check=None) -> pd.DataFrame:
         """Every recorded run, one row each, each file's table passed through ``check(frame, path)``
-        before use (``workbench.study.results.read_runs`` passes the one check of the declared run row)."""
+        first. The workbench reads rows only through ``workbench.study.results.read_runs``, which
+        passes the one check of the declared run row (workbench.study.row_check); without ``check``
+        the rows are raw (tests)."""
         return self._concat(self._run_files(), check)
 
     def read_histories(self, keys: Iterable[str]) -> pd.DataFrame:

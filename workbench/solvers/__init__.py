@@ -107,7 +107,8 @@ def parameter_lines(name: str) -> list[str]:
     lines = describe(target.params if name in FORMULATIONS else target.parameters())
     prefix = getattr(target, "unchecked_prefix", None)
     if prefix:
-        lines.append(f"{prefix}NAME (any): passed to the backend unchecked")
+        lines.append(f"{prefix}IPAR_NAME (int), {prefix}DPAR_NAME (float): passed to the backend, which checks "
+                     "the name and the range (numbers only: no string parameter, none names a file)")
     return lines or ["(no parameters)"]
 
 

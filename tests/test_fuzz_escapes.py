@@ -144,6 +144,8 @@ def _plant(root: Path, rel: str, kind: str, outside: Path) -> None:
         os.link(outside / "victim.txt", path)
     elif kind == "FIFO":
         os.mkfifo(path)
+    elif kind == "device":  # a character device like /dev/null, made here (as root), never the real one
+        os.mknod(path, 0o666 | 0o020000, os.makedev(1, 3))
 
 
 def _operations(store):
@@ -174,7 +176,8 @@ def _operations(store):
 @pytest.mark.parametrize("rel, kind", [(r, k) for r in PLACES_DIR for k in ("link to a folder", "link to a file",
                                                                           "dangling link", "FIFO")]
                          + [(r, k) for r in PLACES_FILE for k in ("link to a folder", "link to a file",
-                                                                  "dangling link", "hard link", "FIFO")])
+                                                                  "dangling link", "hard link", "FIFO")
+                            + (("device",) if os.geteuid() == 0 else ())])
 def test_links_and_special_files_in_a_results_folder_are_refused_never_followed(tmp_path, rel, kind):
     from workbench.study.store import ResultStore
     outside, before = _outside(tmp_path)
@@ -284,3 +287,19 @@ def test_leftover_clean_up_never_follows_a_link(tmp_path):
     remove_partial(tmp_path / "link")
     assert _snapshot(outside) == before
     assert not (folder / ".z.999999999-abc.partial").exists()
+
+
+def test_run_refuses_another_studys_folder_in_one_line(tmp_path, capsys, monkeypatch):
+    from workbench.cli import main
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.toml").write_text('[study]\nname = "mine"\n[[problems]]\nscenes = ["rolling-ball-2d"]\n'
+                                        '[methods.m]\nformulation = "dual"\nsolver = "apgd"\n')
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    plan = json.dumps({"study": "theirs"})
+    (theirs / "plan.json").write_text(plan)
+    (theirs / "study.toml").write_text("their study")
+    code = main(["run", "mine.toml", "--out", str(theirs), "--no-report"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "--out" in err and "'theirs'" in err, err
+    assert (theirs / "plan.json").read_text() == plan and (theirs / "study.toml").read_text() == "their study"

@@ -27,6 +27,9 @@ def other_conic_solvers(known: set[str]) -> list[str]:
 
 class GenericCvxpySolver(CvxpySolver):
     summary = "conic solver found by cvxpy"
+    #: why a backend.* setting is refused (workbench.solvers.split_params adds it to the message)
+    backend_note = ("a solver cvxpy found takes no backend.* setting: the workbench cannot declare its settings, "
+                    "and a setting reaches a solver only when declared")
 
     def __init__(self, cvxpy_name: str):
         self.cvxpy_name = cvxpy_name

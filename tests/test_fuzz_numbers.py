@@ -125,13 +125,14 @@ def test_every_numeric_study_key_refuses_the_edges_in_one_line(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["WORKBENCH_MAX_RUNS", "WORKBENCH_MAX_SECONDS", "WORKBENCH_MAX_DEPTH",
-                                  "WORKBENCH_WARM_UP_LIMIT", "WORKBENCH_MAX_ENTRIES", "WORKBENCH_MAX_TEXT_MB"])
+                                  "WORKBENCH_WARM_UP_LIMIT", "WORKBENCH_MAX_ENTRIES", "WORKBENCH_MAX_TEXT_MB",
+                                  "WORKBENCH_MAX_INFLATION"])
 def test_environment_numbers_are_parsed_by_the_same_rule(monkeypatch, name):
-    from workbench.io.validate import max_entries, max_text_bytes
+    from workbench.io.validate import max_entries, max_text_bytes, read_budget
     from workbench.limits import limit
     from workbench.study.worker import warm_up_limit
     read = {"WORKBENCH_WARM_UP_LIMIT": warm_up_limit, "WORKBENCH_MAX_ENTRIES": max_entries,
-            "WORKBENCH_MAX_TEXT_MB": max_text_bytes}.get(name, lambda: limit(name.removeprefix("WORKBENCH_MAX_")))
+            "WORKBENCH_MAX_TEXT_MB": max_text_bytes, "WORKBENCH_MAX_INFLATION": lambda: read_budget(1)}.get(name, lambda: limit(name.removeprefix("WORKBENCH_MAX_")))
     for value in ("inf", "1e400", "nan", "-5", "0", "9" * 5000, "abc", "12", "1e3"):
         monkeypatch.setenv(name, value)
         try:

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from workbench.errors import FileFormatError, ProblemDataError
 from workbench.io.common import build_problem, check_file, format_error, one_line
 from workbench.io.validate import Refused as _Bad
-from workbench.io.validate import READ_FLOOR, READ_PER_BYTE, check_count, check_real
+from workbench.io.validate import budget_words, check_count, check_real, read_budget
 from workbench.problem import TimeStepProblem, check_compressed
 
 __all__ = ["read_fclib", "read_fclib_guess", "write_fclib"]
@@ -111,9 +111,9 @@ MAX_CHUNKS = 65_536
 
 
 def _read_budget(f: h5py.File) -> int:
-    """Decompressed bytes all datasets read from ``f`` together may hold: READ_PER_BYTE per byte of
-    the file, plus READ_FLOOR (a file of 4 MB: 96 MB, the memory budget of one read)."""
-    return READ_PER_BYTE * os.path.getsize(f.filename) + READ_FLOOR
+    """Decompressed bytes all datasets read from ``f`` together may hold (workbench.io.validate.read_budget:
+    a file of 4 MB, 96 MB, the memory budget of one read)."""
+    return read_budget(os.path.getsize(f.filename))
 
 
 def _check_size(obj: h5py.Dataset) -> None:
@@ -141,7 +141,7 @@ def _charge(f: h5py.File, nbytes: int, what: str) -> None:
     read = _READ.get(f.id.id, 0) + nbytes
     if read > _read_budget(f):
         raise _Bad(f"{what}: {read / 2**20:,.0f} MiB with what was read before it, more than a file of this "
-                   f"size can hold ({READ_PER_BYTE} bytes per byte of file and {READ_FLOOR // 2**20} MiB)")
+                   f"size can hold ({budget_words()})")
     _READ[f.id.id] = read
 
 

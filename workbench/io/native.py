@@ -28,7 +28,7 @@ import numpy as np
 from workbench.errors import FileFormatError, ProblemDataError
 from workbench.io.common import build_problem, check_file, format_error, one_line
 from workbench.io.sparse_npz import decode_sparse, encode_sparse, has_sparse
-from workbench.io.validate import READ_FLOOR, READ_PER_BYTE, Refused, check_count
+from workbench.io.validate import Refused, budget_words, check_count, read_budget
 from workbench.problem import TimeStepProblem, check_compressed
 
 __all__ = ["save_problem", "load_problem_native"]
@@ -149,11 +149,9 @@ def _entries(p: Path) -> dict[str, np.ndarray]:
                 raise Refused(f"{X}_data and {X}_indices have different lengths "
                               f"({shapes[f'{X}_data']} and {shapes.get(f'{X}_indices')})")
         inflated = sum(infos[key].file_size for key in shapes)
-        budget = READ_PER_BYTE * p.stat().st_size + READ_FLOOR
-        if inflated > budget:
+        if inflated > read_budget(p.stat().st_size):
             raise Refused(f"its entries declare {inflated:,} bytes decompressed, more than a file of this size "
-                          f"can hold ({READ_PER_BYTE} bytes per byte of file and {READ_FLOOR // 2**20} MiB): "
-                          "a zip bomb, or not a problem the workbench wrote")
+                          f"can hold ({budget_words()}): a zip bomb, or not a problem the workbench wrote")
         arrays = {}
         for key in shapes:
             with zf.open(infos[key]) as fh:

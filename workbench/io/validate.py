@@ -26,7 +26,8 @@ and the problem (a :class:`~workbench.errors.FileFormatError` or
   virtual datasets (data mapped from other files), datasets of a non-numeric type where numbers are
   expected, and chunks of more than 16 MiB or more than 65,536 chunks in one dataset (from the metadata);
 * in both compressed formats, a read budget: the decompressed bytes every dataset or entry declares,
-  together, at most READ_PER_BYTE (16) per byte of the file plus READ_FLOOR (32 MiB), summed from the
+  together, at most READ_PER_BYTE (16; ``WORKBENCH_MAX_INFLATION`` raises it) per byte of the file plus
+  READ_FLOOR (32 MiB), summed from the
   metadata before anything is decompressed (a 4 MB gzip bomb of 3e7 contacts is refused, not inflated);
   ``.npz`` arrays of another byte order or width (big-endian, float32) are converted to native float64/int64.
 
@@ -42,7 +43,7 @@ import numpy as np
 
 from workbench.errors import InputError
 
-__all__ = ["READ_PER_BYTE", "READ_FLOOR", "Refused", "max_entries", "check_count", "check_real", "check_integer", "max_text_bytes"]
+__all__ = ["READ_PER_BYTE", "READ_FLOOR", "read_budget", "budget_words", "Refused", "max_entries", "check_count", "check_real", "check_integer", "max_text_bytes"]
 
 #: bytes of decompressed data a compressed file (HDF5, .npz) may hold per byte of its size, beyond
 #: READ_FLOOR: room for any real compression of numbers (floats compress 2-4x), none for a bomb (zeros
@@ -50,6 +51,23 @@ __all__ = ["READ_PER_BYTE", "READ_FLOOR", "Refused", "max_entries", "check_count
 #: inflate to 96 MB: the memory a read of it may take stays well under 500 MB
 READ_PER_BYTE = 16
 READ_FLOOR = 32 * 2**20
+#: raises READ_PER_BYTE for a legitimate file that compresses better than that
+INFLATION_ENV = "WORKBENCH_MAX_INFLATION"
+
+
+def read_budget(file_size: int) -> int:
+    """Decompressed bytes a compressed problem file of ``file_size`` bytes may hold: READ_PER_BYTE
+    (or ``WORKBENCH_MAX_INFLATION``) per byte of the file, plus READ_FLOOR."""
+    from workbench.numbers import number
+    raw = os.environ.get(INFLATION_ENV, "").strip()
+    per_byte = number(raw, INFLATION_ENV, positive=True) if raw else READ_PER_BYTE
+    return int(per_byte * file_size) + READ_FLOOR
+
+
+def budget_words() -> str:
+    """How the read budget is named in messages."""
+    return (f"{READ_PER_BYTE} bytes per byte of file and {READ_FLOOR // 2**20} MiB; set {INFLATION_ENV} to raise "
+            "the bytes per byte")
 
 ENTRIES_ENV = "WORKBENCH_MAX_ENTRIES"
 DEFAULT_MAX_ENTRIES = 100_000_000

@@ -1,8 +1,9 @@
 """The one check of a run row read back from a results folder, against the declared run row.
 
 A results folder may come from someone else, or have been edited: every ``runs/<key>.parquet`` is
-checked here (:func:`check_run_rows`, which ``workbench.study.results.read_runs`` hands to
-``ResultStore.read_runs``) before a report, ``load_results`` or the conformance check uses it, so
+checked here (:func:`check_run_rows`, which ``workbench.study.results.row_check`` applies with the
+declaration, and every reader of rows hands to ``ResultStore``: ``results.read_runs`` for the report,
+``load_results`` and the conformance check, ``run --rerun-failed``) before it is used, so
 that a bad row is one line naming its file, not a traceback deep in a table. The declaration is
 passed in (today :data:`workbench.study.results.RUN_COLUMNS`, the documented columns), and
 :data:`KINDS` says which of its columns must hold text and which numbers.

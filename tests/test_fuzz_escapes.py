@@ -303,3 +303,16 @@ def test_run_refuses_another_studys_folder_in_one_line(tmp_path, capsys, monkeyp
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--out" in err and "'theirs'" in err, err
     assert (theirs / "plan.json").read_text() == plan and (theirs / "study.toml").read_text() == "their study"
+
+
+def test_the_results_folder_itself_may_be_reached_through_a_link(tmp_path):
+    """The folder the user names may be a link (results -> /data/results); what is inside may not."""
+    from workbench.study.results import read_runs
+    from workbench.study.store import ResultStore
+    real = tmp_path / "real"
+    ResultStore(real).write_json("plan.json", {"study": "s"})
+    ResultStore(real).write_run({"key": "k1", "problem": "p", "method": "m", "status": "solved"}, None)
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    store = ResultStore(tmp_path / "link")
+    assert store.read_json("plan.json") == {"study": "s"}
+    assert read_runs(store)["key"].tolist() == ["k1"]

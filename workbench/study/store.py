@@ -55,13 +55,15 @@ class ResultStore:
     # ------------------------------------------------------------------ writing
     def folder(self, relative: str, create: bool = True) -> Path:
         """The folder ``relative`` of the results folder (created when missing and ``create``), every
-        level a real folder, never a link (workbench.files.own_folder)."""
+        level below the root a real folder, never a link (workbench.files.own_folder); the root itself
+        is the folder the user named, and may be reached through a link."""
         path = self.root
         if create:
             self.root.mkdir(parents=True, exist_ok=True)
         elif not os.path.lexists(self.root):
             return self.root / relative
-        own_folder(self.root, create=False)
+        if not self.root.is_dir():
+            raise InputError(f"{self.root}: not a folder")
         for part in Path(relative).parts:
             path = own_folder(path / part, create)
         return path
@@ -101,7 +103,6 @@ class ResultStore:
         import fcntl
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            own_folder(self.root, create=False)
             os.close(open_own(self.root / LOCK, write=True))  # refuses a link, a hard link, a FIFO
             fd = os.open(self.root / LOCK, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:

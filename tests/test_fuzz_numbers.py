@@ -201,3 +201,18 @@ def test_sphere_counts_of_generate_are_parsed_by_the_same_rule():
             parser.parse_args(["generate", "packing", "--sizes", text])
         assert "\n" not in str(err.value) and len(str(err.value)) < 400
     assert parser.parse_args(["generate", "packing", "--sizes", "64,128.0"]).sizes == [64, 128]
+
+
+def test_info_prints_no_control_characters_from_a_file(tmp_path, capsys):
+    from factories import random_problem
+    from workbench.cli import main
+    from workbench.io import save_problem
+    import numpy as np
+    save_problem(random_problem(n_contacts=3, n_bodies=2, seed=1), tmp_path / "p.npz")
+    with np.load(tmp_path / "p.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["name"] = np.array("evil\x1b]0;title\x07\x1b[2J\u202ename")
+    np.savez_compressed(tmp_path / "p.npz", **arrays)
+    assert main(["info", str(tmp_path / "p.npz")]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out and "\\x1b" in out

@@ -80,7 +80,7 @@ def cmd_info(args) -> int:
     problem = load(args.problem, **source_params(args))
     for key, value in problem.summary().items():
         if value is not None:
-            print(f"{key:>12}: {value}")
+            print(f"{key:>12}: {printable(value)}")  # names and descriptions come from the file
     return 0
 
 

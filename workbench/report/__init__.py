@@ -513,22 +513,40 @@ def _paper(res: ReportData, out: Path) -> list:
 def _generator_params(source: str, store) -> dict | None:
     """The generator parameters stored beside a generated file (NAME.json: its "generator" table, and
     the number of settling steps), or None for a file without them (a scene, another simulator's file).
-    Read only from the results folder itself (its problems/): a row's source never makes the report
-    open a file elsewhere."""
+    Read only from the results folder itself (its problems/), the workbench's own read-only roots (the
+    committed datasets, the reference data) and the folders the user trusts in WORKBENCH_STUDY_ROOTS,
+    as a regular file of at most 1 MiB: a row's source in a received folder never makes the report
+    open a file elsewhere (or wait on a FIFO)."""
     import json
+    import os
+    import stat
 
-    path = Path(source).with_suffix(".json")
+    from workbench.shared_data import shared_data_dir
+    from workbench.sources import dataset_dir
+
+    from workbench.study.spec import ROOTS_ENV
+    trusted = [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
+    roots = [r.resolve() for r in (store.root, dataset_dir(), shared_data_dir(), *trusted) if r is not None]
     try:
-        relative = path.relative_to(store.root.resolve())
-    except ValueError:
+        path = Path(source).with_suffix(".json").resolve()
+    except (OSError, ValueError, RuntimeError):
         return None
-    if ".." in relative.parts:
+    if not any(path == r or r in path.parents for r in roots):
         return None
     try:
-        text = store.read_text(str(relative))
-        meta = json.loads(text) if text is not None and len(text) < 2**20 else None
-    except (InputError, ValueError, RecursionError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 2**20:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            meta = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
     if not isinstance(meta, dict) or not isinstance(meta.get("generator"), dict):
         return None
     params = dict(meta["generator"])

@@ -12,7 +12,12 @@ grid has at most 8 cells per body (any packing) a table of where each cell start
 searches (the same cells scanned: the same pairs), and the bodies are visited in cell order, which
 keeps their neighbours in cache.
 
-The result is the exact set a brute-force O(n^2) test gives (tests/test_generate.py), in
+Contacts are bounded before they are made: more than MAX_PAIRS_PER_BODY x n pairs (each sphere
+touching 32 others on average: twice what dense packings of equal spheres reach, 12 neighbours) means
+an envelope far beyond the bodies' size (``envelope=100``: every pair in contact, n^2 / 2 pairs), and
+the search stops there with an InputError instead of filling memory.
+
+The result is the exact set a brute-force O(n^2) test gives (tests/test_contact_broadphase.py), in
 the canonical order (i, then j) that makes the stepper's files reproducible.
 """
 
@@ -21,7 +26,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["sphere_pairs"]
+from workbench.errors import InputError
+
+__all__ = ["sphere_pairs", "MAX_PAIRS_PER_BODY"]
+
+#: the most pairs per body the broad phase makes (with 1,024 more: small scenes are never refused)
+MAX_PAIRS_PER_BODY = 32
 
 #: a grid with more cells than this (bodies spread over an enormous box) would overflow int64 cell
 #: numbers; the extent is clamped per axis instead, which only merges far cells (still exact)
@@ -45,9 +55,9 @@ def _first_at_least(sorted_key, k):
 
 
 @njit(cache=True)
-def _pairs(x, radius, envelope, cell, cells_per_axis):
+def _pairs(x, radius, envelope, cell, cells_per_axis, max_pairs):
     """Pairs (i, j), i < j, with |x_j - x_i| - R_i - R_j <= envelope and |x_j - x_i| > 0 (coincident
-    centres have no normal), and their distances; unordered."""
+    centres have no normal), and their distances; unordered. Stops after ``max_pairs`` + 1 pairs."""
     n, dim = x.shape
     lo = np.empty(dim)
     for a in range(dim):
@@ -116,6 +126,8 @@ def _pairs(x, radius, envelope, cell, cells_per_axis):
                     dist2 += diff * diff
                 dist = np.sqrt(dist2)
                 if dist > 0.0 and dist - radius[i] - radius[j] <= envelope:
+                    if count > max_pairs:
+                        return pi[:count], pj[:count], pd[:count]
                     if count == capacity:
                         capacity *= 2
                         pi2 = np.empty(capacity, np.int64)
@@ -142,6 +154,11 @@ def sphere_pairs(x: np.ndarray, radius: np.ndarray, envelope: float) -> tuple[np
     cell = 2.0 * float(radius.max()) + max(float(envelope), 0.0)
     extent = x.max(axis=0) - x.min(axis=0)
     cells_per_axis = np.minimum(np.floor(extent / cell).astype(np.int64) + 1, _MAX_CELLS_PER_AXIS)
-    i, j, dist = _pairs(x, radius, float(envelope), cell, cells_per_axis)
+    bound = MAX_PAIRS_PER_BODY * x.shape[0] + 1024
+    i, j, dist = _pairs(x, radius, float(envelope), cell, cells_per_axis, bound)
+    if i.shape[0] > bound:
+        raise InputError(f"the contact search found more than {bound:,} pairs among {x.shape[0]:,} bodies "
+                         f"(at most {MAX_PAIRS_PER_BODY} per body): the envelope {envelope:g} m is far beyond "
+                         f"the bodies' size ({2 * float(radius.max()):g} m across)")
     order = np.lexsort((j, i))
     return i[order], j[order], dist[order]

@@ -204,7 +204,8 @@ def test_huge_declared_contact_count_names_the_limit_and_how_to_raise_it(tmp_pat
     # raised, the limit no longer speaks; the file's own numbers refuse the count
     line = _refused(dat, "nc = 1e+09 must be in", env={"WORKBENCH_MAX_ENTRIES": "2000000000"})
     assert "WORKBENCH_MAX_ENTRIES" not in line
-    _refused(dat, "WORKBENCH_MAX_ENTRIES='lots' must be a positive whole number", env={"WORKBENCH_MAX_ENTRIES": "lots"})
+    _refused(dat, "WORKBENCH_MAX_ENTRIES: expected a positive whole number, got 'lots'",
+             env={"WORKBENCH_MAX_ENTRIES": "lots"})
 
 
 def test_huge_declared_sizes_in_hdf5_and_npz_are_refused_before_allocation(local_h5, local_npz, tmp_path):

@@ -19,8 +19,8 @@ NOT_PACKAGES = ("tests", "build")
 #: and everything below it; the longest name that covers a module decides (``workbench`` alone is the
 #: package's ``__init__``). A layer named here whose modules do not exist yet is simply empty.
 LAYERS = [
-    ("foundation", ["workbench.errors", "workbench.files", "workbench.params", "workbench.shared_data",
-                    "workbench.provenance", "workbench.limits"]),
+    ("foundation", ["workbench.errors", "workbench.files", "workbench.params", "workbench.numbers",
+                    "workbench.shared_data", "workbench.provenance", "workbench.limits"]),
     ("time-step problem", ["workbench", "workbench.threads", "workbench.blocks", "workbench.problem",
                            "workbench.cones", "workbench.metrics", "workbench.lcp_metrics"]),
     ("I/O", ["workbench.io"]),

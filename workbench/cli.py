@@ -108,12 +108,24 @@ def _help(parser: Parser, topic: str | None) -> int:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    from workbench.errors import printable
+    return printable(text)
+
+
+def _check_environment() -> None:
+    """The numbers of the environment the libraries read at import (workbench.THREAD_ENV: a thread
+    count of 0 or ``inf`` made numba raise at import), parsed by the one parser of numbers before
+    anything imports them; the WORKBENCH_MAX_* limits are parsed where they are used."""
+    from workbench import THREAD_ENV
+    from workbench.numbers import number
+    for name in THREAD_ENV:
+        number(os.environ.get(name, "1"), name, int, positive=True, high=4096)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        _check_environment()
         parser = build_parser()
         if not argv:
             parser.print_help()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +21,8 @@ from typing import Iterator
 
 from workbench.errors import FileFormatError
 
-__all__ = ["atomic_output", "default_mode", "remove_partial", "PARTIAL", "plain_name", "inside", "relative_under"]
+__all__ = ["atomic_output", "default_mode", "remove_partial", "PARTIAL", "plain_name", "inside", "relative_under",
+           "own_folder", "open_own", "check_output"]
 
 #: suffix of the temporary folders of atomic_output (what a killed writer leaves behind)
 PARTIAL = ".partial"
@@ -43,6 +45,7 @@ def atomic_output(path: os.PathLike | str) -> Iterator[Path]:
     removed. The folder of ``path`` must exist. An OSError (a full disk, a folder in the way) becomes a
     one-line FileFormatError naming ``path``."""
     target = Path(path)
+    check_output(target)
     try:
         # the writer's pid in the name: a clean-up removes only folders whose writer is gone
         folder = tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", suffix=PARTIAL, dir=target.parent)
@@ -53,6 +56,7 @@ def atomic_output(path: os.PathLike | str) -> Iterator[Path]:
             yield Path(folder) / target.name
             mode = default_mode()
             for name in sorted(os.listdir(folder)):
+                check_output(target.parent / name)
                 os.chmod(os.path.join(folder, name), mode)
                 os.replace(os.path.join(folder, name), target.parent / name)
         except OSError as exc:  # a full disk, a folder where the file goes, ...: one line naming the file
@@ -63,12 +67,15 @@ def atomic_output(path: os.PathLike | str) -> Iterator[Path]:
 
 def remove_partial(folder: os.PathLike | str) -> None:
     """Delete the temporary folders that writers killed inside :func:`atomic_output` left in ``folder``;
-    never one whose writer (the pid in its name) is still running on this machine."""
+    never one whose writer (the pid in its name) is still running on this machine, never a symbolic
+    link or what it points to (``folder`` itself must be a folder, not a link to one)."""
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        return
     for leftover in Path(folder).glob(f".*{PARTIAL}"):
         match = re.search(r"\.(\d+)-[^.]*" + re.escape(PARTIAL) + "$", leftover.name)
-        if match and _alive(int(match.group(1))):
+        if (match and _alive(int(match.group(1)))) or not stat.S_ISDIR(os.lstat(leftover).st_mode):
             continue
-        shutil.rmtree(leftover, ignore_errors=True)
+        shutil.rmtree(leftover, ignore_errors=True)  # rmtree never follows a link inside it
 
 
 def _alive(pid: int) -> bool:
@@ -116,3 +123,81 @@ def relative_under(root: Path, rel: str, what: str) -> Path:
     if not glob.has_magic(rel) and os.path.lexists(path):
         inside(path, [root], what)
     return path
+
+
+# ---------------------------------------------------------------- a folder the workbench owns
+#
+# Inside a folder the workbench owns (a study's results folder) every entry is the workbench's own:
+# folders are real folders, files are regular files with one name (st_nlink == 1), and nothing is
+# reached through a symbolic link. A received or tampered folder can hold links, hard links, FIFOs
+# or devices in those places; they are refused with one line, never followed, written or waited on.
+
+def _refuse(path, why: str) -> FileFormatError:
+    return FileFormatError(f"{path}: {why}; the workbench uses only the files and folders it created itself here "
+                           "(remove it, or give a new folder)")
+
+
+def _kind(mode: int) -> str:
+    return ("a symbolic link" if stat.S_ISLNK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
+            "a folder" if stat.S_ISDIR(mode) else "a file")
+
+
+def own_folder(path: os.PathLike | str, create: bool = True) -> Path:
+    """``path`` when it is a real folder (not a symbolic link), created (one level) when missing and
+    ``create``; a FileFormatError naming it otherwise."""
+    path = Path(path)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            return path
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise FileFormatError(f"{path}: cannot create the folder: {exc.strerror or exc}") from None
+        info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode):
+        raise _refuse(path, f"is {_kind(info.st_mode)}, not a folder")
+    return path
+
+
+def open_own(path: os.PathLike | str, write: bool = False) -> int:
+    """A file descriptor of the regular file ``path``, opened without following a symbolic link
+    (O_NOFOLLOW), without waiting on a FIFO (O_NONBLOCK) and checked after opening (fstat: a regular
+    file with one link, so not a hard link to a file elsewhere); ``write``: opened to append, created
+    when missing. A FileFormatError naming the path otherwise; the caller closes the descriptor."""
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    flags |= (os.O_WRONLY | os.O_APPEND | os.O_CREAT) if write else os.O_RDONLY
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise _refuse(path, "is a symbolic link") from None
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            raise FileFormatError(f"{path}: cannot open: {exc.strerror or exc}") from None
+        raise _refuse(path, f"is {_kind(mode)}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        raise _refuse(path, f"is {_kind(info.st_mode)}" if not stat.S_ISREG(info.st_mode) else
+                      f"has {info.st_nlink} names (a hard link)")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def check_output(path: os.PathLike | str) -> None:
+    """An output (export's OUT, ``--history``, a file of ``--out``) goes to a new path or replaces a
+    regular file; a symbolic link, a device, a FIFO or a socket there is refused, never replaced (run
+    as root, replacing ``/dev/null`` would break the machine)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if not stat.S_ISREG(mode):
+        raise FileFormatError(f"{path}: is {_kind(mode)}; an output is written only to a new path or over a "
+                              "regular file")

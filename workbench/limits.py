@@ -62,16 +62,11 @@ def env_name(name: str) -> str:
 
 def limit(name: str) -> float:
     """The limit ``name`` in force: WORKBENCH_MAX_<NAME> when set (a positive number), else its default."""
+    from workbench.numbers import number
     text = os.environ.get(env_name(name))
     if text is None or not text.strip():
         return LIMITS[name].default
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not value > 0:
-        raise InputError(f"{env_name(name)}={text!r}: expected a positive number")
-    return value
+    return number(text, env_name(name), positive=True)
 
 
 def check(name: str, value, what: str) -> None:

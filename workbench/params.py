@@ -29,17 +29,23 @@ _TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
 @dataclass(frozen=True)
 class Param:
     """One setting: its name, type (float, int, bool, str, dict or list), default (None: unset, the
-    method decides), a one-line doc and, for strings, the allowed values."""
+    method decides), a one-line doc, for strings the allowed values, for numbers the range
+    [low, high] (numbers are parsed by workbench.numbers.number: finite, whole for an int)."""
     name: str
     type: type
     default: Any
     doc: str
     choices: tuple | None = None
+    low: float | None = None
+    high: float | None = None
 
     def check(self, value: Any, owner: str) -> Any:
         """``value`` converted to the declared type; InputError when it cannot be."""
         if value is None and (self.default is None or (self.choices is not None and None in self.choices)):
             return None
+        if self.type in (int, float) and self.choices is None:
+            from workbench.numbers import number
+            return number(value, f"{owner}: parameter {self.name}", self.type, low=self.low, high=self.high)
         out = _convert(value, self.type)
         if out is _BAD:
             raise InputError(f"{owner}: parameter {self.name} takes a value of type {self.type.__name__}, got {value!r}")
@@ -51,6 +57,8 @@ class Param:
     def line(self) -> str:
         """``name (type, default ...): doc`` for listings."""
         kind = "|".join(map(str, self.choices)) if self.choices else self.type.__name__
+        if self.low is not None or self.high is not None:
+            kind += f" in [{'-inf' if self.low is None else f'{self.low:g}'}, {'inf' if self.high is None else f'{self.high:g}'}]"
         return f"{self.name} ({kind}, default {self.default!r}): {self.doc}"
 
 
@@ -97,12 +105,14 @@ def check_known(given: Iterable[str], declared: Iterable[Param], owner: str, ope
     if not unknown:
         return
     shown: dict[str, int] = {}
+    asked = {k.partition(".")[0] + ".*" for k in unknown if "." in k}  # a family the user named is listed whole
     for p in declared:
-        family = p.name.partition(".")[0] + ".*" if "." in p.name else p.name
+        family = p.name.partition(".")[0] + ".*" if "." in p.name and p.name.partition(".")[0] + ".*" not in asked \
+            else p.name
         shown[family] = shown.get(family, 0) + 1
     names = [f"{k} ({n} settings)" if k.endswith(".*") else k for k, n in shown.items()]
     names += [f"{open_prefix}* (unchecked)"] if open_prefix else []
-    raise InputError(f"{owner} has no parameter {', '.join(unknown)}; {did_you_mean(unknown, names)}")
+    raise InputError(f"{owner} has no parameter {', '.join(unknown)}; {did_you_mean(unknown, known, names)}")
 
 
 def validate(declared: Iterable[Param], given: dict[str, Any], owner: str) -> dict[str, Any]:
@@ -140,6 +150,9 @@ def check_params(name: str, func: Callable[..., Any], params: dict[str, Any]) ->
         if not _fits(value, default):
             raise InputError(f"{name!r} parameter {key}={value!r}: expected {type(default).__name__} "
                              f"(default {default!r})")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            from workbench.numbers import number  # finite, not too long: the one parser of numbers
+            number(value, f"{name!r} parameter {key}", int if isinstance(value, int) else float)
         _check_size(name, key, value, spec)
 
 

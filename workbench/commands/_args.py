@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 
 from workbench.errors import InputError, unknown
@@ -36,27 +35,35 @@ _INVALID_CHOICE = re.compile(r"^(argument .*?): invalid choice: '(.*)' \(choose 
 _QUOTED = re.compile(r"'([^']*)'")
 
 
-def positive(kind, limit: str | None = None):
+def positive(kind, limit: str | None = None, fraction: bool = False):
     """argparse type: a positive finite number of ``kind``, within the workbench.limits ``limit``
-    when one is named."""
+    when one is named, at most 1 for a ``fraction`` (a tolerance: ``1e6`` is refused as a slip for
+    ``1e-06``); parsed by :func:`workbench.numbers.number`, the one parser of numbers."""
     from workbench.limits import check
+    from workbench.numbers import number
     noun = "a positive integer" if kind is int else "a positive number"
 
     def parse(text):
         try:
-            x = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
-        if not (x > 0 and math.isfinite(x)):
-            raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}")
-        if limit is not None:
-            try:
+            x = number(text, "value", kind, positive=True, fraction=fraction)
+            if limit is not None:
                 check(limit, x, repr(text))
-            except InputError as exc:
-                raise argparse.ArgumentTypeError(str(exc)) from None
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
         return x
     parse.__name__ = noun  # argparse names the type in its own messages
     return parse
+
+
+def output_file(text: str) -> str:
+    """argparse type: an output file path, checked before any work (workbench.files.check_output): a
+    new path or a regular file, never a link, a FIFO or a device."""
+    from workbench.files import check_output
+    try:
+        check_output(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def key_value(text: str):
@@ -69,6 +76,8 @@ def key_value(text: str):
         parsed = json.loads(value)
     except json.JSONDecodeError:
         return key, value
+    except ValueError:  # an integer of more than 4,300 digits: Python refuses to convert it
+        raise argparse.ArgumentTypeError(f"{key}=...: a number of {len(value)} characters is too long") from None
     except RecursionError as exc:
         raise argparse.ArgumentTypeError(str(parse_error(exc, f"{key}=..."))) from None
     try:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import sys
 import time
 
-from workbench.commands._args import EXIT_NOT_SOLVED, method_named, positive
+from workbench.commands._args import EXIT_NOT_SOLVED, method_named, output_file, positive
 from workbench.commands.solve import PROBLEM_HELP
+from workbench.errors import printable
 from workbench.sources import load
 
 
@@ -65,7 +66,7 @@ def cmd_export(args) -> int:
     elapsed = time.perf_counter() - t0
     for f in files:
         print(f)
-    print(f"{problem.name}: {problem.n_contacts} contacts, {formulation} as {fmt}, {elapsed:.2f} s")
+    print(f"{printable(problem.name)}: {problem.n_contacts} contacts, {formulation} as {fmt}, {elapsed:.2f} s")
     return EXIT_NOT_SOLVED if solution is not None and solution.status != "solved" else 0
 
 
@@ -74,7 +75,7 @@ def register(sub) -> None:
     s = sub.add_parser("export", help="write a problem, in a formulation, for another solver or tool",
                        description="Formats: " + "; ".join(f"{k} ({v.summary})" for k, v in FORMATS.items()))
     s.add_argument("problem", help=PROBLEM_HELP)
-    s.add_argument("out", help="output file (its suffix names the format unless --to is given)")
+    s.add_argument("out", type=output_file, help="output file (its suffix names the format unless --to is given)")
     s.add_argument("--formulation", "-f",
                    help=f"model formats: {', '.join(MODELS)}; data formats: {', '.join(DATA_FORMULATIONS)} "
                         "(default raw)")
@@ -83,6 +84,6 @@ def register(sub) -> None:
                    help="model formats: write physical units instead of the O(1)-scaled data")
     s.add_argument("--solve", metavar="SOLVER", help="store the workbench's solution by SOLVER (fclib, mat, npz)")
     s.add_argument("--solve-formulation", default="dual", help="formulation of --solve (default dual)")
-    s.add_argument("--tol", type=positive(float), default=1e-8, help="accuracy of --solve (default 1e-8)")
+    s.add_argument("--tol", type=positive(float, fraction=True), default=1e-8, help="accuracy of --solve (default 1e-8)")
     s.add_argument("--guess", metavar="FCLIB_FILE", help="store the first guess of an FCLib file")
     s.set_defaults(func=cmd_export)

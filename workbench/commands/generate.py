@@ -32,13 +32,15 @@ from workbench.limits import check
 
 
 def _sizes(text: str) -> list[int]:
+    """Comma-separated sphere counts, each parsed by workbench.numbers.number (whole, positive,
+    within the SIZE limit)."""
+    from workbench.numbers import number
+    if len(text) > 10_000:
+        raise ArgumentTypeError(f"{len(text)} characters is too long for a list of sphere counts")
     try:
-        sizes = [int(s) for s in text.split(",") if s.strip()]
-    except ValueError:
-        raise ArgumentTypeError(f"expected comma-separated sphere counts, got {text!r}") from None
-    if not sizes or min(sizes) < 1:
-        raise ArgumentTypeError(f"expected positive sphere counts, got {text!r}")
-    try:
+        sizes = [number(s, "sphere count", int, positive=True) for s in text.split(",") if s.strip()]
+        if not sizes:
+            raise InputError(f"expected comma-separated sphere counts, got {text!r}")
         check("SIZE", max(sizes), "sphere count")
     except InputError as exc:
         raise ArgumentTypeError(str(exc)) from None

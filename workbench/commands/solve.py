@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import os
 
-from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, add_threads_option, formulation_named, key_value,
-                                      method_named, positive, solver_named)
+from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, add_threads_option, formulation_named,
+                                      key_value, method_named, output_file, positive, solver_named)
+from workbench.errors import printable
 from workbench.sources import ACCEPTED, load
 
 PROBLEM_HELP = f"{ACCEPTED} (workbench list shows the scenes)"
@@ -30,9 +31,9 @@ PROBLEM_HELP = f"{ACCEPTED} (workbench list shows the scenes)"
 
 def add_solve_options(s) -> None:
     """Options every command that solves shares."""
-    s.add_argument("--tol", type=positive(float), default=1e-6,
+    s.add_argument("--tol", type=positive(float, fraction=True), default=1e-6,
                    help="accuracy wanted on the workbench's error measure (default 1e-6)")
-    s.add_argument("--accept", type=positive(float), default=None,
+    s.add_argument("--accept", type=positive(float, fraction=True), default=None,
                    help="error below which a run counts as solved (default: --tol)")
     s.add_argument("--max-iter", type=positive(int, "ITER"), default=None)
     s.add_argument("--time-limit", type=positive(float, "SECONDS"), default=None, help="seconds")
@@ -79,7 +80,7 @@ def cmd_info(args) -> int:
     problem = load(args.problem, **source_params(args))
     for key, value in problem.summary().items():
         if value is not None:
-            print(f"{key:>12}: {value}")
+            print(f"{key:>12}: {printable(value)}")  # names and descriptions come from the file
     return 0
 
 
@@ -133,9 +134,9 @@ def cmd_solve(args) -> int:
     if args.json:
         print(json.dumps(result_record(problem, result, warm)))
         return code
-    print(f"{problem.name}: {problem.n_contacts} contacts, formulation {result.formulation}, solver {result.solver}")
+    print(f"{printable(problem.name)}: {problem.n_contacts} contacts, formulation {result.formulation}, solver {result.solver}")
     print(f"  status {result.status} (solver said {result.solver_status or '-'})"
-          f"{': ' + result.message if result.message else ''}")
+          f"{': ' + printable(result.message) if result.message else ''}")
     for h in result.handover:
         from workbench.solvers.base import handover_label
         print(f"  hand-over: {handover_label([h])} at iteration {h['at_iteration']} ({h['at_seconds']:.3f} s; "
@@ -210,7 +211,7 @@ def register(sub) -> None:
     add_method_options(s)
     add_solve_options(s)
     add_source_options(s)
-    s.add_argument("--history", metavar="FILE.csv", help="write the per-iteration history")
+    s.add_argument("--history", metavar="FILE.csv", type=output_file, help="write the per-iteration history")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.epilog = "exit codes: 0 solved, 1 not solved (inaccurate, max_iter, timeout, failed, unavailable), 2 bad input"
     s.set_defaults(func=cmd_solve)

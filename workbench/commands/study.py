@@ -36,6 +36,9 @@ def cmd_run(args) -> int:
 
     if args.scheduler and args.executor != "dask":
         raise InputError("--scheduler needs --executor dask")
+    if args.scheduler:
+        from workbench.study.executors import check_scheduler
+        check_scheduler(args.scheduler)
     study = select(load_study(args.study), args.solver, args.repetitions, args.time_limit)
     # the runner (pandas, pyarrow, the solvers' base) only once the study file is known to be good: a
     # bad one is told in a fraction of the imports' time

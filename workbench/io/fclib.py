@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from workbench.errors import FileFormatError, ProblemDataError
 from workbench.io.common import build_problem, check_file, format_error, one_line
 from workbench.io.validate import Refused as _Bad
-from workbench.io.validate import check_count, check_real
+from workbench.io.validate import budget_words, check_count, check_real, read_budget
 from workbench.problem import TimeStepProblem, check_compressed
 
 __all__ = ["read_fclib", "read_fclib_guess", "write_fclib"]
@@ -105,20 +105,48 @@ def _dataset(group: h5py.Group, name: str) -> h5py.Dataset:
     return obj
 
 
-def _element_limit(f: h5py.File) -> int:
-    return 64 * os.path.getsize(f.filename) + 10**6
+#: the largest chunk read (its decompressed bytes, from the metadata) and the most chunks in one dataset
+MAX_CHUNK_BYTES = 16 * 2**20
+MAX_CHUNKS = 65_536
+
+
+def _read_budget(f: h5py.File) -> int:
+    """Decompressed bytes all datasets read from ``f`` together may hold (workbench.io.validate.read_budget:
+    a file of 4 MB, 96 MB, the memory budget of one read)."""
+    return read_budget(os.path.getsize(f.filename))
 
 
 def _check_size(obj: h5py.Dataset) -> None:
-    """Refuse, before reading it, a dataset that declares more elements than its file could hold:
-    HDF5 lets a chunked dataset declare any shape and store nothing, and reading it would allocate
-    the declared size (64 elements per byte of file leaves room for any real compression)."""
+    """Refuse, before reading it, a dataset whose metadata promise more than the file can honestly
+    hold: HDF5 lets a chunked, compressed dataset declare any shape and inflate to gigabytes. Checked
+    from the metadata alone: the elements (check_count), the decompressed bytes of every dataset read
+    from the file so far with this one (:func:`_read_budget`), the bytes of one chunk (a 12-element
+    dataset may sit in one 4 GiB chunk) and the number of chunks (300,000 one-element chunks)."""
     if obj.size is None:   # a null dataspace: no data
         raise _Bad(f"{obj.name} holds no data (null dataspace)")
     check_count(obj.size, obj.name)
-    if obj.size > _element_limit(obj.file):
-        raise _Bad(f"{obj.name} declares {obj.size:,} elements (shape {obj.shape}), more than a file "
-                   f"of this size can hold")
+    _charge(obj.file, obj.size * max(obj.dtype.itemsize, 1),
+            f"{obj.name} declares {obj.size:,} elements (shape {obj.shape})")
+    if obj.chunks is not None:
+        chunk = int(np.prod(obj.chunks, dtype=np.float64)) * max(obj.dtype.itemsize, 1)
+        count = int(np.prod([-(-n // c) for n, c in zip(obj.shape, obj.chunks)], dtype=np.float64))
+        if chunk > MAX_CHUNK_BYTES or count > MAX_CHUNKS:
+            raise _Bad(f"{obj.name} is stored in {count:,} chunks of {chunk:,} bytes; the reader takes chunks of "
+                       f"at most {MAX_CHUNK_BYTES // 2**20} MiB, at most {MAX_CHUNKS:,} of them")
+
+
+def _charge(f: h5py.File, nbytes: int, what: str) -> None:
+    """Count ``nbytes`` the reader is about to allocate for the file ``f`` against its read budget;
+    refuse (naming ``what``) past it."""
+    read = _READ.get(f.id.id, 0) + nbytes
+    if read > _read_budget(f):
+        raise _Bad(f"{what}: {read / 2**20:,.0f} MiB with what was read before it, more than a file of this "
+                   f"size can hold ({budget_words()})")
+    _READ[f.id.id] = read
+
+
+#: decompressed bytes checked so far per open file (its HDF5 id), reset when a file is opened
+_READ: dict[int, int] = {}
 
 
 def _int(group: h5py.Group, name: str) -> int:
@@ -175,8 +203,7 @@ def _matrix(group: h5py.Group, name: str, shape: tuple[int | None, int | None]) 
     if m < 0 or n < 0:
         raise _Bad(f"{where} has negative size {m} x {n}")
     check_count(max(m, n), f"{where} (size {m:,} x {n:,})")
-    if max(m, n) > _element_limit(obj.file):
-        raise _Bad(f"{where} declares a size {m:,} x {n:,} that a file of this size cannot describe")
+    _charge(obj.file, 8 * (max(m, n) + 1), f"{where} declares a size {m:,} x {n:,}")  # its pointer array
     _check_shape(where, (m, n), shape)
     p, i, x = _array(obj, "p", integer=True), _array(obj, "i", integer=True), _array(obj, "x")
     if nz in (-1, -2):
@@ -288,7 +315,9 @@ def _open(path: Path) -> h5py.File:
     try:
         if not h5py.is_hdf5(path):
             raise format_error(path, "not an HDF5 file")
-        return h5py.File(path, "r")
+        f = h5py.File(path, "r")
+        _READ[f.id.id] = 0
+        return f
     except FileFormatError:
         raise
     except _H5_ERRORS as exc:

@@ -28,7 +28,7 @@ import numpy as np
 from workbench.errors import FileFormatError, ProblemDataError
 from workbench.io.common import build_problem, check_file, format_error, one_line
 from workbench.io.sparse_npz import decode_sparse, encode_sparse, has_sparse
-from workbench.io.validate import Refused, check_count
+from workbench.io.validate import Refused, budget_words, check_count, read_budget
 from workbench.problem import TimeStepProblem, check_compressed
 
 __all__ = ["save_problem", "load_problem_native"]
@@ -148,11 +148,25 @@ def _entries(p: Path) -> dict[str, np.ndarray]:
             if f"{X}_data" in shapes and shapes[f"{X}_data"] != shapes.get(f"{X}_indices"):
                 raise Refused(f"{X}_data and {X}_indices have different lengths "
                               f"({shapes[f'{X}_data']} and {shapes.get(f'{X}_indices')})")
+        inflated = sum(infos[key].file_size for key in shapes)
+        if inflated > read_budget(p.stat().st_size):
+            raise Refused(f"its entries declare {inflated:,} bytes decompressed, more than a file of this size "
+                          f"can hold ({budget_words()}): a zip bomb, or not a problem the workbench wrote")
         arrays = {}
         for key in shapes:
             with zf.open(infos[key]) as fh:
-                arrays[key] = np.lib.format.read_array(fh, allow_pickle=False)
+                arrays[key] = _native(np.lib.format.read_array(fh, allow_pickle=False))
         return arrays
+
+
+def _native(a: np.ndarray) -> np.ndarray:
+    """``a`` in the machine's byte order, real numbers as float64 and integers as int64 (a big-endian
+    or float32 file is valid; numba and scipy take native float64/int64 only)."""
+    if a.dtype.kind == "f":
+        return a.astype(np.float64, copy=False)
+    if a.dtype.kind in "iu":
+        return a.astype(np.int64, copy=False)
+    return a.astype(a.dtype.newbyteorder("="), copy=False) if not a.dtype.isnative else a
 
 
 def _matrix(arrays: dict[str, np.ndarray], key: str):

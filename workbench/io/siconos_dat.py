@@ -149,22 +149,45 @@ def _number(word: str) -> float:
         return np.nan
 
 
+#: the longest word of a .dat file (a float in full takes 24 characters): a longer one is refused as
+#: it stands, before numpy sizes a string array by it (one 6 GiB word asked numpy for 6.3 GiB x 4)
+MAX_WORD = 64
+#: the largest file read word by word (a file with words that are not numbers, the CSparse dumps):
+#: a Python list of words takes about 20 bytes of memory per byte of file
+WORD_PATH_BYTES = 8 * 2**20
+
+
 def _tokens(path: Path) -> _Tokens:
+    """The file's words. A file of numbers only is parsed straight into float64 (8 bytes of memory
+    per number, never a list of words); one with words that are not numbers, only when it is at most
+    WORD_PATH_BYTES, word by word."""
+    import re
+    import warnings
     try:
         size, limit = path.stat().st_size, max_text_bytes()
         if size > limit:
             raise format_error(path, f"a text problem file of {size:,} bytes, more than the limit of "
                                      f"{limit:,} (set {TEXT_ENV} to raise it)")
-        text = path.read_bytes().decode("latin-1")
+        data = path.read_bytes()
     except OSError as exc:
         raise format_error(path, f"cannot read the file ({exc.strerror or exc})") from None
-    words = text.split()
-    if not words:
+    long = re.search(rb"\S{%d,}" % (MAX_WORD + 1), data)
+    if long:
+        raise format_error(path, f"a word of more than {MAX_WORD} characters at byte {long.start():,}; "
+                                 "a .dat file holds numbers and short words")
+    if not data.strip():
         raise format_error(path, "file holds no numbers")
-    try:
-        return _Tokens(np.array(words, dtype=float))
-    except ValueError:
-        pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # numpy's word for "stopped at a word"
+        try:
+            return _Tokens(np.fromstring(data, dtype=float, sep=" "))
+        except (ValueError, DeprecationWarning):
+            pass
+    if len(data) > WORD_PATH_BYTES:
+        raise format_error(path, f"holds words that are not numbers and is {len(data):,} bytes; such a file "
+                                 f"(a CSparse dump) is read only up to {WORD_PATH_BYTES:,} bytes")
+    text = data.decode("latin-1")
+    words = text.split()
     # words that are not numbers: only the CSparse dumps (storage type 2) have them, and the
     # layout says where; the cursor refuses any that turns up where a number is expected
     values = np.array([_number(w) for w in words])

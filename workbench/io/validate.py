@@ -23,8 +23,13 @@ and the problem (a :class:`~workbench.errors.FileFormatError` or
   loaded; metadata that is not a JSON object or nests deeper than a bound;
 * in an HDF5 file: any link the reader follows that is not a hard link inside the file (external
   links to other files, soft links), datasets with external storage (raw data in another file),
-  virtual datasets (data mapped from other files), datasets declaring more elements than the file
-  could hold, and datasets of a non-numeric type where numbers are expected.
+  virtual datasets (data mapped from other files), datasets of a non-numeric type where numbers are
+  expected, and chunks of more than 16 MiB or more than 65,536 chunks in one dataset (from the metadata);
+* in both compressed formats, a read budget: the decompressed bytes every dataset or entry declares,
+  together, at most READ_PER_BYTE (16; ``WORKBENCH_MAX_INFLATION`` raises it) per byte of the file plus
+  READ_FLOOR (32 MiB), summed from the
+  metadata before anything is decompressed (a 4 MB gzip bomb of 3e7 contacts is refused, not inflated);
+  ``.npz`` arrays of another byte order or width (big-endian, float32) are converted to native float64/int64.
 
 The limits are read from the environment each time a file is read, so a test or a batch script can
 set them without restarting.
@@ -38,7 +43,31 @@ import numpy as np
 
 from workbench.errors import InputError
 
-__all__ = ["Refused", "max_entries", "check_count", "check_real", "check_integer", "max_text_bytes"]
+__all__ = ["READ_PER_BYTE", "READ_FLOOR", "read_budget", "budget_words", "Refused", "max_entries", "check_count", "check_real", "check_integer", "max_text_bytes"]
+
+#: bytes of decompressed data a compressed file (HDF5, .npz) may hold per byte of its size, beyond
+#: READ_FLOOR: room for any real compression of numbers (floats compress 2-4x), none for a bomb (zeros
+#: compress 1000x); checked from the metadata before anything is decompressed. A file of 4 MB may
+#: inflate to 96 MB: the memory a read of it may take stays well under 500 MB
+READ_PER_BYTE = 16
+READ_FLOOR = 32 * 2**20
+#: raises READ_PER_BYTE for a legitimate file that compresses better than that
+INFLATION_ENV = "WORKBENCH_MAX_INFLATION"
+
+
+def read_budget(file_size: int) -> int:
+    """Decompressed bytes a compressed problem file of ``file_size`` bytes may hold: READ_PER_BYTE
+    (or ``WORKBENCH_MAX_INFLATION``) per byte of the file, plus READ_FLOOR."""
+    from workbench.numbers import number
+    raw = os.environ.get(INFLATION_ENV, "").strip()
+    per_byte = number(raw, INFLATION_ENV, positive=True) if raw else READ_PER_BYTE
+    return int(per_byte * file_size) + READ_FLOOR
+
+
+def budget_words() -> str:
+    """How the read budget is named in messages."""
+    return (f"{READ_PER_BYTE} bytes per byte of file and {READ_FLOOR // 2**20} MiB; set {INFLATION_ENV} to raise "
+            "the bytes per byte")
 
 ENTRIES_ENV = "WORKBENCH_MAX_ENTRIES"
 DEFAULT_MAX_ENTRIES = 100_000_000
@@ -54,13 +83,8 @@ def _env_limit(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
-    try:
-        value = int(float(raw)) if raw.lower() not in ("inf", "nan") else -1
-    except ValueError:
-        value = -1
-    if value < 1:
-        raise InputError(f"{name}={raw!r} must be a positive whole number")
-    return value
+    from workbench.numbers import number
+    return number(raw, name, int, positive=True)
 
 
 def max_entries() -> int:

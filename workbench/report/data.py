@@ -11,7 +11,7 @@ import pandas as pd
 
 from workbench.analysis.accounting import pair_table, split_handovers
 from workbench.report.reference import References
-from workbench.study.results import current_runs
+from workbench.study.results import current_runs, read_runs
 from workbench.study.store import ResultStore
 
 __all__ = ["ReportData", "read_report_data"]
@@ -87,7 +87,7 @@ def read_report_data(results_dir) -> ReportData:
     from workbench.report.plan_check import check_plan
     store = ResultStore(results_dir)
     plan = check_plan(store.read_json("plan.json"), store.root)
-    every = store.read_runs()
+    every = read_runs(store)
     recorded = current_runs(every, plan, include_reference=False)
     runs, plan = split_handovers(recorded, plan)
     with_refs = current_runs(every, plan, include_reference=True)

@@ -125,8 +125,8 @@ def _methods_and_study(res: ReportData, out: Path) -> list:
 
 
 def _study_text(res: ReportData) -> str:
-    path = res.root / "study.toml"
-    return path.read_text(encoding="utf-8") if path.is_file() else "(not saved)"
+    text = res.store.read_text("study.toml")
+    return "(not saved)" if text is None else text
 
 
 def closing(res: ReportData, out: Path) -> list:

@@ -39,7 +39,7 @@ def _paper(res: ReportData, out: Path) -> list:
             values = pd.to_numeric(runs[e["quantity"]], errors="coerce") if e["quantity"] in runs else []
         values = pd.Series(values, dtype=float).dropna()
         problems = runs.drop_duplicates("problem")
-        made = {p.problem: _generator_params(p.source) for p in problems.itertuples()}
+        made = {p.problem: _generator_params(p.source, res.store) for p in problems.itertuples()}
         rows.append({"what": e["what"], "source": e["source"], "method": res.labels[e["method"]],
                      "paper": e["value"], "paper's problem": e.get("paper_problem") or "not stated",
                      "paper's criterion": e.get("paper_criterion") or "not stated",
@@ -65,17 +65,43 @@ def _paper(res: ReportData, out: Path) -> list:
                   tables.write_table(table, out, "paper", "Published and measured values", numbers))]
 
 
-def _generator_params(source: str) -> dict | None:
+def _generator_params(source: str, store) -> dict | None:
     """The generator parameters stored beside a generated file (NAME.json: its "generator" table, and
-    the number of settling steps), or None for a file without them (a scene, another simulator's file)."""
+    the number of settling steps), or None for a file without them (a scene, another simulator's file).
+    Read only from the results folder itself (its problems/), the workbench's own read-only roots (the
+    committed datasets, the reference data) and the folders the user trusts in WORKBENCH_STUDY_ROOTS,
+    as a regular file of at most 1 MiB: a row's source in a received folder never makes the report
+    open a file elsewhere (or wait on a FIFO)."""
     import json
+    import os
+    import stat
 
-    from workbench.sources import resolve_path
+    from workbench.shared_data import shared_data_dir
+    from workbench.sources import dataset_dir
+
+    from workbench.study.spec import ROOTS_ENV
+    trusted = [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
+    roots = [r.resolve() for r in (store.root, dataset_dir(), shared_data_dir(), *trusted) if r is not None]
     try:
-        path = resolve_path(source).with_suffix(".json")
-        meta = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-    except Exception:  # noqa: BLE001 - a source that is not a file (scene:, generator:) has no metadata
+        path = Path(source).with_suffix(".json").resolve()
+    except (OSError, ValueError, RuntimeError):
         return None
+    if not any(path == r or r in path.parents for r in roots):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 2**20:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            meta = json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
     if not isinstance(meta, dict) or not isinstance(meta.get("generator"), dict):
         return None
     params = dict(meta["generator"])

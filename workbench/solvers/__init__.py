@@ -107,14 +107,21 @@ def parameter_lines(name: str) -> list[str]:
     lines = describe(target.params if name in FORMULATIONS else target.parameters())
     prefix = getattr(target, "unchecked_prefix", None)
     if prefix:
-        lines.append(f"{prefix}NAME (any): passed to the backend unchecked")
+        lines.append(f"{prefix}IPAR_NAME (int), {prefix}DPAR_NAME (float): passed to the backend, which checks "
+                     "the name and the range (numbers only: no string parameter, none names a file)")
     return lines or ["(no parameters)"]
 
 
 def split_params(form, slv: Solver, kind: str | None, params: dict[str, Any]) -> tuple[dict, dict]:
     """``params`` divided into the formulation's and the solver's (for models of ``kind``), both
     checked (workbench.params); an unknown key is an InputError listing both's known keys."""
-    check_known(params, form.params + slv.parameters(kind), f"{form.name} x {slv.name}", slv.unchecked_prefix)
+    try:
+        check_known(params, form.params + slv.parameters(kind), f"{form.name} x {slv.name}", slv.unchecked_prefix)
+    except InputError as exc:
+        note = getattr(slv, "backend_note", "")
+        if note and any(k.startswith("backend.") for k in params):
+            raise InputError(f"{exc} ({note})") from None
+        raise
     own = {p.name for p in form.params}
     form_params = form.check_params({k: v for k, v in params.items() if k in own})
     return form_params, slv.check_params({k: v for k, v in params.items() if k not in own}, kind)

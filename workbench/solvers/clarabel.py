@@ -29,12 +29,19 @@ from workbench.solvers.compiled import LOOSENED, LOOSER, ClarabelRetried, clarab
 from workbench.solvers.fixed_point import FixedPointCapable
 
 
+#: the values of Clarabel's string settings (Clarabel documentation, "Settings"); a string setting not
+#: listed here is not declared, so it never reaches the solver
+CLARABEL_CHOICES = {"direct_solve_method": ("auto", "qdldl", "faer"),
+                    "chordal_decomposition_merge_method": ("clique_graph", "parent_child", "none")}
+
+
 class ClarabelSolver(FixedPointCapable, CvxpySolver):
     name = "clarabel"
     summary = "Clarabel interior-point conic solver (via cvxpy)"
     cvxpy_name = "CLARABEL"
     install_hint = "pip install clarabel"
     compile_options = {"accept_unknown": True}
+    backend_choices = CLARABEL_CHOICES
     history_error = "max(res_primal, res_dual)"
     history_extras = ("res_primal", "res_dual", "gap_abs", "gap_rel", "solver_dual_objective")
 

@@ -86,6 +86,12 @@ def _clarabel_run(solver, warm_start: bool):
     return ClarabelRetried(retry, raw) if str(retry.status) in ("Solved", "AlmostSolved") else raw
 
 
+def _clarabel_limit(solver, seconds: float) -> None:
+    settings = solver.get_settings()
+    settings.time_limit = seconds
+    solver.update(settings=settings)
+
+
 def _clarabel(data, chain, opts, verbose, warm_start):
     solver = clarabel_solver(data, chain, {**opts, "presolve_enable": False}, verbose)
     if not solver.is_data_update_allowed():
@@ -125,15 +131,17 @@ class Backend:
     update_names: dict[str, str]  # compiled data key -> the solver's update keyword
     run: Callable[[Any, bool], Any]
     iterations: Callable[[Any], int]
+    #: sets the solver's own time limit [s] for the next solve (None: it cannot be changed after set-up)
+    limit: Callable[[Any, float], None] | None = None
 
 
 BACKENDS: dict[str, Backend] = {
     "clarabel": Backend("CLARABEL", _clarabel, {"c": "q", "b": "b"}, _clarabel_run,
-                        lambda raw: int(raw.iterations)),
+                        lambda raw: int(raw.iterations), _clarabel_limit),
     "scs": Backend("SCS", _scs, {"c": "c", "b": "b"}, lambda s, warm: s.solve(warm_start=warm),
                    lambda raw: int(raw["info"]["iter"])),
     "osqp": Backend("OSQP", _osqp, {"q": "q"}, lambda s, warm: s.solve(raise_error=False),
-                    lambda raw: int(raw.info.iter)),
+                    lambda raw: int(raw.info.iter), lambda s, seconds: s.update_settings(time_limit=seconds)),
 }
 
 
@@ -167,8 +175,12 @@ class CompiledSession:
     def update(self, key: str, vector: np.ndarray) -> None:
         self.solver.update(**{self.backend.update_names[key]: vector})
 
-    def solve(self) -> int:
-        """Re-solve and unpack (cvx.status tells how it ended); cvxpy's SolverError passes through."""
+    def solve(self, seconds_left: float | None = None) -> int:
+        """Re-solve and unpack (cvx.status tells how it ended); cvxpy's SolverError passes through.
+        ``seconds_left``: the run's time left, given to the solver as its own time limit for this
+        solve (Clarabel, OSQP), so that one inner solve cannot outlast the run's limit."""
+        if seconds_left is not None and self.backend.limit is not None:
+            self.backend.limit(self.solver, max(float(seconds_left), 1e-3))
         with _solver_output_to_stderr(self.verbose):
             raw = self.backend.run(self.solver, self.warm_start)
         with warnings.catch_warnings():  # cvxpy's "may be inaccurate": the workbench judges that itself

@@ -6,8 +6,11 @@ model building, compilation and the solver's own time are measured separately.
 
 Parameters: the backend's own settings, given as ``backend.NAME`` (``--param backend.max_iter=50``), are
 declared from the backend's list of settings (:meth:`CvxpySolver.backend_settings`) and checked against
-it; they override what the workbench derives from ``tol``, ``max_iter`` and ``time_limit``. A backend
-whose settings the workbench cannot list (a generic cvxpy solver) passes ``backend.*`` through unchecked.
+it; they override what the workbench derives from ``tol``, ``max_iter`` and ``time_limit``. The
+declarations are an allow-list (:func:`backend_params`): a setting reaches the solver only when it is
+declared with its type and range, and no declared setting names a file, a folder or a command
+(SCS's ``write_data_filename`` and ``log_csv_filename`` are not declared). A backend whose settings
+the workbench cannot list (a generic cvxpy solver: SCIP, HiGHS, ...) takes no ``backend.*`` setting.
 
 Record: a backend with a per-iteration log fills the run's :class:`~workbench.solvers.recorder.Recorder`
 (Clarabel's callback, SCS's CSV log); any other records one row for the point it returned (its own
@@ -39,13 +42,27 @@ def interior_point_tolerance(tol: float) -> float:
     return max(tol * tol, 1e-12)
 
 
-def backend_params(settings: dict[str, Any], backend: str) -> tuple[Param, ...]:
-    """``backend.NAME`` parameters for a backend's settings {name: its default}: typed by the default,
-    unset (None) unless given."""
-    kinds = (bool, int, float, str, list, dict)
-    return tuple(Param(BACKEND + name, next((k for k in kinds if type(default) is k), type(default)), None,
-                       f"{backend} setting {name} (its default: {default!r})")
-                 for name, default in sorted(settings.items()))
+#: the widest integer a backend setting takes (the C int of SCS's and Clarabel's settings)
+INT_MAX = 2**31 - 1
+
+
+def backend_params(settings: dict[str, Any], backend: str, choices: dict[str, tuple] | None = None) -> tuple[Param, ...]:
+    """``backend.NAME`` parameters for a backend's settings {name: its default}: the allow-list of what
+    reaches the solver. Typed by the default (bool, int, float); numbers finite and at least 0 (every
+    numeric setting of SCS and Clarabel is a size, a count, a tolerance or a factor), integers at most
+    INT_MAX; a string only with its ``choices`` declared, so no setting given by a user can name a file,
+    a folder or a command; list and table settings are not declared. Unset (None) unless given."""
+    choices = choices or {}
+    out = []
+    for name, default in sorted(settings.items()):
+        kind = type(default)
+        if kind is str and name in choices:
+            out.append(Param(BACKEND + name, str, None, f"{backend} setting {name} (its default: {default!r})",
+                             choices=(None, *choices[name])))
+        elif kind in (bool, int, float):
+            out.append(Param(BACKEND + name, kind, None, f"{backend} setting {name} (its default: {default!r})",
+                             low=None if kind is bool else 0, high=INT_MAX if kind is int else None))
+    return tuple(out)
 
 
 #: the stop-cause table of every backend reached through cvxpy: cvxpy maps each backend's own status
@@ -67,6 +84,8 @@ class CvxpySolver(Solver):
     #: the history's error column and extras, for a backend with a per-iteration log
     history_error: ClassVar[str] = "none"
     history_extras: ClassVar[tuple[str, ...]] = ()
+    #: the values each string setting of the backend may take (a string setting not here is not declared)
+    backend_choices: ClassVar[dict[str, tuple]] = {}
 
     def availability(self) -> tuple[bool, str]:
         import cvxpy as cp
@@ -79,7 +98,7 @@ class CvxpySolver(Solver):
         return {}
 
     def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
-        return self.params + backend_params(self.backend_settings(), self.cvxpy_name)
+        return self.params + backend_params(self.backend_settings(), self.cvxpy_name, self.backend_choices)
 
     def settings(self, options: SolveOptions) -> dict[str, Any]:
         """Solver options for ``options`` (tolerances, caps, threads)."""

@@ -1,7 +1,9 @@
 """Any other conic solver that cvxpy finds installed and that handles second-order cones
-(ECOS, CVXOPT, GUROBI, COPT, ...), under its lower-case cvxpy name. Only the ``backend.NAME``
-parameters are passed on, unchecked (the workbench does not know that solver's settings): tolerances
-and caps have solver-specific names, so ``tol``, ``max_iter`` and ``time_limit`` are not mapped (a result
+(ECOS, CVXOPT, GUROBI, COPT, SCIP, ...), under its lower-case cvxpy name. It takes no ``backend.NAME``
+parameter: the workbench does not know that solver's settings, so it cannot declare them (a setting
+reaches a solver only when declared, workbench.solvers.cvxpy_base; SCIP's ``scip_params`` can name
+files to write, ``visual/vbcfilename``, and crashed SCIP natively). Tolerances and caps have
+solver-specific names, so ``tol``, ``max_iter`` and ``time_limit`` are not mapped (a result
 with a time limit says so: ``info["time_limit_enforced"] = False`` and its message)."""
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ def other_conic_solvers(known: set[str]) -> list[str]:
 
 class GenericCvxpySolver(CvxpySolver):
     summary = "conic solver found by cvxpy"
-    unchecked_prefix = "backend."
+    #: why a backend.* setting is refused (workbench.solvers.split_params adds it to the message)
+    backend_note = ("a solver cvxpy found takes no backend.* setting: the workbench cannot declare its settings, "
+                    "and a setting reaches a solver only when declared")
 
     def __init__(self, cvxpy_name: str):
         self.cvxpy_name = cvxpy_name

@@ -84,16 +84,16 @@ class CompiledQP:
         self.current = c.copy()
         self.compile_seconds, self.setup_seconds = self.session.compile_seconds, self.session.setup_seconds
 
-    def solve(self, c: np.ndarray) -> tuple[np.ndarray | None, int, str]:
+    def solve(self, c: np.ndarray, seconds_left: float | None = None) -> tuple[np.ndarray | None, int, str]:
         import cvxpy as cp
 
         if not np.array_equal(c, self.current):
             self.base[self.cols] = c
             self.session.update(self.key, self.base)
             self.current = c.copy()
-        iters = self.session.solve()
+        iters = self.session.solve(seconds_left)
         cvx = self.session.cvx
-        ok = cvx.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and self.x.value is not None
+        ok = cvx.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE, cp.USER_LIMIT) and self.x.value is not None
         return (np.asarray(self.x.value, dtype=float) if ok else None), iters, str(cvx.status)
 
 
@@ -132,12 +132,15 @@ class LCP1Solver(Solver):
         # LCP2 (one solve) is done after its solve; LCP1 stops at its cap
         stop = StopCause.CONVERGED if cap == 1 else StopCause.MAX_ITER
         for k in range(1, cap + 1):
-            x, iters, status = qp.solve((base + np.repeat(mu * slip, m_C)) / sc.velocity)
+            # each QP solve gets the run's time left as its own limit (its point, if any, is kept)
+            left = None if options.time_limit is None else options.time_limit - rec.elapsed()
+            x, iters, status = qp.solve((base + np.repeat(mu * slip, m_C)) / sc.velocity, left)
             inner += iters
             result.solver_status = status
             if x is None:
-                result.message = f"QP solve {k} failed ({qp.which}: {status})"
-                stop = StopCause.FAILED
+                timed_out = rec.timed_out()
+                result.message = f"QP solve {k} {'stopped at the time limit' if timed_out else 'failed'} ({qp.which}: {status})"
+                stop = StopCause.TIMEOUT if timed_out else StopCause.FAILED
                 break
             outer = k
             z = S @ (sc.impulse * x)

@@ -4,8 +4,10 @@ Without a licence the mosek package still imports and cvxpy lists it, but solvin
 mosek.Error; so availability checks a licence out first (about 0.06 s without one) and reports
 "unavailable, because ..." instead. The licence is looked up as MOSEK does: $HOME/mosek/mosek.lic or
 MOSEKLM_LICENSE_FILE. Tolerances: the interior-point relative gap and feasibilities = max(tol^2, 1e-12) (see SolveOptions).
-MOSEK's own parameters are given as ``backend.MSK_IPAR_...`` / ``backend.MSK_DPAR_...`` /
-``backend.MSK_SPAR_...`` (MOSEK checks their names and values; any other key is refused).
+MOSEK's own parameters are given as ``backend.MSK_IPAR_...`` (whole numbers) and ``backend.MSK_DPAR_...``
+(finite numbers), parsed by workbench.numbers.number; MOSEK checks their names and ranges. Its string
+parameters (``MSK_SPAR_...``: file names of data, logs and parameter files) are refused, so no setting
+given by a user names a file; any other key is refused too.
 """
 
 from __future__ import annotations
@@ -37,6 +39,20 @@ class MosekSolver(CvxpySolver):
     cvxpy_name = "MOSEK"
     install_hint = "pip install mosek"
     unchecked_prefix = "backend.MSK_"
+
+    def check_params(self, given, kind=None):
+        from workbench.errors import InputError
+        from workbench.numbers import number
+        out = super().check_params(given, kind)
+        for key, value in out.items():
+            if key.startswith(self.unchecked_prefix):
+                whole = key.startswith("backend.MSK_IPAR_")
+                if not (whole or key.startswith("backend.MSK_DPAR_")):
+                    raise InputError(f"solver mosek: parameter {key} is refused: only MOSEK's numeric parameters "
+                                     "(backend.MSK_IPAR_..., backend.MSK_DPAR_...) are taken; its string parameters "
+                                     "name files")
+                out[key] = number(value, f"solver mosek: parameter {key}", int if whole else float)
+        return out
 
     def availability(self):
         ok, why = super().availability()

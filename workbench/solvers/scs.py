@@ -25,11 +25,13 @@ from workbench.params import Param
 from workbench.solvers.cvxpy_base import CvxpySolver
 from workbench.solvers.fixed_point import FixedPointCapable
 
-#: SCS 3's settings and their defaults (SCS documentation, "Settings"); cvxpy adds use_indirect
+#: SCS 3's settings and their defaults (SCS documentation, "Settings"); cvxpy adds use_indirect. Not
+#: declared, so never taken from a user: write_data_filename and log_csv_filename (file names; the
+#: workbench sets the log's itself, to a temporary file it reads back)
 SCS_SETTINGS = {"normalize": True, "scale": 0.1, "adaptive_scale": True, "rho_x": 1e-6, "max_iters": 100_000,
                 "eps_abs": 1e-4, "eps_rel": 1e-4, "eps_infeas": 1e-7, "alpha": 1.5, "time_limit_secs": 0.0,
                 "verbose": True, "acceleration_lookback": 10, "acceleration_interval": 10, "warm_start": False,
-                "write_data_filename": "", "log_csv_filename": "", "use_indirect": False}
+                "use_indirect": False}
 
 
 class ScsSolver(FixedPointCapable, CvxpySolver):

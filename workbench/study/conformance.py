@@ -45,10 +45,11 @@ _LETTER = {"solved": "S", "inaccurate": "I", "max_iter": "M", "timeout": "T", "f
 
 
 def _runs(results: Path) -> pd.DataFrame:
+    from workbench.study.results import read_runs
     from workbench.study.store import ResultStore
     if not results.is_dir():
         raise InputError(f"{results}: no such results directory")
-    runs = ResultStore(results).read_runs()
+    runs = read_runs(ResultStore(results))
     if runs.empty:
         raise InputError(f"{results}: no runs recorded")
     runs = runs.copy()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import re
 import socket
 import threading
 from typing import Any, Iterator
@@ -100,6 +101,31 @@ def _dask_task(task: Task) -> dict:
             return _DASK_WORKER.run(task, task["hard_limit"])
 
 
+#: a scheduler address the workbench takes: tcp://HOST:PORT (or HOST:PORT), HOST a name, an IPv4 address
+#: or a bracketed IPv6 one
+_ADDRESS = re.compile(r"^(?:tcp://)?(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]{1,253}):([0-9]{1,5})$")
+
+
+def check_scheduler(address: str) -> str:
+    """``address`` when it is a Dask scheduler address the workbench can reach (tcp://HOST:PORT, the
+    port 1-65535); an InputError naming it otherwise. Other protocols are refused here, before Dask
+    parses them (``ucx://`` needs UCX, ``tls://`` certificates the workbench does not pass, ``inproc://``
+    is within one process), as are malformed addresses (``tcp://[::1`` made Dask raise a traceback)."""
+    import ipaddress
+    match = _ADDRESS.match(address) if isinstance(address, str) and len(address) <= 300 else None
+    ok = match is not None and 1 <= int(match.group(2)) <= 65535
+    if ok and match.group(1).startswith("["):
+        try:
+            ipaddress.IPv6Address(match.group(1)[1:-1])
+        except ValueError:
+            ok = False
+    if not ok:
+        from workbench.errors import printable
+        raise InputError(f"--scheduler {printable(str(address)[:120])!r}: expected a Dask scheduler address "
+                         "tcp://HOST:PORT (HOST a name, an IPv4 address or [an IPv6 one]; port 1-65535)")
+    return address
+
+
 def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = None) -> Iterator[tuple[Task, dict]]:
     """Run ``tasks`` on a Dask cluster (a LocalCluster of ``jobs`` processes when no scheduler)."""
     try:
@@ -107,6 +133,8 @@ def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = Non
     except ImportError:
         raise InputError("--executor dask needs dask.distributed (pip install 'dask[distributed]')") from None
     cluster = None
+    if scheduler:
+        check_scheduler(scheduler)
     try:
         if scheduler:
             client = Client(scheduler, timeout=30)
@@ -114,8 +142,8 @@ def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = Non
             cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=None)
             client = Client(cluster)
-    except OSError as exc:
-        raise InputError(f"cannot reach the Dask scheduler {scheduler}: {exc}") from None
+    except (OSError, ValueError, TypeError) as exc:  # refused, unreachable, or a reply Dask cannot parse
+        raise InputError(f"cannot reach the Dask scheduler {scheduler}: {' '.join(str(exc).split())[:200]}") from None
     try:
         futures = {client.submit(_dask_task, {**task, "log": str(log_path), "jobs": jobs}, key=f"run-{task['key']}"): task
                    for task in tasks}

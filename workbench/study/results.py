@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 
 from workbench.study.record import RUN_ROW, complete
+from workbench.study.row_check import check_run_rows
 from workbench.study.store import ResultStore
 
-__all__ = ["load_results", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS",
+__all__ = ["load_results", "read_runs", "row_check", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS",
            "HISTORY_COLUMNS"]
 
 #: the documented columns of load_results: the declared run row (workbench.study.record.RUN_ROW),
@@ -47,12 +48,25 @@ _OLD_SECONDS = ("seconds", "elapsed")
 _RUN_ID = ("key", "problem", "method", "repetition")
 
 
+def row_check(frame: pd.DataFrame, path) -> pd.DataFrame:
+    """The table of the run file ``path`` checked against the declared run row, RUN_ROW
+    (workbench.study.row_check.check_run_rows): what every reader of rows passes to ResultStore."""
+    return check_run_rows(frame, path, RUN_ROW)
+
+
+def read_runs(store: ResultStore) -> pd.DataFrame:
+    """Every run row of ``store``, each checked by :func:`row_check` before use: the way the
+    workbench reads rows back from a results folder (report, load_results, the conformance check;
+    ``run --rerun-failed`` passes row_check to ResultStore.unsolved_keys)."""
+    return store.read_runs(row_check)
+
+
 def load_results(results_dir: os.PathLike | str, include_reference: bool = False) -> pd.DataFrame:
     """One row per run of the current plan (InputError when ``results_dir`` is not a results
     directory); columns RUN_COLUMNS and the metrics, in plan order."""
     store = ResultStore(results_dir)
     plan = store.read_json("plan.json")
-    return current_runs(store.read_runs(), plan, include_reference)
+    return current_runs(read_runs(store), plan, include_reference)
 
 
 def current_runs(runs: pd.DataFrame, plan: dict, include_reference: bool) -> pd.DataFrame:

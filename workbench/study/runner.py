@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.errors import InputError, printable
+from workbench.files import PARTIAL
 from workbench.study.problems import ProblemRef, resolve_problems
 from workbench.study.record import record_columns, run_row
 from workbench.study.spec import Study, StudyMethod
@@ -100,6 +102,28 @@ def select_problems(problems: list[ProblemRef], patterns: list[str] | None) -> l
     return [p for p in problems if any(fnmatch.fnmatchcase(p.name, pat) for pat in patterns)]
 
 
+#: what a results folder holds (workbench.study.store); a folder with anything else is not one
+_OWN_ENTRIES = {"plan.json", "study.toml", "sessions", "problems", "runs", "histories", "logs", ".lock"}
+
+
+def _check_own_study(study: Study, store: ResultStore) -> None:
+    """Refuse to run ``study`` into a folder that holds another study's results (its plan.json names
+    another study: running would replace that study's plan and study file), or that is not a results
+    folder at all (entries the workbench does not write, no plan.json)."""
+    how = f"to start a new study there, give --out a new folder (default: results/{study.name})"
+    if os.path.lexists(store.root / "plan.json"):
+        plan = store.read_json("plan.json")
+        other = plan.get("study") if isinstance(plan, dict) else None
+        if other != study.name:
+            raise InputError(f"{store.root}: holds the results of study {str(other)[:80]!r}, not of "
+                             f"{study.name!r}; {how}")
+        return
+    foreign = sorted(e for e in os.listdir(store.root) if e not in _OWN_ENTRIES and not e.endswith(PARTIAL))
+    if foreign:
+        raise InputError(f"{store.root}: not a results folder of the workbench (it holds {', '.join(foreign[:3])}"
+                         f"{', ...' if len(foreign) > 3 else ''} and no plan.json); {how}")
+
+
 def _task(run: Run, study: Study) -> dict[str, Any]:
     """What a worker needs for a run; ``preload`` is what a fresh worker imports before its first."""
     preload = {"plugins": [str(p) for p in study.plugins], "methods": [m.method.spec() for m in study.methods]}
@@ -155,9 +179,15 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
     from workbench.limits import check
     from workbench.study.executors import run_dask, run_local
     from workbench.study.provenance import provenance
+    from workbench.study.results import row_check
 
+    _check_own_study(study, store)
+    declared = sum(len(g.files) + len(g.scenes) + len(g.generated) for g in study.groups)
+    check("RUNS", declared * (len(study.methods) * study.repetitions + len(study.references)),
+          f"the plan ({declared} problems declared x ({len(study.methods)} methods x {study.repetitions} "
+          f"repetitions + {len(study.references)} reference runs)), counted before any problem is made")
     store.remove_partial()
-    problem_refs = select_problems(resolve_problems(study, store.root / "problems"), problems)
+    problem_refs = select_problems(resolve_problems(study, store.folder("problems", create=False)), problems)
     check("RUNS", len(problem_refs) * (len(study.methods) * study.repetitions + len(study.references)),
           f"the plan ({len(problem_refs)} problems x ({len(study.methods)} methods x {study.repetitions} "
           f"repetitions + {len(study.references)} reference runs))")
@@ -172,19 +202,18 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
                                 executor, jobs))
     done = set() if rerun else store.done_keys()
     if rerun_failed:  # a reference run short of its tolerance is not a failure of the comparison
-        done -= store.unsolved_keys() - {r.key for r in references}
+        done -= store.unsolved_keys(row_check) - {r.key for r in references}
     todo = [r for r in runs + references if r.key not in done]
     roles = {r.key: "reference" for r in references}
     by_key = {r.key: r for r in todo}
-    (store.root / "logs").mkdir(parents=True, exist_ok=True)
-    log = store.root / "logs" / "worker.log"
+    log = store.log_path()
     tasks = [_task(r, study) for r in todo]
     print(f"{study.name}: {len(runs)} runs planned (and {len(references)} reference runs), "
           f"{len(runs) + len(references) - len(todo)} already recorded, {len(todo)} to run"
           + (f"; {len(skipped)} (problem, method) pairs skipped" if skipped else ""), file=sys.stderr)
     for group in study.groups:
         if group.missing:
-            print(f"{study.name}: problem group skipped: {group.missing}", file=sys.stderr)
+            print(f"{study.name}: problem group skipped: {printable(group.missing)}", file=sys.stderr)
     results = run_dask(tasks, jobs, log, scheduler) if executor == "dask" else run_local(tasks, jobs, log)
     statuses: Counter = Counter()
     bar = None

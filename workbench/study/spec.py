@@ -112,6 +112,7 @@ from workbench.analysis import sections as report_sections
 from workbench.errors import InputError, StudyError, did_you_mean
 from workbench.files import inside, plain_name
 from workbench.limits import check, check_depth, limit, parse_error
+from workbench.numbers import number
 from workbench.params import check_params
 from workbench.study.plugins import import_plugin
 
@@ -309,18 +310,25 @@ def _strings(value, where: str) -> list[str]:
     return items
 
 
-def _positive(value, where: str, kind=float, limit: str | None = None):
+def _positive(value, where: str, kind=float, limit: str | None = None, fraction: bool = False):
     """A positive finite number (a whole one for ``kind`` int), within the workbench.limits
-    ``limit`` when one is named."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-    if kind is int:
-        ok = ok and isinstance(value, int)
-    if not ok or value != value or value == float("inf"):
-        noun = "a positive integer" if kind is int else "a positive number"
-        raise StudyError(f"{where} must be {noun}, got {_show(value)}")
+    ``limit`` when one is named, at most 1 for a ``fraction`` (workbench.numbers.number). A TOML
+    value is typed already: text is refused here, not parsed."""
+    try:
+        x = number(value, where, kind, positive=True, fraction=fraction, text=False)
+    except InputError as exc:
+        raise StudyError(str(exc).replace(f"{where}: expected ", f"{where} must be ", 1)) from None
     if limit is not None:
-        check(limit, value, where)
-    return kind(value)
+        check(limit, x, where)
+    return x
+
+
+def _real(value, where: str) -> float:
+    """A finite number (workbench.numbers.number; TOML text is refused, not parsed)."""
+    try:
+        return number(value, where, text=False)
+    except InputError as exc:
+        raise StudyError(str(exc).replace(f"{where}: expected ", f"{where} must be ", 1)) from None
 
 
 def _choice(value, choices: tuple[str, ...], where: str) -> str:
@@ -340,8 +348,8 @@ def _tolerances(doc: dict) -> dict[str, Tolerance]:
         if "tol" not in table:
             raise StudyError(f"{where} needs tol")
         accept = table.get("accept")
-        presets[name] = Tolerance(name, _positive(table["tol"], f"{where} tol"),
-                                  None if accept is None else _positive(accept, f"{where} accept"))
+        presets[name] = Tolerance(name, _positive(table["tol"], f"{where} tol", fraction=True),
+                                  None if accept is None else _positive(accept, f"{where} accept", fraction=True))
     return presets
 
 
@@ -445,25 +453,35 @@ def bounded_glob(pattern: Path, where: str) -> list[Path]:
     top = Path(*parts[:fixed])
     rest = parts[fixed:]
     last = len(rest) - 1
-    regex = re.compile("".join(("(?:[^/]+/)*" + ("[^/]+" if k == last else "")) if part == "**" else
-                               _part_regex(part) + ("/" if k < last else "") for k, part in enumerate(rest)) + r"\Z")
+    try:
+        regex = re.compile("".join(("(?:[^/]+/)*" + ("[^/]+" if k == last else "")) if part == "**" else
+                                   _part_regex(part) + ("/" if k < last else "") for k, part in enumerate(rest)) + r"\Z")
+    except re.error as exc:  # a reversed range [z-a], an unbalanced bracket, ...
+        raise StudyError(f"{where}: glob {str(pattern)[:200]!r} is not a valid pattern ({exc})") from None
     deep = "**" in rest
     depth = len(rest)
     budget = limit("FILES") * 10
     visited, found = 0, []
-    for folder, dirs, files in os.walk(top):
-        rel_folder = os.path.relpath(folder, top)
-        level = 0 if rel_folder == "." else rel_folder.count(os.sep) + 1
-        # without **, no folder deeper than the pattern's; hidden ones only where the pattern says so (glob)
-        dirs[:] = [] if not deep and level >= depth - 1 else sorted(d for d in dirs if not d.startswith("."))
-        visited += len(dirs) + len(files)
+    stack = [(top, "", 0)]  # walked with a stack, not recursion: a 1,100-level chain of folders is no RecursionError
+    while stack:
+        folder, rel_folder, level = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        visited += len(entries)
         if visited > budget:
             raise StudyError(f"{where}: glob {pattern} walks more than {budget:g} folder entries, the limit (10 x "
                              f"the files limit; set WORKBENCH_MAX_FILES to raise it)")
-        for name in files:
-            rel = name if level == 0 else f"{rel_folder}/{name}"
-            if not name.startswith(".") and regex.match(rel):
-                found.append(Path(folder) / name)
+        for entry in entries:
+            rel = entry.name if level == 0 else f"{rel_folder}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                # without **, no folder deeper than the pattern's; hidden ones only where the pattern says so (glob)
+                if (deep or level < depth - 1) and not entry.name.startswith("."):
+                    stack.append((entry.path, rel, level + 1))
+            elif not entry.name.startswith(".") and entry.is_file() and regex.match(rel):
+                found.append(Path(folder) / entry.name)
                 check("FILES", len(found), f"{where}: glob {pattern} matches too many files")
     return sorted(found)
 
@@ -504,8 +522,12 @@ def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, .
     return tuple(found)
 
 
-def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
-    """The (name, params) of each problem of a generator or scenario group (sweep unrolled)."""
+def _generated(table: dict, where: str, kind: str, before: int = 0,
+               per_problem: int = 1) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
+    """The (name, params) of each problem of a generator or scenario group (sweep unrolled). The
+    problems it declares (the sweep's product, from the list lengths), with the ``before`` of the
+    groups above it, times the ``per_problem`` runs of each, are checked against the RUNS limit
+    before anything is unrolled, and the name template before it is filled (:func:`_check_template`)."""
     from workbench.sources import builder
 
     name = _string(table[kind], f"{where} {kind}")
@@ -521,10 +543,14 @@ def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str
         if key in params:
             raise StudyError(f"{where}: {key!r} is both in params and in sweep")
     template = _string(table["name"], f"{where} name") if "name" in table else None
+    if template is not None:
+        _check_template(template, f"{where} name")
     count = 1
     for values in sweep.values():
         count *= len(values)
-    check("RUNS", count, f"{where} sweep: its product")
+        check("RUNS", (before + count) * per_problem,
+              f"{where} sweep: its product" + (f" with the {before} problems above it" if before else "")
+              + (f", x {per_problem} runs per problem" if per_problem > 1 else ""))
     out = []
     for combo in itertools.product(*sweep.values()):
         varied = dict(zip(sweep, combo))
@@ -544,7 +570,30 @@ def _generated(table: dict, where: str, kind: str) -> tuple[str, tuple[tuple[str
     return name, tuple(out)
 
 
-def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
+def _check_template(template: str, where: str) -> None:
+    """A problem-name template is checked before it is filled: at most 200 characters (the longest
+    name), fields named by plain parameter names (no attribute or index: ``{n.__class__}``), and
+    format specs without a width or precision past 200 (``{n:>2000000000}`` would make 2 GB)."""
+    import string
+    if len(template) > 200:
+        raise StudyError(f"{where} is {len(template)} characters long; a problem name has at most 200")
+    try:
+        fields = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise StudyError(f"{where} {template!r} is not a name template ({exc})") from None
+    for _, field, spec, _ in fields:
+        if field is None:
+            continue
+        if not field.isidentifier():
+            raise StudyError(f"{where} {template!r}: a field names a parameter ({{n_spheres}}), got {{{field}}}")
+        if "{" in (spec or "") or any(int(d) > 200 for d in re.findall(r"\d+", spec or "")):
+            raise StudyError(f"{where} {template!r}: the format spec {spec!r} asks for more than 200 characters "
+                             "or nests a field")
+
+
+def _groups(doc: dict, base: Path, per_problem: int = 1) -> list[ProblemGroup]:
+    """The problem groups; the runs they declare (``per_problem`` runs each: methods x repetitions) are
+    counted from the declaration and checked against the RUNS limit before any group is expanded."""
     from workbench.sources import builder
 
     entries = doc.get("problems", [])
@@ -552,9 +601,15 @@ def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
         raise StudyError("problems must be given as [[problems]] tables")
     if not entries:
         raise StudyError("the study has no [[problems]] table")
+    check("RUNS", len(entries) * per_problem, f"{len(entries)} [[problems]] groups x {per_problem} runs per problem "
+          "(methods x repetitions; each group declares at least one problem)")
     groups = []
+    declared = 0  # problems declared by the groups so far: the runs' lower bound, counted before expanding
     for i, table in enumerate(entries, start=1):
         where = f"[[problems]] #{i}"
+        if groups:
+            g = groups[-1]
+            declared += len(g.files) + len(g.scenes) + len(g.generated)
         _check_keys(table, _PROBLEM_KEYS, where)
         kinds = [k for k in _KINDS if k in table]
         if len(kinds) != 1:
@@ -589,10 +644,10 @@ def _groups(doc: dict, base: Path) -> list[ProblemGroup]:
                     raise StudyError(f"{where}: {exc}") from None
             groups.append(ProblemGroup(i, scenes=tuple(scenes), tags=tags, series=series))
         elif kinds[0] == "generator":
-            name, generated = _generated(table, where, "generator")
+            name, generated = _generated(table, where, "generator", declared, per_problem)
             groups.append(ProblemGroup(i, generator=name, generated=generated, tags=tags, series=series))
         else:
-            name, generated = _generated(table, where, "scenario")
+            name, generated = _generated(table, where, "scenario", declared, per_problem)
             groups.append(ProblemGroup(i, scenario=name, generated=generated, tags=tags, series=series))
     if all(g.missing for g in groups):
         raise StudyError("no problem to run: " + "; ".join(g.missing for g in groups))
@@ -619,7 +674,7 @@ def _report(doc: dict, methods: list[StudyMethod]) -> ReportOptions:
                          convergence=_choice(table.get("convergence", "error"), ("error", "absolute"),
                                              "[report] convergence"),
                          shift=_positive(table.get("shift", 10.0), "[report] shift"),
-                         target=_positive(table.get("target", 1e-6), "[report] target"),
+                         target=_positive(table.get("target", 1e-6), "[report] target", fraction=True),
                          time=_choice(table.get("time", "solve"), ("solve", "total"), "[report] time"))
 
 
@@ -636,7 +691,7 @@ def _reference(doc: dict, methods: list[StudyMethod]) -> list[StudyMethod]:
     if "solver" not in table:
         raise StudyError(f"{where} needs solver")
     solver = _string(table["solver"], f"{where} solver")
-    tol = Tolerance("reference", _positive(table.get("tol", 1e-10), f"{where} tol"))
+    tol = Tolerance("reference", _positive(table.get("tol", 1e-10), f"{where} tol", fraction=True))
     max_iter = table.get("max_iter")
     max_iter = None if max_iter is None else _positive(max_iter, f"{where} max_iter", int, "ITER")
     params = _table(table.get("params", {}), f"{where} params")
@@ -667,20 +722,18 @@ def _paper_value(table: dict, where: str, methods: list[str]) -> PaperValue:
     for key in ("what", "source", "value", "method", "quantity"):
         if key not in table:
             raise StudyError(f"{where} needs {key}")
-    value = table["value"]
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise StudyError(f"{where} value must be a number, got {_show(value)}")
+    value = _real(table["value"], f"{where} value")
     method = _string(table["method"], f"{where} method")
     if method not in methods:
         raise StudyError(f"{where}: method {method!r} is not a method of the study; methods: {', '.join(methods)}")
     if "tag" in table and "problem" in table:
         raise StudyError(f"{where}: give tag or problem, not both")
     return PaperValue(what=_string(table["what"], f"{where} what"), source=_string(table["source"], f"{where} source"),
-                     value=float(value), method=method,
+                     value=value, method=method,
                      quantity=_choice(table["quantity"], PAPER_QUANTITIES, f"{where} quantity"),
                      tag=_string(table["tag"], f"{where} tag") if "tag" in table else None,
                      problem=_string(table["problem"], f"{where} problem") if "problem" in table else None,
-                     rel_tol=_positive(table.get("rel_tol", 1e-4), f"{where} rel_tol"),
+                     rel_tol=_positive(table.get("rel_tol", 1e-4), f"{where} rel_tol", fraction=True),
                      paper_problem=_optional_string(table, "paper_problem", where),
                      paper_criterion=_optional_string(table, "paper_criterion", where),
                      paper_params=_paper_params(table.get("paper_params", {}), f"{where} paper_params"),
@@ -696,9 +749,7 @@ def _paper_params(params: Any, where: str) -> tuple[tuple[str, float], ...]:
         raise StudyError(f"{where} must be a table of numbers, e.g. {{ h = 0.0005, steps = 8000 }}")
     out = []
     for key, value in params.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise StudyError(f"{where}.{key} must be a number, got {_show(value)}")
-        out.append((str(key), float(value)))
+        out.append((str(key), _real(value, f"{where}.{key}")))
     return tuple(out)
 
 
@@ -711,6 +762,9 @@ def _parse(path: Path, text: str) -> Study:
         raise StudyError(f"invalid TOML: {exc}") from None
     except RecursionError as exc:
         raise parse_error(exc, "invalid study file") from None
+    except ValueError as exc:  # an integer of more than 4,300 digits: Python refuses to convert it
+        raise StudyError(f"invalid study file: a number too long to be one ({' '.join(str(exc).split())[:120]})") \
+            from None
     check_depth(doc, "the study file's nesting")
     _check_keys(doc, _TOP_KEYS, "the study file (top level)")
     head = _table(doc.get("study", {}), "[study]")
@@ -731,14 +785,15 @@ def _parse(path: Path, text: str) -> Study:
     if not isinstance(histories, bool):
         histories = _strings(histories, "[study] histories")
     methods = _methods(doc, presets, study_presets, histories)
+    repetitions = _positive(head.get("repetitions", 1), "[study] repetitions", int, "RUNS")
     return Study(path=path, text=text, name=plain_name(_string(head.get("name", path.stem), "[study] name"), "[study] name"),
                  description=str(head.get("description", "")),
-                 repetitions=_positive(head.get("repetitions", 1), "[study] repetitions", int, "RUNS"),
+                 repetitions=repetitions,
                  time_limit=_positive(head.get("time_limit", DEFAULT_TIME_LIMIT), "[study] time_limit", float,
                                       "SECONDS"),
-                 methods=methods, groups=_groups(doc, base), plugins=plugins, report=_report(doc, methods),
-                 references=_reference(doc, methods), safety_net=_flag(head.get("safety_net", False),
-                                                                       "[study] safety_net"))
+                 methods=methods, groups=_groups(doc, base, max(1, len(methods)) * repetitions), plugins=plugins,
+                 report=_report(doc, methods), references=_reference(doc, methods),
+                 safety_net=_flag(head.get("safety_net", False), "[study] safety_net"))
 
 
 def select(study: Study, methods: list[str] | None = None, repetitions: int | None = None,

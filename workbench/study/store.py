@@ -11,6 +11,10 @@ Layout::
     logs/worker.log          what worker processes printed
     .lock                    held (fcntl.flock) by the one ``workbench run`` writing here; holds its pid
 
+Everything inside is the workbench's own (workbench.files.own_folder, open_own): folders are real
+folders, files regular files with one link, nothing is reached through a symbolic link, nothing is
+waited on (a FIFO). A folder holding anything else there is refused with one line naming the entry.
+
 Why one file per run. The driver is the only writer; each file is written in a temporary folder
 beside it and renamed (workbench.files.atomic_output: ``os.replace``, atomic on POSIX), so a study
 killed at any instant leaves each run either completely recorded or absent, never torn or twice,
@@ -33,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.errors import InputError
-from workbench.files import atomic_output, remove_partial
+from workbench.files import atomic_output, open_own, own_folder, plain_name, remove_partial
 
 __all__ = ["ResultStore", "LOCK"]
 
@@ -49,8 +53,29 @@ class ResultStore:
         self.histories_dir = self.root / "histories"
 
     # ------------------------------------------------------------------ writing
+    def folder(self, relative: str, create: bool = True) -> Path:
+        """The folder ``relative`` of the results folder (created when missing and ``create``), every
+        level below the root a real folder, never a link (workbench.files.own_folder); the root itself
+        is the folder the user named, and may be reached through a link."""
+        path = self.root
+        if create:
+            self.root.mkdir(parents=True, exist_ok=True)
+        elif not os.path.lexists(self.root):
+            return self.root / relative
+        if not self.root.is_dir():
+            raise InputError(f"{self.root}: not a folder")
+        for part in Path(relative).parts:
+            path = own_folder(path / part, create)
+        return path
+
+    def log_path(self) -> Path:
+        """``logs/worker.log``, created or checked (a regular file with one link, not a FIFO)."""
+        path = self.folder("logs") / "worker.log"
+        os.close(open_own(path, write=True))
+        return path
+
     def _replace(self, path: Path, write) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.folder(str(path.parent.relative_to(self.root)))
         with atomic_output(path) as tmp:
             write(tmp)
 
@@ -78,7 +103,8 @@ class ResultStore:
         import fcntl
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.root / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            os.close(open_own(self.root / LOCK, write=True))  # refuses a link, a hard link, a FIFO
+            fd = os.open(self.root / LOCK, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
             raise InputError(f"{self.root}: cannot use it as the results folder: {exc.strerror or exc}") from None
         try:
@@ -96,63 +122,96 @@ class ResultStore:
 
     def remove_partial(self) -> None:
         """Delete temporary files a killed study left behind."""
-        for d in (self.root, self.runs_dir, self.histories_dir, self.root / "problems", self.root / "sessions"):
-            if d.is_dir():
-                remove_partial(d)
+        for d in ("", "runs", "histories", "problems", "sessions"):
+            remove_partial(self.folder(d, create=False))
 
     # ------------------------------------------------------------------ reading
+    def _run_files(self) -> list[Path]:
+        runs = self.folder("runs", create=False)
+        return sorted(runs.glob("*.parquet")) if runs.is_dir() else []
+
     def done_keys(self) -> set[str]:
         """Keys of the runs recorded so far."""
-        if not self.runs_dir.is_dir():
-            return set()
-        return {p.stem for p in self.runs_dir.glob("*.parquet")}
+        return {p.stem for p in self._run_files()}
 
-    def unsolved_keys(self) -> set[str]:
-        """Keys of the recorded runs whose status is not "solved" (what ``--rerun-failed`` redoes)."""
-        if not self.runs_dir.is_dir():
+    def unsolved_keys(self, check=None) -> set[str]:
+        """Keys of the recorded runs whose status is not "solved" (what ``--rerun-failed`` redoes),
+        the rows read as :meth:`read_runs` reads them (a file that cannot be read is one line naming it)."""
+        runs = self.read_runs(check)
+        if not len(runs):
             return set()
-        return {p.stem for p in self.runs_dir.glob("*.parquet")
-                if pq.read_table(p, columns=["status"]).column("status")[0].as_py() != "solved"}
+        if "status" not in runs or "key" not in runs:
+            raise InputError(f"{self.root / 'runs'}: run files without a key or a status column")
+        return set(runs.loc[runs["status"] != "solved", "key"])
+
+    @staticmethod
+    def _read_table(path: Path, columns=None) -> pa.Table:
+        """The parquet file ``path`` of the folder (opened by open_own); InputError naming it when it
+        cannot be read or lacks ``columns``."""
+        try:
+            with os.fdopen(open_own(path), "rb") as f:
+                return pq.read_table(f, columns=columns)
+        except (OSError, pa.ArrowException, ValueError, KeyError) as exc:
+            raise InputError(f"{path}: cannot read ({' '.join(str(exc).split())[:200]})") from None
 
     def read_json(self, relative: str) -> Any:
         """A JSON file of the folder: a regular file within the BYTES limit, nested within DEPTH
         (workbench.limits); InputError otherwise."""
         from workbench.limits import check, check_depth, parse_error
         path = self.root / relative
+        if not os.path.lexists(path):
+            raise InputError(f"{self.root}: not a study results directory (no {relative})")
         try:
-            if not path.is_file():
-                if path.exists():
-                    raise InputError(f"{path}: not a regular file")
-                raise InputError(f"{self.root}: not a study results directory (no {relative})")
-            check("BYTES", path.stat().st_size, str(path))
-            obj = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"{path}: cannot read ({exc})") from None
+            self.folder(str(Path(relative).parent), create=False)
+            with os.fdopen(open_own(path), "rb") as f:
+                check("BYTES", os.fstat(f.fileno()).st_size, str(path))
+                obj = json.loads(f.read().decode("utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: JSON, and ints past 4300 digits
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{path}: cannot read ({' '.join(str(exc).split())[:200]})") from None
         except RecursionError as exc:
             raise parse_error(exc, str(path)) from None
         check_depth(obj, str(path))
         return obj
 
+    def read_text(self, relative: str) -> str | None:
+        """A text file of the folder (opened by open_own, within the BYTES limit), None when missing."""
+        from workbench.limits import check
+        path = self.root / relative
+        if not os.path.lexists(path):
+            return None
+        self.folder(str(Path(relative).parent), create=False)
+        try:
+            with os.fdopen(open_own(path), "rb") as f:
+                check("BYTES", os.fstat(f.fileno()).st_size, str(path))
+                return f.read().decode("utf-8", "replace")
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
     def sessions(self) -> list[dict[str, Any]]:
         """Provenance of every session, oldest first."""
-        d = self.root / "sessions"
+        d = self.folder("sessions", create=False)
         return [self.read_json(str(p.relative_to(self.root))) for p in sorted(d.glob("*.json"))] if d.is_dir() else []
 
-    @staticmethod
-    def _concat(paths: Iterable[Path]) -> pd.DataFrame:
+    @classmethod
+    def _concat(cls, paths: Iterable[Path], check=None) -> pd.DataFrame:
         frames = []
         for p in paths:
-            try:
-                frames.append(pq.read_table(p).to_pandas())
-            except (OSError, pa.ArrowException) as exc:
-                raise InputError(f"{p}: cannot read ({' '.join(str(exc).split())})") from None
+            frame = cls._read_table(p).to_pandas()
+            frames.append(frame if check is None else check(frame, p))
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
-    def read_runs(self) -> pd.DataFrame:
-        """Every recorded run, one row each."""
-        return self._concat(sorted(self.runs_dir.glob("*.parquet")) if self.runs_dir.is_dir() else [])
+    def read_runs(self, check=None) -> pd.DataFrame:
+        """Every recorded run, one row each, each file's table passed through ``check(frame, path)``
+        first. The workbench reads rows only through ``workbench.study.results.read_runs``, which
+        passes the one check of the declared run row (workbench.study.row_check); without ``check``
+        the rows are raw (tests)."""
+        return self._concat(self._run_files(), check)
 
     def read_histories(self, keys: Iterable[str]) -> pd.DataFrame:
-        """The long table of per-iteration histories of the runs ``keys`` that kept one."""
-        paths = [self.histories_dir / f"{k}.parquet" for k in keys]
-        return self._concat(p for p in paths if p.is_file())
+        """The long table of per-iteration histories of the runs ``keys`` that kept one (a key is a
+        plain name: never a path out of the folder)."""
+        folder = self.folder("histories", create=False)
+        paths = [folder / f"{plain_name(str(k), f'{self.root}: run key')}.parquet" for k in keys]
+        return self._concat(p for p in paths if os.path.lexists(p))

@@ -55,13 +55,13 @@ WARM_UP_LIMIT = 300.0
 
 def warm_up_limit() -> float:
     """WARM_UP_LIMIT, or WORKBENCH_WARM_UP_LIMIT when set."""
+    from workbench.limits import check
+    from workbench.numbers import number
     text = os.environ.get("WORKBENCH_WARM_UP_LIMIT")
-    try:
-        value = WARM_UP_LIMIT if text is None else float(text)
-    except ValueError:
-        raise InputError(f"WORKBENCH_WARM_UP_LIMIT={text!r}: expected a number of seconds") from None
-    if not value > 0:
-        raise InputError(f"WORKBENCH_WARM_UP_LIMIT={text!r}: expected a positive number of seconds")
+    if text is None:
+        return WARM_UP_LIMIT
+    value = number(text, "WORKBENCH_WARM_UP_LIMIT (seconds)", positive=True)
+    check("SECONDS", value, "WORKBENCH_WARM_UP_LIMIT")
     return value
 
 #: the line before the traceback of a run that failed because its solver raised (status "failed",

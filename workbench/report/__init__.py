@@ -510,20 +510,20 @@ def _paper(res: ReportData, out: Path) -> list:
 
 
 def _generator_params(source: str) -> dict | None:
-    """The generator parameters stored beside a generated file (NAME.json: its "generator" table, and
-    the number of settling steps), or None for a file without them (a scene, another simulator's file)."""
-    import json
-
+    """The parameters a generated packing was made with: its entry in the ``MANIFEST.json`` of its folder
+    (problems.generator; the entry's "generator" table, with the settling steps), or None for a file
+    without one (a scene, another simulator's file, a file the manifest does not list)."""
+    from problems.generator import read_manifest
     from workbench.sources import resolve_path
     try:
-        path = resolve_path(source).with_suffix(".json")
-        meta = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-    except Exception:  # noqa: BLE001 - a source that is not a file (scene:, generator:) has no metadata
+        path = resolve_path(source)
+        entry = read_manifest(path.parent).get(path.name)
+    except Exception:  # noqa: BLE001 - a source that is not a file (scene:, generator:) has no manifest
         return None
-    if not isinstance(meta, dict) or not isinstance(meta.get("generator"), dict):
+    if not isinstance(entry, dict) or not isinstance(entry.get("generator"), dict):
         return None
-    params = dict(meta["generator"])
-    params.setdefault("steps", (meta.get("settling") or {}).get("steps"))
+    params = dict(entry["generator"])
+    params.setdefault("steps", entry.get("steps"))
     return params
 
 

@@ -54,17 +54,23 @@ def reference():
     """(problem, optimal dual objective) per key of PROBLEMS and formulation, from a workbench solve: the
     relaxed dual by SCS (judged solved), or for the pyramid models the QP (15) of Anitescu and Hart 2003 by the
     workbench's LCP2 solver (its dual objective 1/2 nu^T N nu + r^T nu at the impulses it returns)."""
+    return optima(lambda key: PROBLEMS[key](), SolveOptions(tol=1e-9), SolveOptions(tol=1e-10), cone_solver="scs")
+
+
+def optima(make, cone_options, pyramid_options, *, cone_solver):
+    """get(key, formulation) -> (problem make(key), its workbench optimum for the formulation's family),
+    each solved once: the relaxed dual by ``cone_solver`` (judged solved), the pyramid QP by LCP2."""
     cache = {}
 
     def get(key, formulation):
         family = "pyramid" if formulation.startswith("pyramid") else "cone"
         if (key, family) not in cache:
-            p = PROBLEMS[key]()
+            p = make(key)
             if family == "cone":
-                res = solve(p, "dual", "scs", SolveOptions(tol=1e-9))
+                res = solve(p, "dual", cone_solver, cone_options)
                 assert res.status == "solved"
             else:
-                res = solve(p, "lcp-pyramid", "lcp2", SolveOptions(tol=1e-10))
+                res = solve(p, "lcp-pyramid", "lcp2", pyramid_options)
                 assert res.nu is not None
             cache[key, family] = (p, evaluate(p, res.nu)["dual_objective"])
         return cache[key, family]
@@ -243,21 +249,7 @@ def packing():
     (judged solved), the pyramid QP (15) of Anitescu and Hart 2003 by its LCP2 solver (dual objective at the
     impulses it returns)."""
     from workbench.sources import load
-    cache = {}
-
-    def get(spec, formulation):
-        family = "pyramid" if formulation.startswith("pyramid") else "cone"
-        if (spec, family) not in cache:
-            p = load(spec)
-            if family == "cone":
-                res = solve(p, "dual", "ipm", SolveOptions(tol=1e-8))
-                assert res.status == "solved"
-            else:
-                res = solve(p, "lcp-pyramid", "lcp2", SolveOptions(tol=1e-8))
-                assert res.nu is not None
-            cache[spec, family] = (p, evaluate(p, res.nu)["dual_objective"])
-        return cache[spec, family]
-    return get
+    return optima(load, SolveOptions(tol=1e-8), SolveOptions(tol=1e-8), cone_solver="ipm")
 
 
 def read_cbf(path) -> tuple[np.ndarray, sp.csr_matrix, np.ndarray, list, list]:

@@ -447,7 +447,7 @@ def _scaling_figure(pairs, slopes, columns, methods, labels, title, width) -> Fi
         if ax.has_data():
             ax.set(xscale="log", yscale="log")
             ax.grid(True, which="both", alpha=0.3)
-            # one legend below the panels, off the data; the slopes of every panel's quantity per method
+            # each panel's legend below it, off the data (the slopes differ from panel to panel)
             ax.legend(fontsize=8 if width is None else None, loc="upper center", bbox_to_anchor=(0.5, -0.22),
                       ncols=1, frameon=False)
         else:

@@ -501,8 +501,9 @@ def _paper(res: ReportData, out: Path) -> list:
                  "how many runs gave a value; '-' where none did, e.g. data not generated or the method unavailable). "
                  "Both sides' problem and criterion, with its threshold, are given; 'comparable' says whether the two "
                  "numbers measure the same thing: no where the study file says why not or where the measured files "
-                 "were generated with other parameters than the paper's data (paper_params), 'not stated' where the "
-                 "study file does not name the paper's problem and criterion. Iterations to reference: the first "
+                 "were generated with other parameters than the paper's (paper_params, checked against the "
+                 "dataset's MANIFEST.json), 'not stated' where the study file does not name the paper's problem and "
+                 "criterion. Iterations to reference: the first "
                  "iteration whose objective is within rel_tol of the reference objective (section Convergence; never "
                  "the method's own)."),
             Table(table, "Published and measured values.",

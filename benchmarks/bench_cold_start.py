@@ -1,6 +1,6 @@
 """Does a study's verdict depend on whether the compile cache was empty? (issue 22)
 
-    python -m benchmarks.bench_cold_start [--study studies/quickstart.toml] [--jobs 2] [--no-write]
+    python -m benchmarks.bench_cold_start [--study studies/quickstart.toml] [--jobs 2] [--write]
 
 Clones the repository's committed HEAD into a temporary folder, points ``NUMBA_CACHE_DIR`` at an empty
 folder and runs the study there twice in a row with ``workbench run`` (no ``workbench warm-up`` before:
@@ -8,8 +8,8 @@ the first run compiles what it needs, in its workers' warm-up, before any clock 
 the two runs: the status of every (problem, method, repetition), the runs killed while warming up
 (status "warm-up"), the runs killed at the hard time limit, and the conclusion's verdict per row (the
 fastest method, or the tie within noise, of each tag and comparison group). The page goes to
-docs/results/cold-start.md (workbench.provenance.write_results), and its copy into README.md, unless
-``--no-write``; the load average is recorded with it.
+docs/results/cold-start.md (workbench.provenance.write_results), and its copy into README.md, with
+``--write`` (else the page is only printed); the load average is recorded with it.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--study", default="studies/quickstart.toml", help="study file, relative to the repository (or an absolute path)")
     p.add_argument("--jobs", type=int, default=2, help="worker processes of each run (default 2)")
-    p.add_argument("--no-write", action="store_true", help="print only; no docs/results page")
+    p.add_argument("--write", action="store_true", help="also write the docs/results page (default: print only)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
         warm = _run(clone, args.study, tmp / "warm", cache, args.jobs)
     data = {"study": args.study, "jobs": args.jobs, "cold": cold, "warm": warm, "diff": compare(cold, warm)}
     print(render(data))
-    if not args.no_write:
+    if args.write:
         from workbench.provenance import ROOT as DOCS_ROOT, embed, write_results
 
         print(write_results("cold-start", data, render, command="python -m benchmarks.bench_cold_start "

@@ -31,7 +31,8 @@ docs/benchmarks.md says what each figure includes; in short:
 6. Issue 25's targets with this run's figures, met or missed.
 
 Options: ``--quick`` (3 repetitions, cap 2 s; default 5 repetitions, cap 5 s), ``--repetitions K``,
-``--problems GLOB``, ``--time-limit S``, ``--skip-relaxed``, ``--skip-cold``, ``--no-write`` (print only).
+``--problems GLOB``, ``--time-limit S``, ``--skip-relaxed``, ``--skip-cold``, ``--write`` (write
+docs/results/peers.* and the README's copy; without it the page is only printed).
 """
 
 from __future__ import annotations
@@ -641,7 +642,7 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=None, help="per run of the exact part [s] (default 5; quick 2)")
     ap.add_argument("--skip-relaxed", action="store_true", help="leave out the relaxed problems against Clarabel")
     ap.add_argument("--skip-cold", action="store_true", help="leave out the cold command line")
-    ap.add_argument("--no-write", action="store_true", help="print the page, do not write docs/results/peers.*")
+    ap.add_argument("--write", action="store_true", help="also write docs/results/peers.* (default: print the page only)")
     args = ap.parse_args(argv)
     reps = args.repetitions or (3 if args.quick else 5)
     cap = args.time_limit or (2.0 if args.quick else 5.0)
@@ -678,8 +679,9 @@ def main(argv=None) -> int:
                         "load_end": " ".join(f"{x:.1f}" for x in os.getloadavg()), "restarts": restarts,
                         "wall_s": time.perf_counter() - t_start}
     command = "python -m benchmarks.bench_peers" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
-    if args.no_write:
+    if not args.write:
         print(render(data))
+        print("docs/ unchanged: add --write to store the page in docs/results", file=sys.stderr)
     else:
         from benchmarks import bench_peers     # the renderer by its importable name, also under python -m
         from workbench.provenance import ROOT, embed, write_results, write_view

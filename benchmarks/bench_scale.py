@@ -18,9 +18,9 @@ objective; "equal iterations" says whether both ran as many iterations). Every r
 the issue's targets (issue 31): met, missed by how much, or not measured and why.
 
     python -m benchmarks.bench_scale [--contacts 100k,1M,3M,10M] [--configs cpu1,cpu,gpu] [--tol 1e-4]
-                                     [--time-limit 900] [--note TEXT] [--no-write]
+                                     [--time-limit 900] [--note TEXT] [--write]
 
-Writes docs/results/scale.md and .json (workbench.provenance) unless --no-write. The GPU path imports
+Writes docs/results/scale.md and .json (workbench.provenance) with --write (default: print only). The GPU path imports
 nothing of cvxpy, Clarabel, SCS or qdldl (the GPU machine lacks them): each child records the modules it
 loaded, and the page says so.
 """
@@ -218,7 +218,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tol", type=float, default=TOL)
     ap.add_argument("--time-limit", type=float, default=TIME_LIMIT, help="seconds per solve")
     ap.add_argument("--note", default="", help="a closing note for the page (why a size was not run here)")
-    ap.add_argument("--no-write", action="store_true", help="print the page, do not write docs/results/scale.*")
+    ap.add_argument("--write", action="store_true", help="also write docs/results/scale.* (default: print only)")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)  # a child process: one size
     args = ap.parse_args(argv)
     configs = [c for c in args.configs.split(",") if c]
@@ -241,7 +241,7 @@ def main(argv=None) -> int:
                       for s in SIZES],
             "note": args.note}
     command = "python -m benchmarks.bench_scale" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
-    if args.no_write:
+    if not args.write:
         print(render(data))
         return 0
     from benchmarks import bench_scale       # the renderer by its importable name, also under python -m

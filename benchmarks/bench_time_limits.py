@@ -1,6 +1,6 @@
 """How far past its time limit each solver returns through the Python API (issue 24).
 
-    python benchmarks/bench_time_limits.py [--limit S] [--spheres N]
+    .venv/bin/python -m benchmarks.bench_time_limits [--limit S] [--spheres N] [--write]
 
 For every available solver and the first formulation it can take, after a warm-up (imports and
 compilation are never inside the limit), one ``workbench.method.solve`` of a freshly generated
@@ -8,8 +8,9 @@ sphere packing with an accuracy no solver reaches (tol 1e-15, no iteration cap) 
 ``time_limit=S``: the wall time of the call, the solver's own solve_seconds, the build time, and
 for Siconos its start-up (not counted in its limit, ``info["startup_seconds"]``). The overrun is
 the call's wall time less the limit, the build and the Siconos start-up. Solvers found by cvxpy
-(scip, ...) get no time limit (workbench.solvers.cvxpy_generic) and are listed, not run. Results go to
-docs/results/time_limits.{json,md} (workbench.provenance), embedded in docs/threat-model.md.
+(scip, ...) get no time limit (workbench.solvers.cvxpy_generic) and are listed, not run. The table is
+printed; with ``--write`` it goes to docs/results/time_limits.{json,md} (workbench.provenance), embedded in
+docs/threat-model.md.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workbench.provenance import write_results  # noqa: E402
+from workbench.provenance import ROOT, embed, write_results  # noqa: E402
 
 
 def render(data: dict) -> str:
@@ -61,6 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=float, default=1.0)
     parser.add_argument("--spheres", type=int, default=300)
+    parser.add_argument("--write", action="store_true", help="also write docs/results/time_limits.* (default: print only)")
     args = parser.parse_args()
 
     from problems.synthetic import sphere_packing
@@ -80,8 +82,12 @@ def main() -> None:
         print(rows[-1], file=sys.stderr, flush=True)
     import importlib
     renderer = importlib.import_module("benchmarks.bench_time_limits").render  # by name, not __main__
-    write_results("time_limits", {"limit": args.limit, "spheres": args.spheres, "contacts": contacts, "rows": rows,
-                                  "unbounded": unbounded}, renderer, command=" ".join(["python", *sys.argv]))
+    data = {"limit": args.limit, "spheres": args.spheres, "contacts": contacts, "rows": rows, "unbounded": unbounded}
+    print(renderer(data))
+    if args.write:
+        print(write_results("time_limits", data, renderer,
+                            command=" ".join(["python -m benchmarks.bench_time_limits", *sys.argv[1:]])))
+        embed(ROOT / "docs" / "threat-model.md", "time_limits")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """The papers' numbers reproduced: one command per paper, each writing ONE "paper vs measured" table.
 
-    python -m benchmarks.reproduce PAPER [--quick] [--results-dir DIR] [dataset options]
+    .venv/bin/python -m benchmarks.reproduce PAPER [--quick] [--write | --results-dir DIR] [dataset options]
 
 PAPER is one of ``anitescu-hart-2003``, ``mazhar-2014``, ``melanz-2015``, ``pqn-2017`` (the projected
 quasi-Newton paper). Each measures what the paper reports, at the paper's own parameters where the
 workbench can make them, and writes ``repro-PAPER`` through :func:`workbench.provenance.write_results`
-(``docs/results/repro-PAPER.{json,md}``: date, machine, commit, command). Every row holds the paper's
+(date, machine, commit, command): with ``--write`` into ``docs/results/repro-PAPER.{json,md}`` and
+docs/reproductions.md, else into ``--results-dir`` or a temporary folder (the working tree stays clean). Every row holds the paper's
 value with its table, figure or section, the measured value, the criterion both sides use, every
 parameter that differs and why, and a verdict computed from the numbers by a declared rule
 (:mod:`workbench.report.reproduction`): reproduced, not reproduced, not comparable (with the reason),
@@ -17,9 +18,9 @@ parameters are read from the dataset's metadata: a dataset not made at the paper
 0.0005 s, 8,000 steps, at most 10,000 or 10 solver iterations per step) makes its rows "not comparable",
 with the rule's own outcome in the reason.
 
-``--quick`` runs a CI-sized version (smaller scenes and caps; a few seconds to a minute) and writes
-into a temporary folder unless ``--results-dir`` is given: its rows say what was reduced, so a quick
-table is never mistaken for the paper's comparison. Without ``--quick`` each command takes minutes.
+``--quick`` runs a CI-sized version (smaller scenes and caps; a few seconds to a minute; ``--write``
+is refused with it): its rows say what was reduced, so a quick table is never mistaken for the paper's
+comparison. Without ``--quick`` each command takes minutes.
 """
 
 from __future__ import annotations
@@ -739,8 +740,11 @@ PAPERS: dict[str, tuple[Callable, str]] = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paper", choices=sorted(PAPERS))
-    parser.add_argument("--quick", action="store_true", help="a CI-sized run (writes to a temporary folder)")
-    parser.add_argument("--results-dir", type=Path, help=f"where to write repro-PAPER.* (default {RESULTS_DIR})")
+    parser.add_argument("--quick", action="store_true", help="a CI-sized run")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--write", action="store_true",
+                       help=f"write repro-PAPER.* into {RESULTS_DIR} and docs/reproductions.md (default: a temporary folder)")
+    where.add_argument("--results-dir", type=Path, help="where to write repro-PAPER.* (default: a temporary folder)")
     parser.add_argument("--settled", default="settled-00320", help="dataset of the thoroughly settled packing")
     parser.add_argument("--unsettled", default="unsettled-00320", help="dataset of the poorly settled packing")
     parser.add_argument("--scaling", default="scaling-*", help="glob of the scaling datasets")
@@ -756,9 +760,10 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.apgd_cap, args.extra_cap, args.filling_n, *args.filling_sizes) < 1 or args.sizes_duration <= 1.0 \
             or not 0 < args.scaling_tol < 1 or not 0 < args.filling_tol < 1:
         parser.error("caps and sizes must be positive, --sizes-duration above 1 s, tolerances in (0, 1)")
-    folder = args.results_dir
-    if folder is None:
-        folder = Path(tempfile.mkdtemp(prefix="reproduce-")) if args.quick else RESULTS_DIR
+    if args.quick and args.write:
+        parser.error("--quick makes a CI-sized table, not the paper's comparison: it is not written into docs/ "
+                     "(drop --write, or --quick)")
+    folder = RESULTS_DIR if args.write else args.results_dir or Path(tempfile.mkdtemp(prefix="reproduce-"))
     func, _ = PAPERS[args.paper]
     t0 = time.perf_counter()
     try:
@@ -772,8 +777,11 @@ def main(argv: list[str] | None = None) -> int:
     page = write_results(f"repro-{args.paper}", data, render_table, command=command.strip(), folder=folder)
     print(page.read_text(encoding="utf-8"))
     print(f"written: {page}", file=sys.stderr)
-    if Path(folder).resolve() == RESULTS_DIR.resolve() and embed(DOC, f"repro-{args.paper}"):
+    if args.write and embed(DOC, f"repro-{args.paper}"):
         print(f"embedded in: {DOC}", file=sys.stderr)
+    elif not args.write:
+        print("docs/ unchanged: add --write to store the table in docs/results and docs/reproductions.md",
+              file=sys.stderr)
     return 0
 
 

@@ -329,7 +329,7 @@ _PYRAMID_RELAXATION = ("relaxed like LCP2 (Anitescu & Hart 2003 Theorem 4.2): a 
                        "instead of 0; the pyramid's exact (non-associated) law is the LCP of formulations/lcp_pyramid.py")
 
 
-def describe_dual(problem: TimeStepProblem, *, scaled: bool = True, m_C: int | None = None) -> ConicQP:
+def describe_dual(problem: TimeStepProblem, *, scaled: bool | DataScale = True, m_C: int | None = None) -> ConicQP:
     """The dual of QP (15) (Anitescu & Hart 2003) with Gamma = 0: the relaxed dual (Mazhar et al. 2014
     eq. 24) over the pyramids, gamma = E^T y with y >= 0 (:class:`Pyramid`), lambda free, in
     x = [y; lambda] / alpha."""
@@ -344,7 +344,7 @@ def describe_dual(problem: TimeStepProblem, *, scaled: bool = True, m_C: int | N
                           "[J] over the pyramids; the impulses are gamma = alpha E^T y, lambda = alpha x_lambda"})
 
 
-def describe_primal(problem: TimeStepProblem, *, scaled: bool = True, m_C: int | None = None) -> ConicQP:
+def describe_primal(problem: TimeStepProblem, *, scaled: bool | DataScale = True, m_C: int | None = None) -> ConicQP:
     """QP (15) of Anitescu & Hart 2003 with Gamma = 0 in the velocity change: the relaxed primal (Mazhar
     et al. 2014 eq. 23) with each dual cone replaced by the pyramid's dual, E (D^T y + r_c / v_s) >= 0
     (rows pyr<i>_e<l>): ``min 1/2 y^T (M / m_M) y  s.t.  E D^T y >= -E r_c / v_s,  G^T y = -r_G / v_s``."""

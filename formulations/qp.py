@@ -297,8 +297,11 @@ def to_cvxpy(qp: ConicQP) -> CvxpyForm:
 
 
 # --------------------------------------------------------------------------- scales
-def model_scale(problem: TimeStepProblem, scaled: bool) -> DataScale:
-    """data_scale(problem), or unit scales for a model in physical units."""
+def model_scale(problem: TimeStepProblem, scaled: bool | DataScale) -> DataScale:
+    """data_scale(problem), unit scales for a model in physical units (``scaled=False``), or the
+    scales given (a DataScale: the export's, workbench.export.model.export_scale)."""
+    if isinstance(scaled, DataScale):
+        return scaled
     return data_scale(problem) if scaled else DataScale(impulse=1.0, velocity=1.0, objective=1.0)
 
 

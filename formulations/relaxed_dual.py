@@ -29,7 +29,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.base import CCQOModel, CvxpyModel, Formulation
+from formulations.base import CCQOModel, CvxpyModel, DataScale, Formulation
 from formulations.qp import (ConicQP, FrictionCones, RowBlock, VariableBlock, contact_names, joined,
                              mass_cholesky, model_scale, numbered, to_cvxpy)
 from workbench.metrics import dual_objective
@@ -56,8 +56,9 @@ def ccqo_objective(problem: TimeStepProblem) -> DualObjective:
     return DualObjective(problem)
 
 
-def describe(problem: TimeStepProblem, *, scaled: bool = True) -> ConicQP:
-    """The relaxed dual CCQO (module docstring) as a ConicQP, on O(1) data unless ``scaled=False``."""
+def describe(problem: TimeStepProblem, *, scaled: bool | DataScale = True) -> ConicQP:
+    """The relaxed dual CCQO (module docstring) as a ConicQP, on O(1) data unless ``scaled=False``
+    (``scaled`` a DataScale: on those scales)."""
     sc = model_scale(problem, scaled)
     n_N = sc.velocity / sc.impulse
     n, m, d, n_c, n_b = problem.n_unknowns, problem.n_contact_unknowns, problem.d, problem.n_contacts, \

@@ -28,7 +28,7 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.base import CvxpyModel, Formulation
+from formulations.base import CvxpyModel, DataScale, Formulation
 from formulations.qp import (ConicQP, FrictionCones, RowBlock, VariableBlock, mass_cholesky, model_scale, numbered,
                              to_cvxpy)
 from workbench.problem import TimeStepProblem
@@ -45,7 +45,7 @@ def primal_objective(problem: TimeStepProblem):
     return objective
 
 
-def describe(problem: TimeStepProblem, *, scaled: bool = True) -> ConicQP:
+def describe(problem: TimeStepProblem, *, scaled: bool | DataScale = True) -> ConicQP:
     """The relaxed primal QP in the velocity change (module docstring) as a ConicQP."""
     problem.require_global("the relaxed primal")
     sc = model_scale(problem, scaled)

@@ -1,11 +1,16 @@
 """The benchmarks' own arithmetic on made-up measurements (the benchmarks themselves are not run here):
 benchmarks.bench_peers's fairness rules (the time limit for a one-sided failure, a fresh problem per
 timed solve, Siconos's solvers by kind and dimension) and issue 25's target summary, the relaxed table of
-benchmarks.bench_ipm, the rows of benchmarks.bench_scale against their targets, and benchmarks.bench_generate's series
-total when a run continues an earlier one."""
+benchmarks.bench_ipm, the rows of benchmarks.bench_scale against their targets, and benchmarks.bench_generate's
+series total when a run continues an earlier one; and how the commands behave: one quick reproduction run as the
+README's environment runs it (not activated), which leaves docs/ alone unless --write."""
 
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -207,5 +212,57 @@ def test_generate_series_continued_from_an_earlier_run():
 def test_generate_refuses_a_previous_record_that_is_not_one(tmp_path, capsys):
     bad = tmp_path / "generate.json"
     bad.write_text('{"data": {}}')
-    assert bench_generate.main(["--previous", str(bad), "--no-write"]) == 2
+    assert bench_generate.main(["--previous", str(bad)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _tracked_changes() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
+                          text=True).stdout
+
+
+def test_reproduce_runs_without_an_activated_environment_and_leaves_docs_alone():
+    """README's environment, not activated: the venv's python by path, PATH without the venv's bin; the
+    command writes its table into a temporary folder, not docs/ (that needs --write)."""
+    before = _tracked_changes()
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.reproduce", "anitescu-hart-2003", "--quick"], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "docs/ unchanged: add --write" in proc.stderr and "embedded in" not in proc.stderr
+    written = Path(next(line for line in proc.stderr.splitlines() if line.startswith("written: "))[len("written: "):])
+    assert written.is_file() and REPO not in written.parents
+    assert _tracked_changes() == before
+
+
+def test_quick_reproduction_refuses_write(capsys):
+    from benchmarks import reproduce
+    with pytest.raises(SystemExit) as exc:
+        reproduce.main(["pqn-2017", "--quick", "--write"])
+    assert exc.value.code == 2 and "not written into docs/" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module", ["reproduce", "bench_cold_start", "bench_generate", "bench_peers",
+                                    "bench_time_limits", "bench_firstorder", "bench_scale"])
+def test_benchmarks_write_into_docs_only_when_asked(module):
+    """Every benchmark with a docs/results page takes --write, and nothing else writes: the call to
+    workbench.provenance.write_results sits behind ``args.write``."""
+    text = (REPO / "benchmarks" / f"{module}.py").read_text(encoding="utf-8")
+    assert '"--write"' in text and "--no-write" not in text
+    guarded = text.split("write_results(")[1:]
+    assert guarded and all("args.write" in text.split("write_results(")[i][-600:] for i in range(len(guarded)))
+
+
+def test_a_benchmark_under_the_wrong_interpreter_says_which_in_one_line():
+    """The system python without numpy (the usual mistake: `python3 -m benchmarks.NAME` with the venv not
+    activated) stops at the package with one line naming the command to use, exit code 2."""
+    system = "/usr/bin/python3"
+    if not Path(system).is_file() or subprocess.run([system, "-c", "import numpy"], capture_output=True).returncode == 0:
+        pytest.skip(f"{system} is missing or has numpy: no interpreter without the environment to try")
+    proc = subprocess.run([system, "-m", "benchmarks.reproduce", "pqn-2017", "--quick"], cwd=REPO,
+                          env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
+    assert "lacks numpy" in proc.stderr and ".venv/bin/python -m benchmarks.NAME" in proc.stderr

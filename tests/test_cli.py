@@ -291,3 +291,48 @@ def test_set_gives_a_generator_its_parameters_in_process_and_in_the_time_limited
         assert rec["problem"] == "sphere-packing-40-s0" and rec["status"] == "solved"
     assert main(["info", "dataset:settled-00320", "--set", "n=3"]) == 2     # a file takes no parameters
     assert "a file takes no parameters" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- typical mistakes: one line that says what to do
+MISTAKES = {
+    # what was typed -> words the one-line answer must hold (the fix, not only the fault)
+    ("solve", "rolling-ball-2d", "-f", "dual", "-s", "clarabel"): ["did you mean scene:rolling-ball-2d?"],
+    ("solve", "settled-00320", "-f", "dual", "-s", "apgd"): ["did you mean dataset:settled-00320?"],
+    ("solve", "scene:rolling-bal-2d", "-f", "dual", "-s", "clarabel"): ["did you mean 'rolling-ball-2d'?"],
+    ("solve", "scene:rolling-ball-2d", "-f", "duel", "-s", "clarabel"): ["did you mean 'dual'?"],
+    ("solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "clarabl"): ["did you mean 'clarabel'?"],
+    ("solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "apgd", "--set", "max_iter=10"):
+        ["problem's own parameters", "--param KEY=VALUE"],
+    ("solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "apgd", "--param", "max_itr=10"):
+        ["--max-iter on the command line", "[methods.NAME] max_iter"],
+    ("solve", "scene:rolling-ball-2d", "-f", "dual", "-s", "apgd", "--param", "tol=1e-3"): ["--tol on the command line"],
+    ("solve", "scene:rolling-ball-2d", "-f", "ncp", "-s", "clarabel"): ["formulations it can take: primal, dual"],
+    ("run", "no-such-study.toml"): ["no such study file", "studies/quickstart.toml"],
+    ("report", "no-such-results"): ["no such results folder", "the folder `workbench run` wrote"],
+    ("solv", "scene:rolling-ball-2d"): ["did you mean 'solve'?"],
+}
+
+
+@pytest.mark.parametrize("typed", list(MISTAKES), ids=[" ".join(t) for t in MISTAKES])
+def test_a_typical_mistake_is_answered_with_what_to_do(typed, capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])   # the repository root, where studies/ is
+    try:
+        code = main(list(typed))
+    except SystemExit as exc:    # argparse's own refusals exit
+        code = exc.code
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    for words in MISTAKES[typed]:
+        assert words in err, (words, err)
+
+
+def test_a_second_run_of_a_finished_study_says_nothing_was_measured_and_how_to_measure_again(tmp_path, capsys):
+    study = _write(tmp_path / "s.toml", '[study]\nname = "again"\n\n[[problems]]\nscenes = ["rolling-ball-2d"]\n\n'
+                   '[methods.clarabel]\nformulation = "dual"\nsolver = "clarabel"\n')
+    args = ["run", str(study), "--out", str(tmp_path / "r"), "--no-report", "--no-progress"]
+    assert main(args) == 0
+    assert "NOTHING WAS MEASURED" not in capsys.readouterr().err
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "again: NOTHING WAS MEASURED: all 1 runs are already recorded" in err
+    assert "--rerun" in err and "--out NEW_FOLDER" in err

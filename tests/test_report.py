@@ -612,3 +612,30 @@ def test_published_values_on_data_made_otherwise_are_not_comparable():
     assert "no generator parameters" in _comparable(entry, {"scene": None})
     assert _comparable({**entry, "not_comparable": "other solver"}, {}) == "no: other solver"
     assert _comparable({"paper_problem": "p"}, {}).startswith("not stated")
+
+
+def test_published_values_read_the_dataset_manifest_and_the_quickstart_rows_are_comparable():
+    """The generator parameters of a committed packing come from problems/datasets/MANIFEST.json; the
+    quickstart's settled and unsettled rows (Mazhar et al. 2014 sec. 5.1: h = 0.0005 s, 8,000 steps, 10,000 or
+    10 iterations per step) are comparable exactly where the paper's protocol holds and no reason says otherwise."""
+    import tomllib
+    from pathlib import Path
+
+    from workbench.report import _comparable, _generator_params
+
+    settled, unsettled = _generator_params("dataset:settled-00320"), _generator_params("dataset:unsettled-00320")
+    assert (settled["h"], settled["steps"], settled["max_iter"]) == (0.0005, 8000, 10000)
+    assert (unsettled["h"], unsettled["steps"], unsettled["max_iter"]) == (0.0005, 8000, 10)
+    assert _generator_params("scene:rolling-ball-2d") is None
+    study = tomllib.loads((Path(__file__).resolve().parents[1] / "studies" / "quickstart.toml").read_text())
+    made = {"settled": {"settled-00320": settled}, "unsettled": {"unsettled-00320": unsettled}}
+    verdicts = []
+    for e in study["report"]["paper"]:
+        entry = {**e, "paper_params": list(e.get("paper_params", {}).items())}
+        verdicts.append(_comparable(entry, made[e["tag"]]))
+        if not e.get("not_comparable"):
+            assert verdicts[-1].startswith("yes"), (e["what"], verdicts[-1])
+        # the other packing's cap breaks the protocol, and the verdict names it
+        other = made["unsettled" if e["tag"] == "settled" else "settled"]
+        assert "max_iter" in _comparable({**entry, "not_comparable": None}, other)
+    assert sum(v.startswith("yes") for v in verdicts) >= 3

@@ -67,6 +67,22 @@ def _formulation(name: str):
     return get_formulation(name)
 
 
+#: what each solve is asked (SolveOptions), often given as a method parameter by mistake: where it goes
+#: on the command line and in a study file
+_SOLVE_OPTIONS = {"tol": ("--tol", "[methods.NAME] tolerance"),
+                  "max_iter": ("--max-iter", "[methods.NAME] max_iter"),
+                  "time_limit": ("--time-limit", "[study] time_limit")}
+
+
+def _options_hint(params: dict[str, Any]) -> str:
+    """'; max_iter is asked of each solve, ...' when a parameter given is (close to) a SolveOptions
+    setting, else ''."""
+    import difflib
+    close = sorted({m for k in params for m in difflib.get_close_matches(k, list(_SOLVE_OPTIONS), n=1, cutoff=0.7)})
+    return "".join(f"; {c} is asked of each solve, not a method parameter: {_SOLVE_OPTIONS[c][0]} on the command "
+                   f"line, {_SOLVE_OPTIONS[c][1]} in a study file, SolveOptions({c}=...) in Python" for c in close)
+
+
 class Method:
     """``formulation`` x ``solver`` (names, or the objects of the registries) with ``params`` (the
     declared parameters of both, ``--param`` keys) and a ``label`` for tables (default
@@ -95,7 +111,10 @@ class Method:
                 f"it can take: {', '.join(fits) if fits else '(none registered)'}")
         self.kind = kinds[0]
         self.params = dict(params or {})
-        self.formulation_params, self.solver_params = split_params(form, slv, self.kind, self.params)
+        try:
+            self.formulation_params, self.solver_params = split_params(form, slv, self.kind, self.params)
+        except InputError as exc:
+            raise InputError(f"{exc}{_options_hint(self.params)}") from None
         self.label = label or f"{self.formulation_name} / {self.solver_name}{slv.variant(self.solver_params)}"
 
     # ------------------------------------------------------------------ identity

@@ -9,12 +9,13 @@ one as PNG and SVG. See docs/plotting.md for an example that runs.
     >>> fig.savefig("convergence.png")
 
 - :func:`convergence` (the form of Mazhar et al. 2014 Figs. 1-4): per problem, one column against
-  iteration and one against time, log-log. Top row: |objective - reference| (with ``references``) or
-  |objective|. Then one row per judged measure (relaxed_error for relaxed formulations, siconos_error
+  iteration and one against time (``x``), log-log, the rows chosen by ``rows`` ("objective", "error",
+  "own"; a paper's figure: ``rows=("error",)``). Row "objective": |objective - reference| (with ``references``) or
+  |objective|. Rows "error": one row per judged measure (relaxed_error for relaxed formulations, siconos_error
   for exact ones, lcp_residual for LCPs): the history's ``judged_error``, the workbench's measure of
   each method's iterates computed the same way for every solver (workbench.judging.judge_history),
   with each method's acceptance threshold drawn as a dashed line; so every method in a panel is on one
-  measure. Below, at most MAX_OWN_ROWS rows of the measures solvers log of themselves that are not a
+  measure (a run's measure is the one its record names, ``judged_name``). Rows "own": at most MAX_OWN_ROWS rows of the measures solvers log of themselves that are not a
   judged measure (ccp_residual, an interior-point method's residuals, ...), one measure per panel,
   recorded and never judged. Each method is its median curve over repetitions with a band from the
   minimum to the maximum (per iteration, over the repetitions that reached it; against time at the
@@ -29,6 +30,11 @@ one as PNG and SVG. See docs/plotting.md for an example that runs.
 - :func:`simulation_velocities` and :func:`simulation_steps`: the two figures of ``workbench simulate``
   (a scene's tracked velocities beside their analytic values; contacts, iterations, complementarity and
   the force on the fixed bodies against time).
+
+Legends are placed outside the axes, never over data; methods appear by their labels (the runs' ``label``
+column, the study's ``label =``, or ``labels=``). ``width`` (inches; :data:`COLUMN_WIDTH` for one journal
+column) draws a figure at that width with fonts for print, and :func:`save` writes PDF or SVG (vector)
+when the path says so.
 """
 
 from __future__ import annotations
@@ -43,25 +49,48 @@ from matplotlib.patches import Patch
 
 __all__ = ["convergence", "performance_profile", "scaling", "scaling_slopes", "time_series", "save",
            "simulation_velocities", "simulation_steps",
-           "judged_measure", "JUDGED", "MAX_OWN_ROWS"]
+           "judged_measure", "JUDGED", "MAX_OWN_ROWS", "COLUMN_WIDTH", "ROWS"]
 
 #: the measures a run can be judged by (workbench.judging.judged_name), in panel order
 JUDGED = ("relaxed_error", "siconos_error", "lcp_residual")
 #: rows of the solvers' own measures drawn below the judged ones, the most common first
 MAX_OWN_ROWS = 2
+#: the row kinds of a convergence figure, in the order drawn
+ROWS = ("objective", "error", "own")
+#: one column of a two-column journal page (Elsevier, IEEE, Springer: 84-90 mm), in inches
+COLUMN_WIDTH = 3.5
+#: font sizes at print width (points): legible at 100 % in a column
+_PRINT_STYLE = {"font.size": 7, "axes.labelsize": 7, "axes.titlesize": 7, "legend.fontsize": 6,
+                "xtick.labelsize": 6, "ytick.labelsize": 6, "figure.titlesize": 7, "lines.markersize": 4}
 
 
 def save(fig: Figure, path: Path | str) -> dict[str, str]:
-    """Write ``path`` (PNG) and the same figure as SVG beside it, atomically; {"SVG": svg file name}."""
+    """Write the figure atomically: a ``.png`` path as PNG with the same figure as SVG beside it
+    ({"SVG": svg file name}); a ``.pdf`` or ``.svg`` path as that vector file alone ({}), fonts embedded
+    as text (PDF Type 42) so a journal's checks accept it."""
     from workbench.files import atomic_output
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    kind = path.suffix.lower().lstrip(".")
+    if kind in ("pdf", "svg"):
+        import matplotlib
+        with matplotlib.rc_context({"pdf.fonttype": 42, "svg.fonttype": "none"}), atomic_output(path) as tmp:
+            fig.savefig(tmp, format=kind)
+        return {}
     svg = path.with_suffix(".svg")
     with atomic_output(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
     with atomic_output(svg) as tmp:
         fig.savefig(tmp, format="svg")
     return {"SVG": svg.name}
+
+
+def _style(width: float | None):
+    """The drawing context: print fonts when a width is asked, else matplotlib's defaults."""
+    import contextlib
+
+    import matplotlib
+    return matplotlib.rc_context(_PRINT_STYLE) if width is not None else contextlib.nullcontext()
 
 
 def _colors(methods: list[str]) -> dict[str, str]:
@@ -144,10 +173,19 @@ def _run_history(hist: pd.DataFrame, run) -> pd.DataFrame:
     return h[h["iteration"] <= until] if until is not None and np.isfinite(until) else h
 
 
+#: the x axes of a convergence figure: name -> (history column, axis label)
+_X_AXES = {"iteration": ("iteration", "iteration"), "time": ("seconds", "time [s]")}
+
+
 def convergence(histories: pd.DataFrame, runs: pd.DataFrame, *, problem: str | None = None,
                 references: dict | None = None, mode: str = "error", labels: dict[str, str] | None = None,
-                methods: list[str] | None = None) -> Figure:
+                methods: list[str] | None = None, rows: tuple[str, ...] = ROWS,
+                x: tuple[str, ...] = ("iteration", "time"), width: float | None = None) -> Figure:
     """The convergence figure of one problem (module docstring).
+
+    rows: which rows, from ROWS ("objective": the objective's distance to the reference; "error": the
+    judged measure(s); "own": the solvers' own logged measures); x: the columns, "iteration" and/or
+    "time"; width: the figure's width in inches with print fonts (COLUMN_WIDTH: one journal column).
 
     histories: :func:`workbench.study.load_histories` (columns key, iteration, seconds, objective,
     error_name, error, judged_name, judged_error); runs: :func:`workbench.study.load_results` rows
@@ -156,6 +194,15 @@ def convergence(histories: pd.DataFrame, runs: pd.DataFrame, *, problem: str | N
     references: method -> reference (an object with ``objective`` and ``method``, e.g.
     workbench.report.reference.Reference) or None; mode "error" draws |objective - reference|,
     "absolute" |objective| with the references dashed (without ``references``: |objective|)."""
+    unknown_rows = [r for r in rows if r not in ROWS] + [c for c in x if c not in _X_AXES]
+    if unknown_rows or not rows or not x:
+        raise ValueError(f"convergence: rows take {', '.join(ROWS)} and x takes {', '.join(_X_AXES)} "
+                         f"(at least one each); got rows={tuple(rows)}, x={tuple(x)}")
+    with _style(width):
+        return _convergence(histories, runs, problem, references, mode, labels, methods, tuple(rows), tuple(x), width)
+
+
+def _convergence(histories, runs, problem, references, mode, labels, methods, wanted, xs, width) -> Figure:
     if problem is not None:
         runs = runs[runs["problem"] == problem]
     elif runs["problem"].nunique() > 1:
@@ -170,9 +217,15 @@ def convergence(histories: pd.DataFrame, runs: pd.DataFrame, *, problem: str | N
     judged_rows = [n for n in JUDGED if "judged_name" in hist and (hist["judged_name"] == n).any()]
     own = hist.loc[~hist["error_name"].isin(JUDGED), "error_name"].dropna() if len(hist) else pd.Series(dtype=str)
     own_rows = list(own.value_counts(sort=True).index[:MAX_OWN_ROWS])
-    rows = ["objective"] + [("judged", n) for n in judged_rows] + [("own", n) for n in own_rows]
-    fig = Figure(figsize=(11, 2.9 * len(rows) + 1.3), layout="constrained")
-    axes = np.atleast_2d(fig.subplots(len(rows), 2, squeeze=False))
+    rows = [row for kind in ROWS if kind in wanted for row in
+            {"objective": ["objective"], "error": [("judged", n) for n in judged_rows] or [("judged", "judged error")],
+             "own": [("own", n) for n in own_rows]}[kind]]
+    top = rows.index("objective") if "objective" in rows else None
+    columns = [_X_AXES[c] for c in xs]
+    size = (11 * len(columns) / 2, 2.9 * len(rows) + 1.3) if width is None else \
+        (width, width * 0.62 * len(rows) / len(columns) + 0.9)
+    fig = Figure(figsize=size, layout="constrained")
+    axes = np.atleast_2d(fig.subplots(len(rows), len(columns), squeeze=False))
     drawn, thresholds = [], {}
     # a composite (a method with its hand-over: base_method differs) is dashed over its method alone
     composite = set(runs.loc[runs["method"] != runs["base_method"], "method"]) if "base_method" in runs else set()
@@ -204,33 +257,33 @@ def convergence(histories: pd.DataFrame, runs: pd.DataFrame, *, problem: str | N
                 curves.setdefault(("own", name), []).append(g[["iteration", "seconds"]].assign(y=g["error"]))
         for name in judged_by:
             thresholds.setdefault(name, set()).update(_threshold(run) for run in mine.itertuples())
-        for col, xname in enumerate(("iteration", "seconds")):
+        for col, (xname, _) in enumerate(columns):
             for r, row in enumerate(rows):
                 if _draw(axes[r, col], curves.get(row, []), xname, color, f"curve:{method}", ls):
                     drawn.append(method)
             if not ends:
                 continue
             x_end = float(np.median([e[xname] for e in ends]))
-            if have_ref and mine["objective"].notna().any():
+            if top is not None and have_ref and mine["objective"].notna().any():
                 y = float(np.nanmedian((mine["objective"] - offset).abs()))
                 if np.isfinite(y) and y > 0 and x_end > 0:
-                    axes[0, col].plot([x_end], [y], "x", color=color, ms=8, mew=2, gid=f"returned:{method}")
+                    axes[top, col].plot([x_end], [y], "x", color=color, ms=8, mew=2, gid=f"returned:{method}")
             y = float(np.nanmedian(mine["judged_error"])) if mine["judged_error"].notna().any() else np.nan
             for r, row in enumerate(rows):
                 if isinstance(row, tuple) and row[0] == "judged" and row[1] in judged_by and np.isfinite(y) \
                         and y > 0 and x_end > 0:
                     axes[r, col].plot([x_end], [y], "x", color=color, ms=8, mew=2, gid=f"returned:{method}")
-    if mode == "absolute":
+    if mode == "absolute" and top is not None:
         shown = {ref.method: ref for ref in references.values() if ref is not None}
         for i, ref in enumerate(shown.values()):
-            for ax in axes[0]:
+            for ax in axes[top]:
                 ax.axhline(abs(ref.objective), color="k", ls=("--", ":", "-.")[i % 3], lw=1)
-    top = "|objective - reference|" if mode == "error" else "|objective|"
+    top_label = "|objective - reference|" if mode == "error" else "|objective|"
     for r, row in enumerate(rows):
-        for col, xlabel in enumerate(("iteration", "time [s]")):
+        for col, (_, xlabel) in enumerate(columns):
             ax = axes[r, col]
             if row == "objective":
-                ylabel = top
+                ylabel = top_label
             elif row[0] == "judged":
                 ylabel = f"judged: {row[1]}"
                 for t in sorted(thresholds.get(row[1], ())):
@@ -252,7 +305,8 @@ def convergence(histories: pd.DataFrame, runs: pd.DataFrame, *, problem: str | N
                     why = "no reference: no other\nmethod solved this problem\nin this formulation"
                 else:
                     why = "no run logged\nits objective"
-                ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=9, transform=ax.transAxes)
+                ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=9 if width is None else 6,
+                        transform=ax.transAxes)
                 ax.set(xticks=[], yticks=[])
     handles = [Line2D([], [], color=colors[m], lw=2, ls="--" if m in composite else "-", label=labels[m])
                for m in methods if m in drawn]
@@ -260,30 +314,37 @@ def convergence(histories: pd.DataFrame, runs: pd.DataFrame, *, problem: str | N
                 Line2D([], [], color="k", marker="x", ls="", label="returned point (workbench measure)")]
     if thresholds:
         handles.append(Line2D([], [], color="0.3", ls=":", lw=1.2, label="acceptance threshold"))
-    if mode == "absolute" and any(v is not None for v in references.values()):
+    if top is not None and mode == "absolute" and any(v is not None for v in references.values()):
         handles.append(Line2D([], [], color="k", ls="--", lw=1, label="|reference objective|"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(4, len(handles)), fontsize=8)
-    fig.suptitle(f"{problem}: median over repetitions; judged rows: the workbench's measure of every method's "
-                 "iterates", fontsize=10)
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(4 if width is None else 2, len(handles)),
+               fontsize=8 if width is None else None)
+    if width is None:
+        fig.suptitle(f"{problem}: median over repetitions; judged rows: the workbench's measure of every method's "
+                     "iterates", fontsize=10)
     return fig
 
 
 # --------------------------------------------------------------------------- profiles
 
 def performance_profile(results: pd.DataFrame, *, value: str = "time", xlabel: str | None = None,
-                        title: str = "") -> Figure:
+                        title: str = "", width: float | None = None) -> Figure:
     """Dolan-More profiles rho_s(tau) of ``value`` ("time" or "iterations"), tau on a log2 axis.
 
     results: either problems x methods of the value (inf: not solved; NaN: the method cannot take the
     problem, left out of its fraction), as workbench.analysis.profiles.profile_values gives, or the
     rows of :func:`workbench.study.load_results`, accounted by the report's rule (solve time, a
-    problem not solved never counts)."""
+    problem not solved never counts). width: inches, with print fonts (COLUMN_WIDTH: one journal column)."""
     from workbench.analysis.profiles import performance_profile as profile, results_profile_values
 
     if "status" in results.columns:
         results = results_profile_values(results, value)
     rho = profile(results)
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    with _style(width):
+        return _profile_figure(rho, value, xlabel, title, width)
+
+
+def _profile_figure(rho: pd.DataFrame, value: str, xlabel: str | None, title: str, width: float | None) -> Figure:
+    fig = Figure(figsize=(7, 4.5) if width is None else (width, 0.75 * width + 0.5), layout="constrained")
     ax = fig.subplots()
     taus = rho.index.to_numpy()
     right = max(2.0, float(taus.max()) * 1.5) if len(taus) else 2.0
@@ -296,8 +357,8 @@ def performance_profile(results: pd.DataFrame, *, value: str = "time", xlabel: s
     ax.set(xlim=(1.0, right), ylim=(0.0, 1.02), xlabel=xlabel, ylabel="fraction of its problems (rho)")
     ax.set_xscale("log", base=2)
     ax.grid(True, which="both", alpha=0.3)
-    if ax.has_data():
-        ax.legend(fontsize=8, loc="lower right")
+    if ax.has_data():   # below the axes: a profile's lines reach every corner
+        fig.legend(loc="outside lower center", ncols=2, fontsize=8 if width is None else None)
     else:
         ax.text(0.5, 0.5, "no method solved any problem", ha="center", va="center", transform=ax.transAxes)
     ax.set_title(title, fontsize=10)
@@ -335,17 +396,24 @@ def scaling_slopes(results: pd.DataFrame, columns: dict[str, str], *, labels: di
 
 
 def scaling(results: pd.DataFrame, columns: dict[str, str] | None = None, *, labels: dict[str, str] | None = None,
-            methods: list[str] | None = None, title: str = "") -> Figure:
+            methods: list[str] | None = None, title: str = "", width: float | None = None) -> Figure:
     """Each column of ``columns`` (column -> axis label; default solve time and iterations) against
     the number of contacts, log-log, one panel per column and one line per method with its fitted
     slope. ``results``: load_results rows (the solved runs' medians per problem are drawn) or one row
-    per (problem, method) with method, n_contacts and the columns."""
+    per (problem, method) with method, n_contacts and the columns. width: inches, with print fonts
+    (COLUMN_WIDTH: one journal column)."""
     columns = columns or {"solve_seconds": "solve time [s]", "iterations": "iterations"}
     methods, labels = _order(results, labels, methods)
     pairs = _scaling_pairs(results, list(columns))
     slopes = scaling_slopes(results, columns, labels=labels, methods=methods)
+    with _style(width):
+        return _scaling_figure(pairs, slopes, columns, methods, labels, title, width)
+
+
+def _scaling_figure(pairs, slopes, columns, methods, labels, title, width) -> Figure:
     colors = _colors(methods)
-    fig = Figure(figsize=(5.5 * len(columns), 4.5), layout="constrained")
+    size = (5.5 * len(columns), 4.5) if width is None else (width, width / len(columns) * 0.9 + 0.7)
+    fig = Figure(figsize=size, layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(columns)))
     for method in methods:
         mine = pairs[pairs["method"] == method].sort_values("n_contacts")
@@ -361,7 +429,9 @@ def scaling(results: pd.DataFrame, columns: dict[str, str] | None = None, *, lab
         if ax.has_data():
             ax.set(xscale="log", yscale="log")
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=8)
+            # each panel's legend below it, off the data (the slopes differ from panel to panel)
+            ax.legend(fontsize=8 if width is None else None, loc="upper center", bbox_to_anchor=(0.5, -0.22),
+                      ncols=1, frameon=False)
         else:
             ax.text(0.5, 0.5, "no solved run to show", ha="center", va="center", transform=ax.transAxes)
     if title:

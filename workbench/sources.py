@@ -117,8 +117,17 @@ def builder(name: str, *kinds: str) -> Callable[..., Any]:
     return getattr(mod, func)
 
 
+#: what a problem's parameters are not: said when one is unknown (the usual mix-up is a solver setting)
+_PARAMS_HINT = ("these are the problem's own parameters (--set, or a study's [[problems]] params); a solver's or "
+                "formulation's settings go with --param KEY=VALUE or a study's [methods.NAME] params "
+                "(workbench list --params NAME)")
+
+
 def _call(name: str, func: Callable[..., Any], params: dict[str, Any]):
-    check_params(name, func, params)
+    try:
+        check_params(name, func, params)
+    except InputError as exc:
+        raise InputError(f"{exc}; {_PARAMS_HINT}") from None
     try:
         return func(**params)
     except (TypeError, ValueError, ArithmeticError) as exc:  # a builder's own check of a value (InputError
@@ -213,6 +222,22 @@ def _named_problem(name: str, kinds: tuple[str, ...], params: dict[str, Any]) ->
     return scene_problem(name, **params)
 
 
+def _named_like(spec: str) -> str:
+    """'did you mean PREFIX:NAME? ' when a bare ``spec`` is the name of a scene, scenario, generator or
+    dataset (the prefix forgotten), else ''."""
+    names = [f"dataset:{n}" for n in (dataset_names() if importlib.util.find_spec("problems") else [])]
+    names += [f"{kind}:{n}" for kind in ("scene", "scenario", "generator") for n in _names_quietly(kind)]
+    hit = [n for n in names if n.split(":", 1)[1] == spec]
+    return f"did you mean {hit[0]}? " if hit else ""
+
+
+def _names_quietly(kind: str) -> list[str]:
+    try:
+        return names(kind)
+    except InputError:   # no problems package: no named problems to suggest
+        return []
+
+
 def load(spec: str, **params) -> TimeStepProblem:
     """The problem ``spec`` names (module docstring); ``params`` go to a scene or generator builder.
     InputError (one line naming the spec and what is accepted) for anything that is not a problem."""
@@ -233,7 +258,7 @@ def load(spec: str, **params) -> TimeStepProblem:
             names = [str(f.relative_to(shared_data_dir())) for f in reference_files()]
             raise InputError(f"{spec}: {unknown('reference problem', spec[len(SHARED_PREFIX):], names)}")
         where = "" if str(path) == spec else f" ({path})"
-        raise InputError(f"{spec}: no such file or folder{where}; a problem is {ACCEPTED}")
+        raise InputError(f"{spec}: no such file or folder{where}; {_named_like(spec)}a problem is {ACCEPTED}")
     if not path.is_file() and not path.is_dir():  # stat only: opening a FIFO or a device could block
         raise InputError(f"{spec}: not a regular file (a FIFO, socket or device); a problem is {ACCEPTED}")
     if any(path.suffix.lower() in f.suffixes for f in formats.FORMATS) or not path.is_file():

@@ -39,6 +39,11 @@ def cmd_run(args) -> int:
     if args.scheduler:
         from workbench.study.executors import check_scheduler
         check_scheduler(args.scheduler)
+    if not Path(args.study).exists():
+        shipped = sorted(str(p) for p in Path("studies").glob("*.toml"))[:6]
+        raise InputError(f"{args.study}: no such study file"
+                         + (f"; study files here: {', '.join(shipped)}" if shipped else
+                            "; run from the repository root for its studies/, or give a study file's path"))
     study = select(load_study(args.study), args.solver, args.repetitions, args.time_limit)
     # the runner (pandas, pyarrow, the solvers' base) only once the study file is known to be good: a
     # bad one is told in a fraction of the imports' time
@@ -51,6 +56,11 @@ def cmd_run(args) -> int:
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary["statuses"].items())) or "nothing new"
     print(f"{study.name}: ran {summary['executed']} of {summary['planned']} runs ({statuses}); "
           f"results in {summary['results']}", file=sys.stderr)
+    if summary["executed"] == 0 and summary["planned"] > 0:
+        print(f"{study.name}: NOTHING WAS MEASURED: all {summary['planned']} runs are already recorded in "
+              f"{summary['results']}{'; the report is remade from them' if not args.no_report else ''}. "
+              "To measure again: --rerun (every run), --rerun-failed (the runs not solved), or "
+              "--out NEW_FOLDER (a fresh results folder)", file=sys.stderr)
     if not args.no_report:
         _write_report(Path(summary["results"]), Path(args.report_dir) if args.report_dir else None)
     return 0
@@ -64,6 +74,9 @@ def cmd_report(args) -> int:
         return 0
     if len(args.results) != 1:
         raise InputError(f"workbench report takes one results directory, or two to compare; got {len(args.results)}")
+    if not Path(args.results[0]).is_dir():
+        raise InputError(f"{args.results[0]}: no such results folder; give the folder `workbench run` wrote "
+                         "(results/STUDY_NAME, or the --out it was given)")
     _write_report(Path(args.results[0]), Path(args.out) if args.out else None)
     return 0
 

@@ -22,8 +22,9 @@ Two kinds of format, one module each:
 Every file says what it encodes (source problem, workbench version, formulation and relaxation,
 contact grouping [normal, tangents], friction coefficients, units, sign conventions, scaling):
 comment lines in text formats, attributes or fields in HDF5/.mat/.npz, and ``PATH.json`` next to
-formats without room for comments (.dat, .nl, .task). Model formats are written on the O(1)-scaled
-data of the formulation's description unless ``scaled=False``; the header gives the scales.
+formats without room for comments (.dat, .nl, .task). Model formats are written on the scales of the
+load-carrying contacts (:func:`workbench.export.model.export_scale`) unless ``scaled=False``; the header
+gives the scales.
 
 Adding a model formulation is one line in ``MODELS``: the formulation's ``describe(problem, *, scaled)
 -> ConicQP`` (a QP with linear rows, nonnegativity bounds and friction cones; a pyramid QP has rows
@@ -108,13 +109,14 @@ def model_name(formulation: str) -> tuple[str, str | None]:
 
 def build_model(problem: TimeStepProblem, formulation: str, *, scaled: bool = True):
     """The ConicQP of ``formulation`` (a key of MODELS, or a DEPRECATED name) for ``problem``, in the form
-    the files hold (:func:`workbench.export.model.export_form`)."""
-    from workbench.export.model import export_form
+    the files hold (:func:`workbench.export.model.export_form`), on the export scale
+    (:func:`workbench.export.model.export_scale`) when ``scaled``."""
+    from workbench.export.model import export_form, export_scale
     formulation = model_name(formulation)[0]
     if formulation not in MODELS:
         raise UnsupportedError(f"formulation {formulation!r} has no optimisation model to export; model formats "
                                f"take: {did_you_mean(formulation, MODELS)}")
-    return export_form(_target(MODELS[formulation])(problem, scaled=scaled))
+    return export_form(_target(MODELS[formulation])(problem, scaled=export_scale(problem) if scaled else False))
 
 
 def _impulses(problem: TimeStepProblem, value, what: str) -> tuple[np.ndarray | None, dict[str, str]]:
@@ -154,6 +156,10 @@ def export(problem: TimeStepProblem, formulation: str, fmt: str, path: os.PathLi
         if solution is not None or guess is not None:
             raise UnsupportedError(f"format {fmt} holds an optimisation model, not a solution or guess; "
                                    "use fclib, mat or npz for those")
+        if problem.n_contacts == 0:
+            raise UnsupportedError(f"{problem.name or 'the problem'} has no contacts: format {fmt} would hold an "
+                                   "optimisation model without a contact unknown (the step is free flight, v = M^-1 k); "
+                                   "export its data as fclib, dat, mat or npz instead")
         model = build_model(problem, formulation, scaled=scaled)
         return _written(path, lambda tmp: writer(model, tmp))
     if formulation not in DATA_FORMULATIONS:

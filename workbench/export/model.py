@@ -31,10 +31,12 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
+from formulations.base import DataScale
 from formulations.qp import ConicQP, RowBlock, VariableBlock, contact_names, joined, numbered
+from workbench.metrics import mean_diagonal
 from workbench.problem import TimeStepProblem
 
-__all__ = ["export_form", "split_objective", "with_apex_rows", "quadratic_form", "objective_triangle",
+__all__ = ["export_scale", "export_form", "split_objective", "with_apex_rows", "quadratic_form", "objective_triangle",
            "cone_squares", "file_header", "provenance", "impulse_vectors", "data_arrays"]
 
 CONVENTIONS = {
@@ -47,6 +49,30 @@ CONVENTIONS = {
     "units": "impulses gamma, lambda [N s]; velocities v, u, r, b [m/s]; M [kg, kg m^2]; N = D^T M^-1 D "
              "[1/kg]; objectives [J] (rotational entries use the source's length unit)",
 }
+
+
+def export_scale(problem: TimeStepProblem) -> DataScale:
+    """The scales of an exported model: the velocity scale v_s is the largest |r| entry of the contacts
+    that approach (r_n < 0) and of the joints; impulse alpha = v_s / n_N, objective alpha v_s (n_N the
+    mean diagonal of N). Falls back to formulations.base.data_scale when no contact approaches and there
+    is no joint (then nothing pushes: nu = 0).
+
+    Why not data_scale's ||r||_inf: a separated contact far away has r_n = gap / h, which in a settled
+    packing (dataset:settled-00320) is 97 m/s beside 5e-3 m/s at the touching contacts; on that scale
+    the linear term of every contact that carries load is 5e-5, the file's optimum -2e-6, and generic
+    solvers at their default tolerances fail (HiGHS 1.16 answered "Unbounded" on the pyramid QP) or stop
+    early (Clarabel 0.11 off by 3e-4 relative on the dual). A large cost on a separating contact's
+    impulse does no harm: that impulse sits at its bound."""
+    from formulations.base import data_scale
+    d, m = problem.d, problem.n_contact_unknowns
+    r = np.asarray(problem.r, dtype=float)
+    rc = r[:m].reshape(-1, d)
+    pushing = np.concatenate([np.abs(rc[rc[:, 0] < 0]).ravel(), np.abs(r[m:])])
+    v_s = float(pushing.max()) if pushing.size else 0.0
+    if not v_s > 0:
+        return data_scale(problem)
+    n_N = mean_diagonal(problem, contacts_only=True)
+    return DataScale(impulse=v_s / n_N, velocity=v_s, objective=v_s * v_s / n_N)
 
 
 def export_form(qp: ConicQP) -> ConicQP:

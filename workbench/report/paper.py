@@ -57,8 +57,9 @@ def _paper(res: ReportData, out: Path) -> list:
                  "how many runs gave a value; '-' where none did, e.g. data not generated or the method unavailable). "
                  "Both sides' problem and criterion, with its threshold, are given; 'comparable' says whether the two "
                  "numbers measure the same thing: no where the study file says why not or where the measured files "
-                 "were generated with other parameters than the paper's data (paper_params), 'not stated' where the "
-                 "study file does not name the paper's problem and criterion. Iterations to reference: the first "
+                 "were generated with other parameters than the paper's (paper_params, checked against the "
+                 "dataset's MANIFEST.json), 'not stated' where the study file does not name the paper's problem and "
+                 "criterion. Iterations to reference: the first "
                  "iteration whose objective is within rel_tol of the reference objective (section Convergence; never "
                  "the method's own)."),
             Table(table, "Published and measured values.",
@@ -66,46 +67,51 @@ def _paper(res: ReportData, out: Path) -> list:
 
 
 def _generator_params(source: str, store) -> dict | None:
-    """The generator parameters stored beside a generated file (NAME.json: its "generator" table, and
-    the number of settling steps), or None for a file without them (a scene, another simulator's file).
+    """The parameters a generated packing was made with: its entry in the ``MANIFEST.json`` of its folder
+    (problems.generator; the entry's "generator" table, with the settling steps), or None for a file
+    without one (a scene, another simulator's file, a file the manifest does not list).
+
     Read only from the results folder itself (its problems/), the workbench's own read-only roots (the
     committed datasets, the reference data) and the folders the user trusts in WORKBENCH_STUDY_ROOTS,
-    as a regular file of at most 1 MiB: a row's source in a received folder never makes the report
+    as a regular file of at most 4 MiB: a row's source in a received folder never makes the report
     open a file elsewhere (or wait on a FIFO)."""
     import json
     import os
     import stat
 
+    from problems.generator import MANIFEST
     from workbench.shared_data import shared_data_dir
     from workbench.sources import dataset_dir
-
     from workbench.study.spec import ROOTS_ENV
+
     trusted = [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
     roots = [r.resolve() for r in (store.root, dataset_dir(), shared_data_dir(), *trusted) if r is not None]
     try:
-        path = Path(source).with_suffix(".json").resolve()
+        data = Path(source).resolve()
     except (OSError, ValueError, RuntimeError):
         return None
-    if not any(path == r or r in path.parents for r in roots):
+    path = data.parent / MANIFEST
+    if not any(r == path.parent or r in path.parents for r in roots):
         return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > 2**20:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 4 * 2**20:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
-            meta = json.loads(f.read().decode("utf-8"))
+            manifest = json.loads(f.read().decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     finally:
         os.close(fd)
-    if not isinstance(meta, dict) or not isinstance(meta.get("generator"), dict):
+    entry = manifest.get(data.name) if isinstance(manifest, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("generator"), dict):
         return None
-    params = dict(meta["generator"])
-    params.setdefault("steps", (meta.get("settling") or {}).get("steps"))
+    params = dict(entry["generator"])
+    params.setdefault("steps", entry.get("steps"))
     return params
 
 

@@ -89,7 +89,7 @@ mean 'y'?")::
     paper_problem = "320 spheres settled 4 s at h = 0.0005 s, at most 10,000 iterations per step"
     paper_criterion = "APGD until its objective matches MOSEK's to the digits printed (4.3e-5)"
     paper_params = { h = 0.0005, steps = 8000, max_iter = 10000 }   # checked against the generator
-                                   # parameters stored beside each measured file (NAME.json)
+                                   # parameters of each measured file (its folder's MANIFEST.json)
     not_comparable = "..."         # a reason the two cannot be compared, shown instead of a match
 
 Every error is a :class:`StudyError` (an InputError: one line, exit code 2 from the CLI) that names

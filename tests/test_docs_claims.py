@@ -176,7 +176,7 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 #: file -> (numbers allowed outside generated blocks, why they are not measurements)
 ALLOWED_NUMBERS = {
-    "README.md": ("3.11", "the Python version required"),
+    "README.md": ("3.11 45500", "the Python version required, an example command's packing size"),
     "docs/benchmarks.md": ("12 20 200 30 32 320 4.4 40 50 52 570 82",
                            "benchmark settings (repetitions, sizes, limits), corpus problems' contact counts "
                            "(given by their files), the Siconos version"),
@@ -184,16 +184,21 @@ ALLOWED_NUMBERS = {
                     "closed-form values of the built-in scenes (t = 2 v0 / (7 g mu), 5 v0 / 7, g (sin - mu cos)), "
                     "their angles, and an example command's packing size"),
     "docs/datasets.md": ("0.0005 0.005 0.05 0.2 0.25 16 16,000 2,500 2,560 256 320 4,096 40 45,000 45000 500 64 "
-                         "640,1280 8,000 8,192 800",
+                         "640,1280 8,000 8,192 800 4096",
                          "the datasets' generator parameters (h, duration, sizes, radius, mu, envelope, "
-                         "container), the papers' protocols, the step a profile starts from"),
-    "docs/plotting.md": ("20", "the history recorder's rows per decade (a setting)"),
+                         "container), the papers' protocols, the step a profile starts from, an example command's size"),
+    "docs/plotting.md": ("20 3.5", "the history recorder's rows per decade (a setting), a journal column's width "
+                                   "in inches (plot.COLUMN_WIDTH)"),
     "docs/reproductions.md": ("0.0005 25 8,000", "the papers' protocol (h, steps) and a declared rule tolerance"),
     "docs/solvers-performance.md": ("0.9 16", "an algorithm constant (L <- 0.9 L) and the ipm pass's iterations"),
-    "docs/solvers.md": ("0.7 0.9 1.9 240", "algorithm constants (damping, L <- 0.9 L, Jacobi's step 1.9 / ...) "
-                                         "and a size threshold"),
+    "docs/solvers.md": ("0.7 0.9 1.9 240 3,072 12,288", "algorithm constants (damping, L <- 0.9 L, Jacobi's step "
+                                                       "1.9 / ...), a size threshold, the block size of the "
+                                                       "parallel reductions and the size below which loops stay serial"),
     "docs/studies.md": ("2,560 320 64", "packing sizes of the example studies"),
-    "docs/threat-model.md": ("12 16 16777216 200 256 30 32 500", "declared resource limits (workbench.limits)"),
+    "docs/threat-model.md": ("12 16 16777216 200 256 30 32 500 5000000 1,024 1,100 13,000 20 200,000 300,000 400 "
+                             "5,000 64 65,536 65535 96",
+                             "declared resource limits (workbench.limits, the readers' budgets) and the hostile "
+                             "inputs they stop (sizes of the cases), the problem size of the time-limit check"),
 }
 
 

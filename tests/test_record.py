@@ -56,7 +56,7 @@ def test_the_rows_and_the_loaded_table_follow_the_declaration_column_by_column(t
         (row,) = pd.read_parquet(path).to_dict("records")
         rows[(row["problem"], row["method"])] = row
     assert {r["status"] for r in rows.values()} >= {"solved", "crash"}
-    written = [c.name for c in RUN_ROW.values() if c.origin in ("plan", "record", "provenance")]
+    written = [c.name for c in RUN_ROW.values() if c.origin in ("plan", "record", "runner", "provenance")]
     for (problem, method), row in rows.items():
         # every declared column, in the declared order, then the metrics (floats) before provenance
         assert [c for c in row if c in RUN_ROW and RUN_ROW[c].origin != "metric"] == written, (problem, method)

@@ -13,9 +13,10 @@ answers every run in one shape, :func:`answer`: the :meth:`SolveResult.record
 
 Origins: ``plan`` (the problem, the method, the repetition: known before the run), ``record`` (the
 worker's answer, key ``source``), ``metric`` (the workbench's metrics of the returned point, one
-column per measure; present where computed, not filled in), ``derived`` (computed by the loader),
-``provenance`` (the session). Columns of origin ``record`` and ``plan`` are in every row the runner
-writes; a row written before one of them existed reads as its ``fill``.
+column per measure; present where computed, not filled in), ``runner`` (computed by the runner from
+the answer and the study when it writes the row), ``derived`` (computed by the loader),
+``provenance`` (the session). Columns of origin ``plan``, ``record``, ``runner`` and ``provenance`` are
+in every row the runner writes; a row written before one of them existed reads as its ``fill``.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class Column:
     number: bool | None = None
 
     def __post_init__(self):
-        assert self.dtype in DTYPES and self.origin in ("plan", "record", "metric", "derived", "provenance")
+        assert self.dtype in DTYPES and self.origin in ("plan", "record", "metric", "runner", "derived", "provenance")
         if self.number is None:
             object.__setattr__(self, "number", self.dtype == "float")
 
@@ -158,7 +159,7 @@ RUN_ROW: dict[str, Column] = {c.name: c for c in (
                                             "analytic curve [m/s]"),
     _metric("max_contacts", "a simulation: the most contacts of a step"),
     _metric("mean_iterations", "a simulation: iterations per step"),
-    _c("machine_effect", "str", "derived",
+    _c("machine_effect", "str", "runner",
        '"safety net": the run reached a time limit that the study declares a safety net (safety_net = true): '
        "the machine's speed ended it, not the method; \"\" otherwise", fill=""),
     _c("total_seconds", "float", "derived", "build + solve [s]"),
@@ -227,7 +228,7 @@ def complete(runs):
         if c.number and c.name in runs:
             runs[c.name] = pd.to_numeric(runs[c.name], errors="coerce")
     for c in RUN_ROW.values():
-        if c.origin == "metric" or (c.origin == "derived" and c.fill is None):
+        if c.origin in ("metric", "derived"):
             continue
         if c.name not in runs:
             runs[c.name] = c.fill(runs) if callable(c.fill) else c.fill

@@ -41,7 +41,7 @@ from workbench.errors import InputError
 from workbench.provenance import RESULTS_DIR, embed, write_results
 from workbench.report.reproduction import fmt, render_table, row
 from workbench.method import solve
-from workbench.solvers import SolveOptions, StopCause
+from workbench.solvers import SolveOptions
 
 #: the page that embeds the tables
 DOC = RESULTS_DIR.parent / "reproductions.md"

@@ -41,7 +41,6 @@ import os
 
 import numpy as np
 
-from workbench.errors import InputError
 
 __all__ = ["READ_PER_BYTE", "READ_FLOOR", "read_budget", "budget_words", "Refused", "max_entries", "check_count", "check_real", "check_integer", "max_text_bytes"]
 

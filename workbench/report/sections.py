@@ -217,9 +217,9 @@ def _convergence(res: ReportData, out: Path) -> list:
     histories = read_histories(res.store, runs["key"])
     ref_table = refs.table(res.problems, res.labels)
     blocks = [Heading(1, "Convergence"),
-              Text(f"Reference objective of each problem, for the runs of formulations that solve the same problem "
-                   f"(relaxed or exact) and report the same objective: the most accurate point (smallest judged "
-                   f"error) among the dedicated reference runs and the solved runs of the compared methods"
+              Text("Reference objective of each problem, for the runs of formulations that solve the same problem "
+                   "(relaxed or exact) and report the same objective: the most accurate point (smallest judged "
+                   "error) among the dedicated reference runs and the solved runs of the compared methods"
                    + (f" ({res.labels.get(o['reference_method'], o['reference_method'])} preferred where it solved)"
                       if o.get("reference_method") else "")
                    + "; a method's own runs are measured against the best point of the others instead.")]

@@ -581,11 +581,11 @@ def _check_template(template: str, where: str) -> None:
         fields = list(string.Formatter().parse(template))
     except ValueError as exc:
         raise StudyError(f"{where} {template!r} is not a name template ({exc})") from None
-    for _, field, spec, _ in fields:
-        if field is None:
+    for _, name, spec, _ in fields:
+        if name is None:
             continue
-        if not field.isidentifier():
-            raise StudyError(f"{where} {template!r}: a field names a parameter ({{n_spheres}}), got {{{field}}}")
+        if not name.isidentifier():
+            raise StudyError(f"{where} {template!r}: a field names a parameter ({{n_spheres}}), got {{{name}}}")
         if "{" in (spec or "") or any(int(d) > 200 for d in re.findall(r"\d+", spec or "")):
             raise StudyError(f"{where} {template!r}: the format spec {spec!r} asks for more than 200 characters "
                              "or nests a field")

@@ -130,7 +130,7 @@ def test_a_backend_error_inside_lcp1_ends_failed(monkeypatch):
 
     from workbench.solvers.lcp1 import CompiledQP
 
-    def fail(self, c):
+    def fail(self, c, seconds_left=None):
         raise cp.SolverError("Solver 'CLARABEL' failed.")
 
     monkeypatch.setattr(CompiledQP, "solve", fail)

@@ -256,7 +256,7 @@ def test_commands_refuse_such_outputs_in_one_line(tmp_path, capsys):
 
 
 def test_the_report_opens_nothing_outside_its_folder(tmp_path):
-    from workbench.report import _generator_params
+    from workbench.report.paper import _generator_params
     from workbench.study.store import ResultStore
     root = tmp_path / "r"
     (root / "problems").mkdir(parents=True)

@@ -140,8 +140,9 @@ def _resolve(name: str):
     for end in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:end]))
-        except ModuleNotFoundError as exc:
-            if exc.name != ".".join(parts[:end]):
+        except ModuleNotFoundError as exc:  # the name or one of its parents is no module: an attribute
+            tried = ".".join(parts[:end])
+            if exc.name is None or not (tried == exc.name or tried.startswith(exc.name + ".")):
                 raise
             continue
         for attr in parts[end:]:

@@ -128,7 +128,7 @@ def test_rows_written_before_a_column_existed_read_as_the_declaration_fills_them
     store = ResultStore(tmp_path)
     old = {"key": "k1", "study": "s", "problem": "p", "method": "m", "label": "m", "formulation": "dual",
            "solver": "clarabel", "kind": "global", "tol": 1e-6, "accept": None, "time_limit": 10.0,
-           "repetition": 0, "status": "solved", "objective": "-1.5", "iterations": 7, "build_seconds": 0.1,
+           "repetition": 0, "status": "solved", "objective": -1.5, "solver_objective": "inf", "iterations": 7, "build_seconds": 0.1,
            "solve_seconds": 0.2, "message": "", "relaxed_error": 3e-9, "siconos_error": 4e-3, "judged_error": 3e-9}
     store.write_run(old, None)
     store.write_run({**old, "key": "k2", "status": "failed", "objective": None, "relaxed_error": None,
@@ -139,6 +139,7 @@ def test_rows_written_before_a_column_existed_read_as_the_declaration_fills_them
     assert list(runs["handover_detail"]) == ["[]"] * 2
     assert runs["judged_name"].iloc[0] == "relaxed_error" and pd.isna(runs["judged_name"].iloc[1])
     assert runs["objective"].iloc[0] == -1.5 and runs["total_seconds"].iloc[0] == pytest.approx(0.3)
+    assert runs["solver_objective"].iloc[0] == np.inf  # a record's non-finite number, written as text
     assert runs["stop"].isna().all() and runs["steps"].isna().all()
     from workbench.plot import judged_measure
     assert [judged_measure(r) for r in runs.itertuples()] == ["relaxed_error", None]

@@ -621,7 +621,7 @@ def test_published_values_read_the_dataset_manifest_and_the_quickstart_rows_are_
     import tomllib
     from pathlib import Path
 
-    from workbench.report import _comparable, _generator_params
+    from workbench.report.paper import _comparable, _generator_params
 
     settled, unsettled = _generator_params("dataset:settled-00320"), _generator_params("dataset:unsettled-00320")
     assert (settled["h"], settled["steps"], settled["max_iter"]) == (0.0005, 8000, 10000)

@@ -29,7 +29,7 @@ def test_scale_study_parses_and_plans(tmp_path):
     runs, skipped = plan(small, problems)
     assert len(runs) == 5 and not skipped
     gpu = next(r.method for r in runs if r.method.name == "apgd-gpu")
-    resolved = gpu.resolved
+    resolved = gpu.method
     assert resolved.solver_params["device"] == "gpu"
     ok, why = resolved.availability()
     assert ok or ("CuPy" in why or "CUDA" in why)

@@ -113,13 +113,15 @@ def _one_line(text: str) -> str:
 
 
 def _check_environment() -> None:
-    """The numbers of the environment the libraries read at import (workbench.THREAD_ENV: a thread
-    count of 0 or ``inf`` made numba raise at import), parsed by the one parser of numbers before
-    anything imports them; the WORKBENCH_MAX_* limits are parsed where they are used."""
+    """The numbers of the environment the libraries read at import (workbench.THREAD_ENV and numba's
+    NUMBA_NUM_THREADS: a thread count of 0 or ``inf`` made numba raise at import), parsed by the one
+    parser of numbers before anything imports them; the WORKBENCH_MAX_* limits are parsed where they
+    are used, WORKBENCH_THREADS by workbench.threads."""
     from workbench import THREAD_ENV
     from workbench.numbers import number
-    for name in THREAD_ENV:
-        number(os.environ.get(name, "1"), name, int, positive=True, high=4096)
+    for name in (*THREAD_ENV, "NUMBA_NUM_THREADS"):
+        if name in os.environ:
+            number(os.environ[name], name, int, positive=True, high=4096)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

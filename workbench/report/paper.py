@@ -66,31 +66,48 @@ def _paper(res: ReportData, out: Path) -> list:
                   tables.write_table(table, out, "paper", "Published and measured values", numbers))]
 
 
-def _generator_params(source: str, store) -> dict | None:
+def _generator_params(source: str, store=None) -> dict | None:
     """The parameters a generated packing was made with: its entry in the ``MANIFEST.json`` of its folder
-    (problems.generator; the entry's "generator" table, with the settling steps), or None for a file
-    without one (a scene, another simulator's file, a file the manifest does not list).
+    (problems.generator; the entry's "generator" table, with the settling steps), else the ``NAME.json``
+    beside it that older generators wrote; None for a file without either (a scene, another
+    simulator's file, a file the manifest does not list).
 
-    Read only from the results folder itself (its problems/), the workbench's own read-only roots (the
-    committed datasets, the reference data) and the folders the user trusts in WORKBENCH_STUDY_ROOTS,
-    as a regular file of at most 4 MiB: a row's source in a received folder never makes the report
-    open a file elsewhere (or wait on a FIFO)."""
+    Read only from the results folder ``store`` itself (its problems/), the workbench's own read-only
+    roots (the committed datasets, the reference data) and the folders the user trusts in
+    WORKBENCH_STUDY_ROOTS, as a regular file of at most 4 MiB, no link followed: a row's source in a
+    received folder never makes the report open a file elsewhere (or wait on a FIFO)."""
+    import os
+
+    from problems.generator import MANIFEST
+    from workbench.shared_data import shared_data_dir
+    from workbench.sources import dataset_dir, resolve_path
+    from workbench.study.spec import ROOTS_ENV
+
+    trusted = [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
+    roots = [Path(r).resolve() for r in (store.root if store is not None else None, dataset_dir(),
+                                         shared_data_dir(), *trusted) if r is not None]
+    try:
+        data = resolve_path(source).resolve()
+    except Exception:  # noqa: BLE001 - a source that is not a file (scene:, generator:) has no parameters
+        return None
+    manifest = _own_json(data.parent / MANIFEST, roots)
+    entry = manifest.get(data.name) if isinstance(manifest, dict) else None
+    if isinstance(entry, dict) and isinstance(entry.get("generator"), dict):
+        return {**entry["generator"], "steps": entry["generator"].get("steps", entry.get("steps"))}
+    beside = _own_json(data.with_suffix(".json"), roots)
+    if isinstance(beside, dict) and isinstance(beside.get("generator"), dict):
+        return {**beside["generator"], "steps": beside["generator"].get("steps",
+                                                                         (beside.get("settling") or {}).get("steps"))}
+    return None
+
+
+def _own_json(path: Path, roots: list[Path]):
+    """The JSON document at ``path`` when it lies inside one of ``roots`` and is a regular file of at most
+    4 MiB (opened without following a link, without waiting on a FIFO), else None."""
     import json
     import os
     import stat
 
-    from problems.generator import MANIFEST
-    from workbench.shared_data import shared_data_dir
-    from workbench.sources import dataset_dir
-    from workbench.study.spec import ROOTS_ENV
-
-    trusted = [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
-    roots = [r.resolve() for r in (store.root, dataset_dir(), shared_data_dir(), *trusted) if r is not None]
-    try:
-        data = Path(source).resolve()
-    except (OSError, ValueError, RuntimeError):
-        return None
-    path = data.parent / MANIFEST
     if not any(r == path.parent or r in path.parents for r in roots):
         return None
     try:
@@ -102,17 +119,11 @@ def _generator_params(source: str, store) -> dict | None:
         if not stat.S_ISREG(info.st_mode) or info.st_size > 4 * 2**20:
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
-            manifest = json.loads(f.read().decode("utf-8"))
+            return json.loads(f.read().decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
     finally:
         os.close(fd)
-    entry = manifest.get(data.name) if isinstance(manifest, dict) else None
-    if not isinstance(entry, dict) or not isinstance(entry.get("generator"), dict):
-        return None
-    params = dict(entry["generator"])
-    params.setdefault("steps", entry.get("steps"))
-    return params
 
 
 def _problem_line(p, made: dict | None) -> str:

@@ -72,6 +72,8 @@ def check_plan(plan, root) -> dict:
     _number(plan, "time_limit", root)
     _number(plan, "repetitions", root, integer=True)
     _records(plan, "methods", ("method", "label", "formulation", "solver"), root)
+    if not plan["methods"]:  # a study has at least one method (workbench.study.spec)
+        raise _fail(root, "methods", "a list of at least one method", plan["methods"])
     _methods(plan["methods"], root)
     _records(plan, "references", ("method", "label", "formulation", "solver"), root, required=False)
     _methods(plan.get("references", []), root)

@@ -176,18 +176,20 @@ class Method:
         options = dataclasses.replace(options, params=self.solver_params)
         return finalize(execute(self.solver, model, options), model, options)
 
-    def warm_up(self, like: TimeStepProblem | None = None, history: bool = True) -> float:
+    def warm_up(self, like: TimeStepProblem | None = None, history: bool = True, warm_start: bool = True) -> float:
         """Solve the :func:`warm_up_problems` untimed (first call in this process only), so that
         the imports and the numba compilation of every kernel signature a run uses happen here, not
         inside a timed or time-limited interval. Returns the seconds it took (0 when warm already).
         ``like``: only the problems of its dimension and form (a command that solves one problem);
-        ``history``: False when no run will keep a history (its code paths, and pandas, are skipped).
+        ``history``: False when no run will keep a history (its code paths, and pandas, are skipped);
+        ``warm_start``: False when no run will start from a given point (a compiled solver's second,
+        warm-started solve is skipped, and with it the kernels only a warm start loads).
 
         What goes wrong in a warm-up (an unavailable solver, a refused problem, a solver that raises)
         is not raised: the run itself will say it."""
         key = (self.formulation_name, self.solver_name, tuple(sorted(map(str, self.params.items()))),
-               None if like is None else (like.d, like.is_global), history)
-        if key in _WARM or key[:3] + (None, True) in _WARM:
+               None if like is None else (like.d, like.is_global), history, warm_start)
+        if key in _WARM or key[:3] + (None, True, True) in _WARM:
             return 0.0
         t0 = time.perf_counter()
         # every solver is judged by the compiled metrics (workbench.metrics) of both dimensions; an
@@ -199,7 +201,7 @@ class Method:
                     continue
                 try:
                     first = self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=history))
-                    if compiled:
+                    if compiled and warm_start:
                         self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                                          time_limit=60.0, warm_start=first.nu))
                     target = self.solver.handover_target(self.solver_params)
@@ -233,7 +235,7 @@ def pairings(formulations, solvers, params: dict[str, Any] | None = None) -> lis
     return out
 
 
-#: the methods warmed up in this process: (formulation, solver, params)
+#: the warm-ups done in this process: (formulation, solver, params, like's (d, global), history, warm start)
 _WARM: set[tuple] = set()
 
 

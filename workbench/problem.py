@@ -23,15 +23,17 @@ from __future__ import annotations
 import hashlib
 from functools import cached_property
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from numba import njit
 
 from workbench.errors import ProblemDataError
 from workbench.blocks import csr_matvec  # noqa: F401 - the compiled product, here since before workbench.blocks
+
+if TYPE_CHECKING:  # loaded where a general M is factorised: a cold solve with a diagonal M never needs it
+    import scipy.sparse.linalg as spla
 
 __all__ = ["TimeStepProblem", "check_compressed", "problem_digest"]
 
@@ -319,6 +321,7 @@ class TimeStepProblem:
 
     @cached_property
     def _M_factor(self):
+        import scipy.sparse.linalg as spla  # here: a diagonal M, the common case, never loads it (0.1 s)
         try:
             return spla.factorized(self._M.tocsc())
         except RuntimeError as exc:  # singular M
@@ -418,6 +421,7 @@ class TimeStepProblem:
     @cached_property
     def N_operator(self) -> spla.LinearOperator:
         """N as a matrix-free scipy LinearOperator."""
+        import scipy.sparse.linalg as spla
         n = self.n_unknowns
         return spla.LinearOperator((n, n), matvec=self.apply_N, rmatvec=self.apply_N, dtype=float)
 

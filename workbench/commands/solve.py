@@ -115,7 +115,7 @@ def _solve(spec, problem, method, options, worker=None, params=None):
     with --time-limit in a worker killed past it (hard limit), which warms the method up itself
     before its clock starts and loads ``spec`` with the source parameters ``params`` itself."""
     if options.time_limit is None:
-        warm = method.warm_up(like=problem, history=options.keep_history)
+        warm = method.warm_up(like=problem, history=options.keep_history, warm_start=options.warm_start is not None)
         return method.solve(problem, options), warm
     from workbench.study.worker import solve_with_hard_limit
     return solve_with_hard_limit(spec, method, options, worker, params), 0.0

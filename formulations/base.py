@@ -132,7 +132,13 @@ class Formulation(ABC):
                                    f"(it builds {', '.join(self.builds)})")
         if self.needs_global:
             problem.require_global(f"formulation {self.name}")
-        params = self.check_params(params or {})
+        return self.build_checked(problem, kind, self.check_params(params or {}))
+
+    def build_checked(self, problem: TimeStepProblem, kind: str, params: dict[str, Any]) -> CvxpyModel | CCQOModel:
+        """:meth:`build` for a caller that checked ``kind`` (one of :attr:`builds`), ``params`` (by
+        :meth:`check_params`) and, for a formulation that needs M and D, that ``problem`` is global:
+        workbench.method.Method, once at its construction and in Method.solve, so that a solve of a
+        few contacts does not pay for the checks twice."""
         t0 = time.perf_counter()
         model = self._build(problem, kind, params)
         model.build_seconds = time.perf_counter() - t0

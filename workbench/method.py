@@ -30,7 +30,6 @@ or time limit starts.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Any
 
@@ -165,6 +164,12 @@ class Method:
         if options.params:
             raise InputError(f"{self.label}: parameters belong to the Method (Method(..., params)), "
                              f"not to SolveOptions; got {', '.join(options.params)}")
+        return self._solve(problem, options.with_params(self.solver_params))
+
+    def _solve(self, problem: TimeStepProblem, options: SolveOptions) -> SolveResult:
+        """:meth:`solve` with ``options.params`` the solver's checked parameters: the per-call work
+        only, none of it growing with the number of parameters or result fields (the kind and the
+        parameters were checked once, in the constructor)."""
         if problem.n_contacts == 0:
             raise UnsupportedError(f"{problem.name or 'this problem'} has no contacts: its solution is "
                                    "v = M^-1 k, there is nothing for a contact solver to do")
@@ -172,8 +177,10 @@ class Method:
         if not ok:
             return SolveResult(solver=self.solver_name, formulation=self.formulation_name, status="unavailable",
                                message=why)
-        model = self.formulation.build(problem, self.kind, self.formulation_params)
-        options = dataclasses.replace(options, params=self.solver_params)
+        form = self.formulation
+        if form.needs_global:
+            problem.require_global(f"formulation {form.name}")
+        model = form.build_checked(problem, self.kind, self.formulation_params)
         return finalize(execute(self.solver, model, options), model, options)
 
     def warm_up(self, like: TimeStepProblem | None = None, history: bool = True, warm_start: bool = True) -> float:
@@ -277,5 +284,30 @@ def solve(problem: TimeStepProblem, formulation: str, solver: str, options: Solv
     solver gives status "unavailable" and a solver that fails or raises gives "failed", both with a
     message."""
     options = options or SolveOptions()
-    method = Method(formulation, solver, options.params)
-    return method.solve(problem, dataclasses.replace(options, params={}))
+    method = _method(formulation, solver, options.params)
+    return method._solve(problem, options.with_params(method.solver_params))
+
+
+#: the Methods of :func:`solve`, by names, parameters and the registry entries the names resolve to
+_METHODS: dict[tuple, Method] = {}
+#: at most this many of them (the cache is emptied when full)
+_METHODS_KEPT = 64
+
+
+def _method(formulation, solver, params: dict[str, Any]) -> Method:
+    """``Method(formulation, solver, params)``, made once per process for given names and parameters
+    (the one-call :func:`solve` of a small problem spent as long building it as solving). The key
+    holds the registry entries the names resolve to, so a plugin or test that registers a name anew
+    gets a new Method; parameters count by their text (1 and 1.0, True and 1 stay apart)."""
+    if not (isinstance(formulation, str) and isinstance(solver, str)):
+        return Method(formulation, solver, params)
+    from formulations import FORMULATIONS
+    from workbench.solvers import SOLVERS
+    key = (formulation, solver, repr(sorted(params.items())) if params else "", FORMULATIONS.get(formulation),
+           SOLVERS.get(solver, SOLVERS.get(solver.partition(":")[0] + ":*")))
+    method = _METHODS.get(key)
+    if method is None:
+        if len(_METHODS) >= _METHODS_KEPT:
+            _METHODS.clear()
+        method = _METHODS[key] = Method(formulation, solver, params)
+    return method

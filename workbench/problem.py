@@ -21,7 +21,7 @@ Units: impulses gamma [N s], velocities [m/s], so N has units [m/(N s^2)] = 1/kg
 from __future__ import annotations
 
 import hashlib
-from functools import cached_property
+import math
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -35,7 +35,29 @@ from workbench.blocks import csr_matvec  # noqa: F401 - the compiled product, he
 if TYPE_CHECKING:  # loaded where a general M is factorised: a cold solve with a diagonal M never needs it
     import scipy.sparse.linalg as spla
 
-__all__ = ["TimeStepProblem", "check_compressed", "problem_digest"]
+__all__ = ["TimeStepProblem", "check_compressed", "problem_digest", "cached_property"]
+
+
+class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
+    """functools.cached_property without the lock Python 3.11 takes on every first access (3.12 removed
+    it): the value computed on first access goes into the instance's ``__dict__``, where later reads
+    find it before this descriptor. A solve of a few contacts makes several first accesses on a fresh
+    problem (r, ||r||, the compiled operator, ...); the lock cost about 0.3 us each."""
+
+    def __init__(self, func):
+        self.func = func
+        self.attrname = None
+        self.__doc__ = func.__doc__
+        self.__module__ = func.__module__
+
+    def __set_name__(self, owner, name):
+        self.attrname = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.attrname] = self.func(instance)
+        return value
 
 
 def _real_array(name: str, x) -> np.ndarray:
@@ -360,7 +382,8 @@ class TimeStepProblem:
     @cached_property
     def norm_r(self) -> float:
         """||r||, the first term of the normalisation of the natural-map errors (workbench.metrics)."""
-        return float(np.linalg.norm(self.r))
+        r = self.r
+        return math.sqrt(r.dot(r))      # np.linalg.norm's own sum for a vector, without its checks
 
     @cached_property
     def compiled_operator(self) -> tuple:

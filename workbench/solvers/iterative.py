@@ -64,7 +64,6 @@ from __future__ import annotations
 import math
 import time
 from abc import abstractmethod
-from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -76,6 +75,7 @@ from workbench.metrics import _stopping_sums
 from workbench.cones import project_unknowns
 from workbench.errors import InputError
 from workbench.params import Param
+from workbench.problem import cached_property
 from workbench.blocks import csr_matvec, dot, norm  # noqa: F401 - dot: the solvers' inner products
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder

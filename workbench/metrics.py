@@ -38,9 +38,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from workbench.blocks import BLOCK, csr_matvec, dot, n_blocks, sum_squares, threaded
+from workbench.blocks import BLOCK, dot, n_blocks, sum_squares, threaded
 from workbench.cones import project_contact_at
-from workbench.problem import TimeStepProblem
+from workbench.problem import TimeStepProblem, apply_operator, intermediate_length
 
 __all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift", "stopping_sums",
            "tangential_speed", "normalisation", "siconos_error", "joint_diagonal", "unknown_diagonal", "mean_diagonal", "lipschitz_estimate", "lipschitz_start",
@@ -302,12 +302,7 @@ def _velocity_and_sums(op, tmp, nu, r, mu, d, g_d, a, scratch, u):
     B (A nu), or A nu; ``tmp`` the intermediate A nu), then :func:`_measure_sums`: one compiled call
     for the metrics of a problem whose TimeStepProblem.apply_N makes these same products (a local
     problem, a global one with a diagonal M), so u is the one relative_velocity gives, to the bit."""
-    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
-    if chain:
-        csr_matvec(a_ptr, a_idx, a_val, nu, tmp)
-        csr_matvec(b_ptr, b_idx, b_val, tmp, u)
-    else:
-        csr_matvec(a_ptr, a_idx, a_val, nu, u)
+    apply_operator(op, tmp, nu, u)
     for k in range(u.shape[0]):
         u[k] += r[k]
     return _measure_sums(nu, u, r, mu, d, g_d, a, scratch)
@@ -327,7 +322,7 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
         sums = _measure_sums(nu, u, r, mu, problem.d, float(g_d), np.zeros(n), np.empty(n))
     else:
         op, u = problem.compiled_operator, np.empty(n)
-        sums = _velocity_and_sums(op, np.empty(op[0].shape[0] - 1 if op[6] else 0), nu, r, mu, problem.d,
+        sums = _velocity_and_sums(op, np.empty(intermediate_length(op)), nu, r, mu, problem.d,
                                   float(g_d), np.zeros(n), np.empty(n), u)
     dual2, gap, nu_sq, u_sq, sic_sq, rel_sq, ccp_sq, compl, min_un, cone_sq = sums
     out: dict[str, float] = {"dual_objective": 0.5 * dual2}

@@ -30,12 +30,13 @@ import scipy.sparse as sp
 from numba import njit
 
 from workbench.errors import ProblemDataError
-from workbench.blocks import csr_matvec  # noqa: F401 - the compiled product, here since before workbench.blocks
+from workbench.blocks import csr_matvec  # the compiled product (also importable from here, as before workbench.blocks)
 
 if TYPE_CHECKING:  # loaded where a general M is factorised: a cold solve with a diagonal M never needs it
     import scipy.sparse.linalg as spla
 
-__all__ = ["TimeStepProblem", "check_compressed", "problem_digest", "cached_property"]
+__all__ = ["TimeStepProblem", "check_compressed", "problem_digest", "cached_property", "apply_operator",
+           "intermediate_length"]
 
 
 class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
@@ -191,6 +192,24 @@ def _weighted_column_blocks(ptr, idx, val, w, d, blocks):
                         q += 1
                 blocks[i, a, c] = acc
                 blocks[i, c, a] = acc
+
+
+@njit(cache=True)
+def apply_operator(op, tmp, x, out):
+    """out = N x for the operator ``op`` of :attr:`TimeStepProblem.compiled_operator` (row by row, in
+    the order of scipy's CSR product, so that the sums are those of :meth:`TimeStepProblem.apply_N`);
+    ``tmp`` holds the intermediate A x of a chained operator (length :func:`intermediate_length`)."""
+    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
+    if chain:
+        csr_matvec(a_ptr, a_idx, a_val, x, tmp)
+        csr_matvec(b_ptr, b_idx, b_val, tmp, out)
+    else:
+        csr_matvec(a_ptr, a_idx, a_val, x, out)
+
+
+def intermediate_length(op: tuple) -> int:
+    """Length of the work array ``tmp`` of :func:`apply_operator` for the operator ``op`` (0 unchained)."""
+    return op[0].shape[0] - 1 if op[6] else 0
 
 
 def csr_product(A: sp.csr_matrix, x: np.ndarray) -> np.ndarray:

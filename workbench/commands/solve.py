@@ -200,11 +200,11 @@ def register(sub) -> None:
     s = sub.add_parser("info", help="print sizes and data ranges of a problem")
     s.add_argument("problem", help=PROBLEM_HELP)
     add_source_options(s)
-    s.set_defaults(func=cmd_info)
+    s.set_defaults(func=cmd_info, fast_exit=True)
 
     s = sub.add_parser("list", help="list formulations, solvers (and why any is unavailable), scenes and generators")
     s.add_argument("--params", metavar="NAME", help="list the parameters of one solver or formulation")
-    s.set_defaults(func=cmd_list)
+    s.set_defaults(func=cmd_list, fast_exit=True)
 
     s = sub.add_parser("solve", help="solve one problem with one formulation and one solver")
     s.add_argument("problem", help=PROBLEM_HELP)
@@ -214,7 +214,7 @@ def register(sub) -> None:
     s.add_argument("--history", metavar="FILE.csv", type=output_file, help="write the per-iteration history")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.epilog = "exit codes: 0 solved, 1 not solved (inaccurate, max_iter, timeout, failed, unavailable), 2 bad input"
-    s.set_defaults(func=cmd_solve)
+    s.set_defaults(func=cmd_solve, fast_exit=True)
 
     s = sub.add_parser("compare", help="solve problems with every formulation x solver, print a table")
     s.add_argument("problems", nargs="+", metavar="PROBLEM", help=PROBLEM_HELP)

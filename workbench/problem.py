@@ -334,12 +334,12 @@ class TimeStepProblem:
     def n_bilateral(self) -> int:
         return 0 if self._G is None else self._G.shape[1]
 
-    @property
+    @cached_property
     def n_contact_unknowns(self) -> int:
         """d n_c, the length of gamma."""
         return self._d * self.n_contacts
 
-    @property
+    @cached_property
     def n_unknowns(self) -> int:
         """d n_c + n_b, the length of nu = [gamma; lambda]."""
         return self.n_contact_unknowns + self.n_bilateral

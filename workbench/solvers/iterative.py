@@ -127,8 +127,7 @@ class Run:
         self.problem = p = model.problem
         self.options = options
         self.params = params
-        self.d, self.n_c, self.n = p.d, p.n_contacts, p.n_unknowns
-        self.m = p.n_contact_unknowns
+        self.d, self.n_c, self.n, self.m = p.d, p.n_contacts, p.n_unknowns, p.n_contact_unknowns
         self.mu = p.mu
         self.r0 = p.r
         self.norm_r0 = p.norm_r

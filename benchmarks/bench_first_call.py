@@ -96,9 +96,9 @@ def cold_command(args: list[str], repeats: int) -> dict:
     return {"command": "workbench " + " ".join(args), "s": walls, "cpu_s": cpus, "exit": codes}
 
 
-def phases(spec: str, repeats: int) -> dict:
-    """Median seconds of each phase of a cold process (PHASES), over ``repeats`` processes, and of
-    Python's own start (``python -c pass``)."""
+def phases(spec: str, repeats: int) -> list:
+    """[phase, median seconds] of each phase of a cold process (PHASES), over ``repeats`` processes,
+    after Python's own start (``python -c pass``), in order (a list: the stored record sorts dict keys)."""
     env = _environment()
     runs = []
     for _ in range(repeats):
@@ -110,8 +110,8 @@ def phases(spec: str, repeats: int) -> dict:
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], env=env, cwd=ROOT, check=True)
         start.append(time.perf_counter() - t0)
-    return {"Python's start (python -c pass)": statistics.median(start),
-            **{k: statistics.median(r[k] for r in runs) for k in runs[0]}}
+    return [["Python's start (python -c pass)", statistics.median(start)],
+            *([k, statistics.median(r[k] for r in runs)] for k in runs[0])]
 
 
 def cold(repeats: int) -> dict:
@@ -176,7 +176,7 @@ def render(data: dict) -> str:
                      f"| {','.join(sorted({str(x) for x in e['exit']}))} |")
     lines += ["", f"Where a cold `workbench solve` of {COLD_FILES[0][1]} spends its time (medians, one process "
               "timed phase by phase):", "", "| phase | s |", "|---|---:|"]
-    lines += [f"| {k} | {v:.3f} |" for k, v in c["phases"].items()]
+    lines += [f"| {k} | {v:.3f} |" for k, v in c["phases"]]
     lines += ["", "## Per call, one-contact file", "",
               f"`{pc['problem']}`, one iteration (max_iter = 1, no history), a freshly read problem object per "
               f"call (made outside the clock); medians; load average {pc['load_before']} before, "

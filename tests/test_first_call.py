@@ -78,13 +78,14 @@ def test_the_metrics_kernel_computes_the_relative_velocity_of_apply_n_to_the_bit
 
 
 def test_the_one_call_solve_reuses_its_method_and_gives_what_a_new_method_gives(monkeypatch):
-    """workbench.method.solve keeps one Method per names and parameters (by their text), and a name
+    """workbench.method.solve keeps one Method per names and parameters (by their JSON text), and a name
     registered anew gets a new one; its results equal those of a Method made for the call."""
     problem = random_problem(5, 3, seed=11)
     options = SolveOptions(tol=1e-8, keep_history=True)
     first = _method("anti-relaxed", "pgs", {"anti_relaxation": "inner"})
     assert _method("anti-relaxed", "pgs", {"anti_relaxation": "inner"}) is first
     assert _method("anti-relaxed", "pgs", {}) is not first
+    assert _method("anti-relaxed", "apgd", {"outer_patience": 3}) is not _method("anti-relaxed", "apgd", {"outer_patience": 3.0})
     kept = solve(problem, "anti-relaxed", "pgs", options).record()
     made = Method("anti-relaxed", "pgs").solve(problem, options).record()
     assert _timing_free({k: v for k, v in kept.items() if k != "history"}) == \

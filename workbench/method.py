@@ -30,6 +30,7 @@ or time limit starts.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -298,12 +299,17 @@ def _method(formulation, solver, params: dict[str, Any]) -> Method:
     """``Method(formulation, solver, params)``, made once per process for given names and parameters
     (the one-call :func:`solve` of a small problem spent as long building it as solving). The key
     holds the registry entries the names resolve to, so a plugin or test that registers a name anew
-    gets a new Method; parameters count by their text (1 and 1.0, True and 1 stay apart)."""
-    if not (isinstance(formulation, str) and isinstance(solver, str)):
+    gets a new Method; parameters count by their JSON text (1 and 1.0, True and 1 stay apart), and
+    parameters that have none (an array, an object) are not kept."""
+    try:
+        text = json.dumps(params, sort_keys=True) if params else ""
+    except (TypeError, ValueError):
+        text = None
+    if text is None or not (isinstance(formulation, str) and isinstance(solver, str)):
         return Method(formulation, solver, params)
     from formulations import FORMULATIONS
     from workbench.solvers import SOLVERS
-    key = (formulation, solver, repr(sorted(params.items())) if params else "", FORMULATIONS.get(formulation),
+    key = (formulation, solver, text, FORMULATIONS.get(formulation),
            SOLVERS.get(solver, SOLVERS.get(solver.partition(":")[0] + ":*")))
     method = _METHODS.get(key)
     if method is None:

@@ -144,8 +144,19 @@ def run() -> None:
             except (OSError, ValueError):  # a closed or broken pipe: nothing more can reach it
                 pass
         atexit._run_exitfuncs()
-        os._exit(code)
+        if _flush_c_streams():
+            os._exit(code)
     sys.exit(code)
+
+
+def _flush_c_streams() -> bool:
+    """fflush(NULL): what C's exit() writes of the C libraries' buffered output (a solver's ``--verbose``
+    log through printf into a pipe), which os._exit would drop; False where it cannot be called."""
+    try:
+        import ctypes
+        return ctypes.CDLL(None).fflush(None) == 0
+    except (OSError, AttributeError, TypeError):
+        return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

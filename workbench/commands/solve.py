@@ -10,8 +10,9 @@ PROBLEM is any spec of :mod:`workbench.sources` (a file, shared:REL, dataset:NAM
 generator:NAME); ``--set`` gives a scene or generator its parameters (``generator:sphere_packing --set
 n_spheres=45500``: a packing of about 100,000 contacts), a file takes none.
 ``solve`` exits 0 when the run is solved and 1 otherwise; ``compare`` 0 when every run of its table
-is solved, else 1. Both warm the method up first (imports, numba compilation of every kernel
-signature, 2D and 3D: :meth:`workbench.method.Method.warm_up`), so the solve times exclude it;
+is solved, else 1. Both warm the method up first (imports, numba compilation or loading of the kernel
+signatures of the problem's form: :meth:`workbench.method.Method.warm_up` with ``like``; ``solve``
+without the warm-start forms it never runs), so the solve times exclude it;
 ``--json`` reports it as ``warm_up_seconds``. With ``--time-limit`` the worker does it, under its own
 limit (workbench.study.worker.WARM_UP_LIMIT), before the run's limit starts.
 """

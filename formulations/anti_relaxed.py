@@ -13,8 +13,7 @@ Siconos error.
 
 from __future__ import annotations
 
-from formulations.base import CCQOModel, Formulation
-from formulations.relaxed_dual import ccqo_objective
+from formulations.base import CCQOModel, Formulation, ccqo_objective
 from workbench.errors import UnsupportedError
 from workbench.problem import TimeStepProblem
 

@@ -23,11 +23,11 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from workbench.metrics import mean_diagonal
+from workbench.metrics import dual_objective, mean_diagonal
 from workbench.params import Param, validate
 from workbench.problem import TimeStepProblem
 
-__all__ = ["Formulation", "CvxpyModel", "CCQOModel", "DataScale", "data_scale"]
+__all__ = ["Formulation", "CvxpyModel", "CCQOModel", "DataScale", "data_scale", "DualObjective", "ccqo_objective"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,24 @@ def data_scale(problem: TimeStepProblem) -> DataScale:
     if not r_inf > 0:
         r_inf = n_N
     return DataScale(impulse=r_inf / n_N, velocity=r_inf, objective=r_inf * r_inf / n_N)
+
+
+class DualObjective:
+    """The dual objective 1/2 nu^T N nu + r^T nu of a problem as a callable (nu, v) -> float.
+    ``metric`` names the same number among the workbench's metrics, which finalize computes anyway and
+    reads instead of calling it again."""
+    metric = "dual_objective"
+
+    def __init__(self, problem: TimeStepProblem):
+        self.problem = problem
+
+    def __call__(self, nu: np.ndarray, v: np.ndarray | None = None) -> float:
+        return dual_objective(self.problem, nu)
+
+
+def ccqo_objective(problem: TimeStepProblem) -> DualObjective:
+    """The dual objective as a callable (nu, v) -> float (:class:`DualObjective`)."""
+    return DualObjective(problem)
 
 
 @dataclass
@@ -114,7 +132,13 @@ class Formulation(ABC):
                                    f"(it builds {', '.join(self.builds)})")
         if self.needs_global:
             problem.require_global(f"formulation {self.name}")
-        params = self.check_params(params or {})
+        return self.build_checked(problem, kind, self.check_params(params or {}))
+
+    def build_checked(self, problem: TimeStepProblem, kind: str, params: dict[str, Any]) -> CvxpyModel | CCQOModel:
+        """:meth:`build` for a caller that checked ``kind`` (one of :attr:`builds`), ``params`` (by
+        :meth:`check_params`) and, for a formulation that needs M and D, that ``problem`` is global:
+        workbench.method.Method, once at its construction and in Method.solve, so that a solve of a
+        few contacts does not pay for the checks twice."""
         t0 = time.perf_counter()
         model = self._build(problem, kind, params)
         model.build_seconds = time.perf_counter() - t0

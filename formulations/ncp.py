@@ -25,8 +25,7 @@ from typing import ClassVar
 import numpy as np
 
 from formulations.anti_relaxed import AntiRelaxed
-from formulations.base import CCQOModel, DataScale, data_scale
-from formulations.relaxed_dual import ccqo_objective
+from formulations.base import CCQOModel, DataScale, ccqo_objective, data_scale
 from workbench.metrics import siconos_error
 from workbench.problem import TimeStepProblem
 

@@ -33,7 +33,6 @@ from typing import Any, Callable
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from formulations.base import DataScale, data_scale
 from workbench.errors import ProblemDataError
@@ -308,6 +307,7 @@ def model_scale(problem: TimeStepProblem, scaled: bool | DataScale) -> DataScale
 # --------------------------------------------------------------------------- factors
 def _component_groups(P: sp.spmatrix):
     """The connected components of P's graph as index arrays (k, s), one array per component size s."""
+    from scipy.sparse.csgraph import connected_components  # here: it loads scipy.sparse.linalg (0.1 s)
     _, labels = connected_components(sp.csr_matrix(P), directed=False)
     order = np.argsort(labels, kind="stable")       # components contiguous, indices increasing
     sizes = np.bincount(labels)
@@ -358,6 +358,7 @@ def mass_cholesky(problem: TimeStepProblem) -> tuple[sp.csr_matrix, sp.csr_matri
     """(L, L^-1) with M = L L^T for a global problem, sparse like M's blocks; None when a connected
     block of M is larger than DENSE_BLOCK_LIMIT (its dense factor would fill in: the formulations then
     keep M itself)."""
+    from scipy.sparse.csgraph import connected_components
     M = problem.M
     _, labels = connected_components(sp.csr_matrix(M), directed=False)
     if np.bincount(labels).max() > DENSE_BLOCK_LIMIT:

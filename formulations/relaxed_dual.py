@@ -29,31 +29,12 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.base import CCQOModel, CvxpyModel, DataScale, Formulation
+from formulations.base import CCQOModel, CvxpyModel, DataScale, Formulation, ccqo_objective
 from formulations.qp import (ConicQP, FrictionCones, RowBlock, VariableBlock, contact_names, joined,
                              mass_cholesky, model_scale, numbered, to_cvxpy)
-from workbench.metrics import dual_objective
 from workbench.problem import TimeStepProblem
 
 __all__ = ["RelaxedDual", "describe", "ccqo_objective"]
-
-
-class DualObjective:
-    """The dual objective 1/2 nu^T N nu + r^T nu of a problem as a callable (nu, v) -> float.
-    ``metric`` names the same number among the workbench's metrics, which finalize computes anyway and
-    reads instead of calling it again."""
-    metric = "dual_objective"
-
-    def __init__(self, problem: TimeStepProblem):
-        self.problem = problem
-
-    def __call__(self, nu: np.ndarray, v: np.ndarray | None = None) -> float:
-        return dual_objective(self.problem, nu)
-
-
-def ccqo_objective(problem: TimeStepProblem) -> DualObjective:
-    """The dual objective as a callable (nu, v) -> float (:class:`DualObjective`)."""
-    return DualObjective(problem)
 
 
 def describe(problem: TimeStepProblem, *, scaled: bool | DataScale = True) -> ConicQP:

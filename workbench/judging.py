@@ -67,7 +67,7 @@ def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
         err = h["error_before"]
         h["status_alone"] = "solved" if err <= threshold else (
             CAPS.get(StopCause(h["stop_before"])) or ("inaccurate" if np.isfinite(err) else "failed"))
-    if result.nu is None or not np.all(np.isfinite(result.nu)):
+    if result.nu is None or not np.isfinite(result.nu).all():
         result.nu = None
         result.status = cap or "failed"
         judge_history(result, model)

@@ -30,7 +30,7 @@ or time limit starts.
 
 from __future__ import annotations
 
-import dataclasses
+import json
 import time
 from typing import Any
 
@@ -165,6 +165,12 @@ class Method:
         if options.params:
             raise InputError(f"{self.label}: parameters belong to the Method (Method(..., params)), "
                              f"not to SolveOptions; got {', '.join(options.params)}")
+        return self._solve(problem, options.with_params(self.solver_params))
+
+    def _solve(self, problem: TimeStepProblem, options: SolveOptions) -> SolveResult:
+        """:meth:`solve` with ``options.params`` the solver's checked parameters: the per-call work
+        only, none of it growing with the number of parameters or result fields (the kind and the
+        parameters were checked once, in the constructor)."""
         if problem.n_contacts == 0:
             raise UnsupportedError(f"{problem.name or 'this problem'} has no contacts: its solution is "
                                    "v = M^-1 k, there is nothing for a contact solver to do")
@@ -172,22 +178,26 @@ class Method:
         if not ok:
             return SolveResult(solver=self.solver_name, formulation=self.formulation_name, status="unavailable",
                                message=why)
-        model = self.formulation.build(problem, self.kind, self.formulation_params)
-        options = dataclasses.replace(options, params=self.solver_params)
+        form = self.formulation
+        if form.needs_global:
+            problem.require_global(f"formulation {form.name}")
+        model = form.build_checked(problem, self.kind, self.formulation_params)
         return finalize(execute(self.solver, model, options), model, options)
 
-    def warm_up(self, like: TimeStepProblem | None = None, history: bool = True) -> float:
+    def warm_up(self, like: TimeStepProblem | None = None, history: bool = True, warm_start: bool = True) -> float:
         """Solve the :func:`warm_up_problems` untimed (first call in this process only), so that
         the imports and the numba compilation of every kernel signature a run uses happen here, not
         inside a timed or time-limited interval. Returns the seconds it took (0 when warm already).
         ``like``: only the problems of its dimension and form (a command that solves one problem);
-        ``history``: False when no run will keep a history (its code paths, and pandas, are skipped).
+        ``history``: False when no run will keep a history (its code paths, and pandas, are skipped);
+        ``warm_start``: False when no run will start from a given point (a compiled solver's second,
+        warm-started solve is skipped, and with it the kernels only a warm start loads).
 
         What goes wrong in a warm-up (an unavailable solver, a refused problem, a solver that raises)
         is not raised: the run itself will say it."""
         key = (self.formulation_name, self.solver_name, tuple(sorted(map(str, self.params.items()))),
-               None if like is None else (like.d, like.is_global), history)
-        if key in _WARM or key[:3] + (None, True) in _WARM:
+               None if like is None else (like.d, like.is_global), history, warm_start)
+        if key in _WARM or key[:3] + (None, True, True) in _WARM:
             return 0.0
         t0 = time.perf_counter()
         # every solver is judged by the compiled metrics (workbench.metrics) of both dimensions; an
@@ -199,7 +209,7 @@ class Method:
                     continue
                 try:
                     first = self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=history))
-                    if compiled:
+                    if compiled and warm_start:
                         self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                                          time_limit=60.0, warm_start=first.nu))
                     target = self.solver.handover_target(self.solver_params)
@@ -233,7 +243,7 @@ def pairings(formulations, solvers, params: dict[str, Any] | None = None) -> lis
     return out
 
 
-#: the methods warmed up in this process: (formulation, solver, params)
+#: the warm-ups done in this process: (formulation, solver, params, like's (d, global), history, warm start)
 _WARM: set[tuple] = set()
 
 
@@ -275,5 +285,35 @@ def solve(problem: TimeStepProblem, formulation: str, solver: str, options: Solv
     solver gives status "unavailable" and a solver that fails or raises gives "failed", both with a
     message."""
     options = options or SolveOptions()
-    method = Method(formulation, solver, options.params)
-    return method.solve(problem, dataclasses.replace(options, params={}))
+    method = _method(formulation, solver, options.params)
+    return method._solve(problem, options.with_params(method.solver_params))
+
+
+#: the Methods of :func:`solve`, by names, parameters and the registry entries the names resolve to
+_METHODS: dict[tuple, Method] = {}
+#: at most this many of them (the cache is emptied when full)
+_METHODS_KEPT = 64
+
+
+def _method(formulation, solver, params: dict[str, Any]) -> Method:
+    """``Method(formulation, solver, params)``, made once per process for given names and parameters
+    (the one-call :func:`solve` of a small problem spent as long building it as solving). The key
+    holds the registry entries the names resolve to, so a plugin or test that registers a name anew
+    gets a new Method; parameters count by their JSON text (1 and 1.0, True and 1 stay apart), and
+    parameters that have none (an array, an object) are not kept."""
+    try:
+        text = json.dumps(params, sort_keys=True) if params else ""
+    except (TypeError, ValueError):
+        text = None
+    if text is None or not (isinstance(formulation, str) and isinstance(solver, str)):
+        return Method(formulation, solver, params)
+    from formulations import FORMULATIONS
+    from workbench.solvers import SOLVERS
+    key = (formulation, solver, text, FORMULATIONS.get(formulation),
+           SOLVERS.get(solver, SOLVERS.get(solver.partition(":")[0] + ":*")))
+    method = _METHODS.get(key)
+    if method is None:
+        if len(_METHODS) >= _METHODS_KEPT:
+            _METHODS.clear()
+        method = _METHODS[key] = Method(formulation, solver, params)
+    return method

@@ -40,7 +40,7 @@ from numba import njit, prange
 
 from workbench.blocks import BLOCK, dot, n_blocks, sum_squares, threaded
 from workbench.cones import project_contact_at
-from workbench.problem import TimeStepProblem
+from workbench.problem import TimeStepProblem, apply_operator, intermediate_length
 
 __all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift", "stopping_sums",
            "tangential_speed", "normalisation", "siconos_error", "joint_diagonal", "unknown_diagonal", "mean_diagonal", "lipschitz_estimate", "lipschitz_start",
@@ -296,17 +296,35 @@ def _measure_sums(nu, u, r, mu, d, g_d, a, scratch):
     return dual2, gap, sum_squares(nu), sum_squares(u), sic_sq, rel_sq, ccp_sq, compl, min_un, cone_sq
 
 
+@njit(cache=True)
+def _velocity_and_sums(op, tmp, nu, r, mu, d, g_d, a, scratch, u):
+    """u = N nu + r into ``u`` with the operator ``op`` of TimeStepProblem.compiled_operator (N nu =
+    B (A nu), or A nu; ``tmp`` the intermediate A nu), then :func:`_measure_sums`: one compiled call
+    for the metrics of a problem whose TimeStepProblem.apply_N makes these same products (a local
+    problem, a global one with a diagonal M), so u is the one relative_velocity gives, to the bit."""
+    apply_operator(op, tmp, nu, u)
+    for k in range(u.shape[0]):
+        u[k] += r[k]
+    return _measure_sums(nu, u, r, mu, d, g_d, a, scratch)
+
+
 def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray | None = None,
              g_d: float = CCP_RESIDUAL_STEP) -> dict[str, float]:
     """All measures of the module docstring for the unknowns ``nu`` (length n_unknowns)."""
-    nu = np.asarray(nu, dtype=float).reshape(-1)
-    if nu.shape[0] != problem.n_unknowns:
-        raise ValueError(f"solution has length {nu.shape[0]}, the problem has {problem.n_unknowns} unknowns")
-    r = problem.r
-    u = problem.relative_velocity(nu)
+    nu = np.ascontiguousarray(nu, dtype=float).reshape(-1)
+    n = nu.shape[0]
+    if n != problem.n_unknowns:
+        raise ValueError(f"solution has length {n}, the problem has {problem.n_unknowns} unknowns")
+    r = np.asarray(problem.r, dtype=float)
     mu = np.ascontiguousarray(problem.mu, dtype=float)
-    (dual2, gap, nu_sq, u_sq, sic_sq, rel_sq, ccp_sq, compl, min_un, cone_sq) = _measure_sums(
-        nu, u, np.asarray(r, dtype=float), mu, problem.d, float(g_d), np.zeros_like(u), np.empty_like(u))
+    if problem.is_global and not problem.M_is_diagonal:     # N nu through the factor of M
+        u = problem.relative_velocity(nu)
+        sums = _measure_sums(nu, u, r, mu, problem.d, float(g_d), np.zeros(n), np.empty(n))
+    else:
+        op, u = problem.compiled_operator, np.empty(n)
+        sums = _velocity_and_sums(op, np.empty(intermediate_length(op)), nu, r, mu, problem.d,
+                                  float(g_d), np.zeros(n), np.empty(n), u)
+    dual2, gap, nu_sq, u_sq, sic_sq, rel_sq, ccp_sq, compl, min_un, cone_sq = sums
     out: dict[str, float] = {"dual_objective": 0.5 * dual2}
     if problem.is_global:
         v = problem.velocity(nu)

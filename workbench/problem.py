@@ -21,19 +21,44 @@ Units: impulses gamma [N s], velocities [m/s], so N has units [m/(N s^2)] = 1/kg
 from __future__ import annotations
 
 import hashlib
-from functools import cached_property
+import math
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from numba import njit
 
 from workbench.errors import ProblemDataError
-from workbench.blocks import csr_matvec  # noqa: F401 - the compiled product, here since before workbench.blocks
+from workbench.blocks import csr_matvec  # the compiled product (also importable from here, as before workbench.blocks)
 
-__all__ = ["TimeStepProblem", "check_compressed", "problem_digest"]
+if TYPE_CHECKING:  # loaded where a general M is factorised: a cold solve with a diagonal M never needs it
+    import scipy.sparse.linalg as spla
+
+__all__ = ["TimeStepProblem", "check_compressed", "problem_digest", "cached_property", "apply_operator",
+           "intermediate_length"]
+
+
+class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
+    """functools.cached_property without the lock Python 3.11 takes on every first access (3.12 removed
+    it): the value computed on first access goes into the instance's ``__dict__``, where later reads
+    find it before this descriptor. A solve of a few contacts makes several first accesses on a fresh
+    problem (r, ||r||, the compiled operator, ...); the lock cost about 0.3 us each."""
+
+    def __init__(self, func):
+        self.func = func
+        self.attrname = None
+        self.__doc__ = func.__doc__
+        self.__module__ = func.__module__
+
+    def __set_name__(self, owner, name):
+        self.attrname = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.attrname] = self.func(instance)
+        return value
 
 
 def _real_array(name: str, x) -> np.ndarray:
@@ -169,6 +194,24 @@ def _weighted_column_blocks(ptr, idx, val, w, d, blocks):
                 blocks[i, c, a] = acc
 
 
+@njit(cache=True)
+def apply_operator(op, tmp, x, out):
+    """out = N x for the operator ``op`` of :attr:`TimeStepProblem.compiled_operator` (row by row, in
+    the order of scipy's CSR product, so that the sums are those of :meth:`TimeStepProblem.apply_N`);
+    ``tmp`` holds the intermediate A x of a chained operator (length :func:`intermediate_length`)."""
+    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
+    if chain:
+        csr_matvec(a_ptr, a_idx, a_val, x, tmp)
+        csr_matvec(b_ptr, b_idx, b_val, tmp, out)
+    else:
+        csr_matvec(a_ptr, a_idx, a_val, x, out)
+
+
+def intermediate_length(op: tuple) -> int:
+    """Length of the work array ``tmp`` of :func:`apply_operator` for the operator ``op`` (0 unchained)."""
+    return op[0].shape[0] - 1 if op[6] else 0
+
+
 def csr_product(A: sp.csr_matrix, x: np.ndarray) -> np.ndarray:
     """A x for a CSR matrix A and a vector x (:func:`csr_matvec`)."""
     out = np.empty(A.shape[0])
@@ -291,12 +334,12 @@ class TimeStepProblem:
     def n_bilateral(self) -> int:
         return 0 if self._G is None else self._G.shape[1]
 
-    @property
+    @cached_property
     def n_contact_unknowns(self) -> int:
         """d n_c, the length of gamma."""
         return self._d * self.n_contacts
 
-    @property
+    @cached_property
     def n_unknowns(self) -> int:
         """d n_c + n_b, the length of nu = [gamma; lambda]."""
         return self.n_contact_unknowns + self.n_bilateral
@@ -319,6 +362,7 @@ class TimeStepProblem:
 
     @cached_property
     def _M_factor(self):
+        import scipy.sparse.linalg as spla  # here: a diagonal M, the common case, never loads it (0.1 s)
         try:
             return spla.factorized(self._M.tocsc())
         except RuntimeError as exc:  # singular M
@@ -357,7 +401,8 @@ class TimeStepProblem:
     @cached_property
     def norm_r(self) -> float:
         """||r||, the first term of the normalisation of the natural-map errors (workbench.metrics)."""
-        return float(np.linalg.norm(self.r))
+        r = self.r
+        return math.sqrt(r.dot(r))      # np.linalg.norm's own sum for a vector, without its checks
 
     @cached_property
     def compiled_operator(self) -> tuple:
@@ -418,6 +463,7 @@ class TimeStepProblem:
     @cached_property
     def N_operator(self) -> spla.LinearOperator:
         """N as a matrix-free scipy LinearOperator."""
+        import scipy.sparse.linalg as spla
         n = self.n_unknowns
         return spla.LinearOperator((n, n), matvec=self.apply_N, rmatvec=self.apply_N, dtype=float)
 

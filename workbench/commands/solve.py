@@ -10,8 +10,9 @@ PROBLEM is any spec of :mod:`workbench.sources` (a file, shared:REL, dataset:NAM
 generator:NAME); ``--set`` gives a scene or generator its parameters (``generator:sphere_packing --set
 n_spheres=45500``: a packing of about 100,000 contacts), a file takes none.
 ``solve`` exits 0 when the run is solved and 1 otherwise; ``compare`` 0 when every run of its table
-is solved, else 1. Both warm the method up first (imports, numba compilation of every kernel
-signature, 2D and 3D: :meth:`workbench.method.Method.warm_up`), so the solve times exclude it;
+is solved, else 1. Both warm the method up first (imports, numba compilation or loading of the kernel
+signatures of the problem's form: :meth:`workbench.method.Method.warm_up` with ``like``; ``solve``
+without the warm-start forms it never runs), so the solve times exclude it;
 ``--json`` reports it as ``warm_up_seconds``. With ``--time-limit`` the worker does it, under its own
 limit (workbench.study.worker.WARM_UP_LIMIT), before the run's limit starts.
 """
@@ -115,7 +116,7 @@ def _solve(spec, problem, method, options, worker=None, params=None):
     with --time-limit in a worker killed past it (hard limit), which warms the method up itself
     before its clock starts and loads ``spec`` with the source parameters ``params`` itself."""
     if options.time_limit is None:
-        warm = method.warm_up(like=problem, history=options.keep_history)
+        warm = method.warm_up(like=problem, history=options.keep_history, warm_start=options.warm_start is not None)
         return method.solve(problem, options), warm
     from workbench.study.worker import solve_with_hard_limit
     return solve_with_hard_limit(spec, method, options, worker, params), 0.0
@@ -200,11 +201,11 @@ def register(sub) -> None:
     s = sub.add_parser("info", help="print sizes and data ranges of a problem")
     s.add_argument("problem", help=PROBLEM_HELP)
     add_source_options(s)
-    s.set_defaults(func=cmd_info)
+    s.set_defaults(func=cmd_info, fast_exit=True)
 
     s = sub.add_parser("list", help="list formulations, solvers (and why any is unavailable), scenes and generators")
     s.add_argument("--params", metavar="NAME", help="list the parameters of one solver or formulation")
-    s.set_defaults(func=cmd_list)
+    s.set_defaults(func=cmd_list, fast_exit=True)
 
     s = sub.add_parser("solve", help="solve one problem with one formulation and one solver")
     s.add_argument("problem", help=PROBLEM_HELP)
@@ -214,7 +215,7 @@ def register(sub) -> None:
     s.add_argument("--history", metavar="FILE.csv", type=output_file, help="write the per-iteration history")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.epilog = "exit codes: 0 solved, 1 not solved (inaccurate, max_iter, timeout, failed, unavailable), 2 bad input"
-    s.set_defaults(func=cmd_solve)
+    s.set_defaults(func=cmd_solve, fast_exit=True)
 
     s = sub.add_parser("compare", help="solve problems with every formulation x solver, print a table")
     s.add_argument("problems", nargs="+", metavar="PROBLEM", help=PROBLEM_HELP)

@@ -64,7 +64,6 @@ from __future__ import annotations
 import math
 import time
 from abc import abstractmethod
-from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -76,7 +75,8 @@ from workbench.metrics import _stopping_sums
 from workbench.cones import project_unknowns
 from workbench.errors import InputError
 from workbench.params import Param
-from workbench.blocks import csr_matvec, dot, norm  # noqa: F401 - dot: the solvers' inner products
+from workbench.problem import apply_operator, cached_property, intermediate_length  # noqa: F401 - the solvers' names
+from workbench.blocks import dot, norm  # noqa: F401 - dot: the solvers' inner products
 from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
@@ -127,8 +127,7 @@ class Run:
         self.problem = p = model.problem
         self.options = options
         self.params = params
-        self.d, self.n_c, self.n = p.d, p.n_contacts, p.n_unknowns
-        self.m = p.n_contact_unknowns
+        self.d, self.n_c, self.n, self.m = p.d, p.n_contacts, p.n_unknowns, p.n_contact_unknowns
         self.mu = p.mu
         self.r0 = p.r
         self.norm_r0 = p.norm_r
@@ -278,9 +277,10 @@ class Run:
     def compiled_state(self, chunk: int, floats: tuple = (), ints: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
         """The state arrays (fs, ks) of a compiled loop in the layout F_* and K_* (above), at the run's
         current count, measure and target, with the solver's own slots ``floats`` and ``ints`` after."""
-        fs = np.array([self.rec.best_err, np.inf, 1.0, 0.0, self.measure_step, self.norm_r0, self.target, *floats])
-        ks = np.array([self.k, self.k + chunk, -1 if self.rec.max_iter is None else self.rec.max_iter, self.d,
-                       self.mode == "inner", 0, *ints], dtype=np.int64)
+        rec = self.rec    # tuples of plain numbers: a bool in a list made np.array 1 us slower per solve
+        fs = np.array((rec.best_err, np.inf, 1.0, 0.0, self.measure_step, self.norm_r0, self.target) + tuple(floats))
+        ks = np.array((self.k, self.k + chunk, -1 if rec.max_iter is None else rec.max_iter, self.d,
+                       int(self.mode == "inner"), 0) + tuple(ints), dtype=np.int64)
         return fs, ks
 
     def drive(self, call, ks: np.ndarray, fs: np.ndarray, chunk: int, best_x: np.ndarray, current,
@@ -378,19 +378,6 @@ class Run:
 
 
 @njit(cache=True)
-def apply_operator(op, tmp, x, out):
-    """out = N x for the operator ``op`` of :attr:`Run.compiled_N` (row by row, in the order of scipy's
-    CSR product, so that the sums are those of ``Run.apply_N``); ``tmp`` holds the intermediate A x
-    of a chained operator (length :func:`intermediate_length`)."""
-    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
-    if chain:
-        csr_matvec(a_ptr, a_idx, a_val, x, tmp)
-        csr_matvec(b_ptr, b_idx, b_val, tmp, out)
-    else:
-        csr_matvec(a_ptr, a_idx, a_val, x, out)
-
-
-@njit(cache=True)
 def scaled_error(x_sq, u_sq, map_sq, norm_r0, step):
     """(err, s) of the stopping measure from ||x||^2, ||u||^2 and the squared natural map with ``step``:
     s = max(||r||, ||x||, ||u||) (1 when 0), err = ||map|| / step / s; err = inf when s overflowed (a
@@ -456,11 +443,6 @@ def lipschitz_ratio(op, tmp, x0, N_diff):
     apply_operator(op, tmp, x0, N_diff)
     den = norm(x0)
     return norm(N_diff) / den if den > 0 else math.nan
-
-
-def intermediate_length(op: tuple) -> int:
-    """Length of the work array ``tmp`` of :func:`apply_operator` for the operator ``op`` (0 unchained)."""
-    return op[0].shape[0] - 1 if op[6] else 0
 
 
 class IterativeSolver(Solver):

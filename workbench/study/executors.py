@@ -18,10 +18,12 @@ import queue
 import re
 import socket
 import threading
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from workbench.errors import InputError
-from workbench.study.worker import WorkerProcess, crash_result
+
+if TYPE_CHECKING:  # imported where runs start: the command line's parser reads EXECUTORS without them
+    from workbench.study.worker import WorkerProcess
 
 __all__ = ["run_local", "run_dask", "EXECUTORS"]
 
@@ -40,6 +42,7 @@ def on_gpu(task: Task) -> bool:
 
 def run_local(tasks: list[Task], jobs: int, log_path) -> Iterator[tuple[Task, dict]]:
     """Run ``tasks`` on ``jobs`` worker processes of this machine."""
+    from workbench.study.worker import WorkerProcess, crash_result
     todo: queue.Queue = queue.Queue()
     for task in tasks:
         todo.put(task)
@@ -90,6 +93,7 @@ _DASK_LOCK = threading.Lock()
 
 def _dask_task(task: Task) -> dict:
     """Executed on a Dask worker: the run, in that worker's killable subprocess."""
+    from workbench.study.worker import WorkerProcess
     global _DASK_WORKER
     with _DASK_LOCK:
         if _DASK_WORKER is None:
@@ -128,6 +132,7 @@ def check_scheduler(address: str) -> str:
 
 def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = None) -> Iterator[tuple[Task, dict]]:
     """Run ``tasks`` on a Dask cluster (a LocalCluster of ``jobs`` processes when no scheduler)."""
+    from workbench.study.worker import crash_result
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:

@@ -136,8 +136,8 @@ def run() -> None:
     exit. After a command that declared ``fast_exit`` (solve, info, list: they close what they open and
     leave no thread or child behind), with no other Python thread alive, the streams are flushed and
     the atexit handlers run, and the process ends without the interpreter's teardown of its modules,
-    which frees numba's, LLVM's and scipy's objects one by one: 0.2-0.3 s of a cold ``workbench solve``
-    of a 4-contact file that took 0.6 s before it (2026-11-28, 2 cores, load 1-2)."""
+    which frees numba's, LLVM's and scipy's objects one by one: a large part of a cold ``workbench solve``
+    of a small file (benchmarks/bench_first_call measures it)."""
     code = main()
     if _FAST_EXIT and all(t is threading.main_thread() or t.daemon for t in threading.enumerate()):
         for stream in (sys.stdout, sys.stderr):

@@ -37,9 +37,9 @@ On local problems W is the data: N + rho I = W + rho I, not symmetric in general
 (W_s for a relaxed non-symmetric W).
 
 Time limit: a factorisation is one native call that cannot be interrupted. The first, in the set-up,
-has no forecast; before each one after a change of rho
-the run asks :meth:`~workbench.solvers.recorder.Recorder.affords` with the duration of the last one
-and stops with TIMEOUT (its best point) when it would end too far past the limit.
+has no forecast; before each one after a change of rho the run asks
+:meth:`~workbench.solvers.recorder.Recorder.affords` with the duration of the last one and stops
+with TIMEOUT (its best point) when it would end too far past the limit.
 
 options.params: rho (None: mean diagonal of N), alpha (1.6), balance_every (20), anti_relaxation,
 outer_patience. info: rho (final), factorizations.

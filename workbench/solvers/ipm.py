@@ -23,11 +23,7 @@ refinement. Global problems: K = [H, S C^T; C S, -rho M] (n + n_dof; C = [D G]),
 is P + H, so N is never formed; without joints and with scikit-sparse installed, K is solved
 through its body-space Schur complement rho M + (C S) H^-1 (C S)^T by CHOLMOD instead (:class:`_BodySchur`;
 on the 2,560-sphere packing about twice as fast, the same iterates), handing over to qdldl on K for
-the rest of the run when its refined solves lose accuracy (``info["factorization"]`` says which).
-Time limit: a factorisation is one native call that cannot be interrupted; before each one in the
-loop the run asks :meth:`~workbench.solvers.recorder.Recorder.affords` with the duration of the last
-one, and stops with TIMEOUT (its best point) when it would end too far past the limit. The run's
-first one (the starting point's) has no forecast: it starts whenever the limit has not passed. Local problems: K = P + H with W (symmetrised W_s for a relaxed
+the rest of the run when its refined solves lose accuracy (``info["factorization"]`` says which). Local problems: K = P + H with W (symmetrised W_s for a relaxed
 non-symmetric W). The joints' rows have no barrier (H = 0) and get 1e-10 on K's diagonal, removed
 again by the refinement.
 
@@ -51,6 +47,11 @@ Anti-relaxed models run the outer fixed-point loop of workbench.solvers.iterativ
 sub-problem, with its fixed shift, solved by this IPM): the inner mode changes r after every
 iteration, which an interior-point method cannot follow, so ``anti_relaxation`` takes "outer" only.
 The warm start is not used (an interior-point method starts from the centre of the cone).
+
+Time limit: a factorisation is one native call that cannot be interrupted; before each one the run
+asks :meth:`~workbench.solvers.recorder.Recorder.affords` with the duration of the last one, and
+stops with TIMEOUT (its best point) when it would end too far past the limit. The run's first one
+(the starting point's) has no forecast: it starts whenever the limit has not passed.
 """
 
 from __future__ import annotations

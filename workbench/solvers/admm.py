@@ -36,11 +36,18 @@ for SuperLU's LU with the minimum-degree ordering of A + A^T (benchmarks/bench_i
 On local problems W is the data: N + rho I = W + rho I, not symmetric in general, gets SuperLU's LU
 (W_s for a relaxed non-symmetric W).
 
+Time limit: a factorisation is one native call that cannot be interrupted. The first, in the set-up,
+has no forecast; before each one after a change of rho the run asks
+:meth:`~workbench.solvers.recorder.Recorder.affords` with the duration of the last one and stops
+with TIMEOUT (its best point) when it would end too far past the limit.
+
 options.params: rho (None: mean diagonal of N), alpha (1.6), balance_every (20), anti_relaxation,
 outer_patience. info: rho (final), factorizations.
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import qdldl
@@ -50,6 +57,7 @@ import scipy.sparse.linalg as spla
 from workbench.errors import InputError
 from workbench.metrics import mean_diagonal
 from workbench.params import Param
+from workbench.solvers.base import StopCause
 from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
 
 __all__ = ["ADMMSolver"]
@@ -92,6 +100,7 @@ class ADMMSolver(IterativeSolver):
         self._rho = rho
         run.info["rho"] = rho
         p = run.problem
+        t0 = time.perf_counter()
         if p.is_global:
             A = (rho * p.M + self._CCt).tocsc()
             if self._ldl is None:
@@ -102,6 +111,7 @@ class ADMMSolver(IterativeSolver):
             self._solve = lambda b: (b - CT @ ldl.solve(C @ b)) / rho
         else:
             self._solve = spla.splu((self._N + rho * self._eye).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
+        self._factor_seconds = time.perf_counter() - t0   # the forecast of the next one (Recorder.affords)
 
     def iterate(self, run: Run, x0: np.ndarray) -> None:
         alpha = self._alpha
@@ -124,6 +134,9 @@ class ADMMSolver(IterativeSolver):
                 primal = np.linalg.norm(x - z) / max(np.linalg.norm(x), np.linalg.norm(z), 1e-300)
                 dual = np.linalg.norm(z - z_old) / max(np.linalg.norm(w), 1e-300)
                 if primal > MU_BALANCE * dual or dual > MU_BALANCE * primal:
+                    if not run.rec.affords(self._factor_seconds):  # a factorisation cannot be interrupted
+                        run.stopped = StopCause.TIMEOUT
+                        break
                     tau = TAU_BALANCE if primal > dual else 1.0 / TAU_BALANCE
                     w = w / tau
                     self._factor(run, self._rho * tau)

@@ -47,9 +47,16 @@ Anti-relaxed models run the outer fixed-point loop of workbench.solvers.iterativ
 sub-problem, with its fixed shift, solved by this IPM): the inner mode changes r after every
 iteration, which an interior-point method cannot follow, so ``anti_relaxation`` takes "outer" only.
 The warm start is not used (an interior-point method starts from the centre of the cone).
+
+Time limit: a factorisation is one native call that cannot be interrupted; before each one the run
+asks :meth:`~workbench.solvers.recorder.Recorder.affords` with the duration of the last one, and
+stops with TIMEOUT (its best point) when it would end too far past the limit. The run's first one
+(the starting point's) has no forecast: it starts whenever the limit has not passed.
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import qdldl
@@ -177,6 +184,7 @@ class IPMSolver(IterativeSolver):
         self._H_at = _entry_positions(K, rows, cols)
         self._diag_at = _entry_positions(K, diag, diag)
         self._F = None
+        self._factor_seconds = None     # no forecast of the first factorisation (module docstring)
         # without joints, a global problem's K is solved through its body-space Schur complement by
         # CHOLMOD when scikit-sparse is installed (_BodySchur); else qdldl factorises K itself
         self._schur = None
@@ -204,6 +212,7 @@ class IPMSolver(IterativeSolver):
         else:
             K.data[self._H_at] += H_blocks.reshape(-1)[self._H_src]
         K.data[self._diag_at] += reg
+        t0 = time.perf_counter()
         if self._schur is not None:
             self._schur.update(H_inv)
             self._F = self._schur
@@ -211,6 +220,7 @@ class IPMSolver(IterativeSolver):
             self._F = qdldl.Solver(K, upper=True)
         else:
             self._F.update(K, upper=True)
+        self._factor_seconds = time.perf_counter() - t0   # the forecast of the next one (Recorder.affords)
 
     def _solve(self, rhs: np.ndarray, reg: np.ndarray) -> np.ndarray:
         """K^-1 rhs for K without its regularisation, by iterative refinement: up to _REFINE steps,
@@ -251,6 +261,9 @@ class IPMSolver(IterativeSolver):
         reg[m:] = 1e-10
         self._F = None
         self._residual = 0.0
+        if not run.rec.affords(self._factor_seconds):     # outer mode: the last sub-problem's forecasts it
+            run.stopped = StopCause.TIMEOUT
+            return
         self._factor(None, reg)
         x = self._solve(-c, reg)
         z = P_times(x) + c
@@ -269,6 +282,9 @@ class IPMSolver(IterativeSolver):
             mu = float(xc.ravel() @ zc.ravel()) / n_c
             if not (np.all(_det(xc) > 0) and np.all(_det(zc) > 0)):     # rounding put a point on the boundary
                 self._stall(run)
+                return
+            if not run.rec.affords(self._factor_seconds):   # a factorisation cannot be interrupted
+                run.stopped = StopCause.TIMEOUT
                 return
             W, W_inv, lam = _nt_scaling(xc, zc)
             H = W_inv @ W_inv

@@ -37,6 +37,14 @@ info["inner_iterations"] = the QP solver's iterations summed over all solves; hi
 dual objective at the impulses of z, error = lcp_residual, extras inner_iterations, lambda_change and
 the normal-velocity error of Anitescu and Hart 2003; stop cause CONVERGED (Lambda settled, or LCP2's single solve),
 MAX_ITER, TIMEOUT or FAILED (a QP solve failed).
+
+Time limit: each QP solve gets the run's time left as the QP solver's own limit, which that solver
+checks between its iterations; one iteration (a factorisation) cannot be interrupted. Before each
+re-solve the run asks :meth:`~workbench.solvers.recorder.Recorder.affords` with two of the last
+solve's iterations (the starting point's factorisation and one step: the least a solve does) and
+stops with TIMEOUT, keeping the last point, when they would end too far past the limit. The cvxpy
+compile and the QP solver's set-up happen before the clock starts (build_seconds): they are not
+counted in the limit, and they cannot be interrupted either.
 """
 
 from __future__ import annotations
@@ -131,10 +139,19 @@ class LCP1Solver(Solver):
                                                  "mean_normal_velocity_error", "active_contacts"))
         # LCP2 (one solve) is done after its solve; LCP1 stops at its cap
         stop = StopCause.CONVERGED if cap == 1 else StopCause.MAX_ITER
+        least_solve = None
         for k in range(1, cap + 1):
+            # a QP solve stops itself at its limit, but only between two of its iterations, each a
+            # factorisation that cannot be interrupted: one forecast by the last solve's, plus its
+            # starting point's, must end in time (Recorder.affords)
+            if k > 1 and not rec.affords(least_solve):
+                stop = StopCause.TIMEOUT
+                break
             # each QP solve gets the run's time left as its own limit (its point, if any, is kept)
             left = None if options.time_limit is None else options.time_limit - rec.elapsed()
+            t0 = rec.elapsed()
             x, iters, status = qp.solve((base + np.repeat(mu * slip, m_C)) / sc.velocity, left)
+            least_solve = 2.0 * (rec.elapsed() - t0) / (iters + 1)
             inner += iters
             result.solver_status = status
             if x is None:

@@ -225,7 +225,10 @@ class _Basis:
         self.n, self.A, self.d, self.q, self.divide = n, A, d, q, divide
         self.full = sp.hstack([sp.identity(n, format="csc"), -A, sp.csc_matrix(-d[:, None])], format="csc")
         self.var = np.arange(n)  # the variable basic in each row
-        self.Binv = np.asfortranarray(np.eye(n))
+        # B^-1 = I, written in place: np.asfortranarray(np.eye(n)) wrote n^2 entries twice (eye, then
+        # its Fortran copy), which on 7,220 unknowns took seconds before the first clock check
+        self.Binv = np.zeros((n, n), order="F")
+        self.Binv[np.diag_indices(n)] = 1.0
         self.x = q.copy()
         self.z0_row = -1
         self.refactorizations = 0

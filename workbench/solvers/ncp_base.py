@@ -7,7 +7,8 @@ returns a :class:`~workbench.solvers.base.StopCause` when it breaks down. The te
 once, through a :class:`~workbench.solvers.recorder.Recorder`: the workbench's ``siconos_error`` of every
 iterate (its stopping test, ``error <= tol``, unless the method has a test of its own), the history row
 (objective = the dual objective 1/2 nu.(u + r), error = siconos_error, then the method's ``extras``), the
-caps (``options.max_iter``, default ``default_max_iter``; ``options.time_limit``), the stop cause and the
+caps (``options.max_iter``, default ``default_max_iter``; ``options.time_limit``, and the forecast of
+the work until the next iterate that a method may give, ``Iterate.forecast``), the stop cause and the
 result, which holds the last iterate. Adding an NCP method is one module and one line in
 workbench.solvers.SOLVERS.
 """
@@ -39,6 +40,10 @@ class Iterate:
     u: np.ndarray
     extras: tuple = ()
     converged: bool | None = None
+    #: the method's forecast [s] of the work until its next iterate, where that work cannot be
+    #: interrupted (a sparse factorisation): the template stops with TIMEOUT before it when it would
+    #: end too far past the time limit (Recorder.affords); None: no forecast
+    forecast: float | None = None
 
 
 class NCPMethod(NCPSolver):
@@ -81,6 +86,8 @@ class NCPMethod(NCPSolver):
                 stop = StopCause.CONVERGED
                 break
             stop = rec.capped(k)
+            if stop is None and not rec.affords(it.forecast):
+                stop = StopCause.TIMEOUT
             if stop is not None:
                 break
         steps.close()

@@ -31,13 +31,17 @@ arithmetic. A sparse LU of the augmented system
 1,845 contacts its LU took 0.45 s against 0.24 s (COLAMD ordering). The LU's fill grows faster than
 the problem: at 10,000 contacts one iteration takes seconds. The method stops when the
 workbench's siconos_error <= tol; caps: options.max_iter (default 200), options.time_limit (the
-bookkeeping is workbench.solvers.ncp_base.NCPMethod's; history extra: merit psi).
+bookkeeping is workbench.solvers.ncp_base.NCPMethod's; history extra: merit psi). SuperLU's LU is one
+native call that cannot be interrupted: each sparse iterate carries the last iteration's duration as
+the forecast of the next (``Iterate.forecast``), so the run stops with TIMEOUT before an iteration that
+would end too far past the limit; the first has no forecast.
 Parameters (options.params): ``eps_rel`` (default 1e-2: on the singular N of the shared rigid problems
 1e-8 and 1e-4 stalled on BoxesStack1 and Capsules, 1e-1 and 1 took more iterations).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Iterator
 
 import numpy as np
@@ -364,11 +368,13 @@ class NewtonSolver(NCPMethod):
         nu = np.zeros(n) if options.warm_start is None else np.array(options.warm_start, dtype=float)
         u = problem.relative_velocity(nu)
         phi, A, B = alart_curnier(problem, nu, u, rho)
-        failures = 0
+        failures, seconds = 0, None
         try:
             while True:
                 psi = 0.5 * float(phi @ phi)
-                yield Iterate(nu, u, (psi,))
+                # the last iteration's duration forecasts the next one's (its LU cannot be interrupted)
+                yield Iterate(nu, u, (psi,), forecast=seconds)
+                t0 = time.perf_counter()
                 eps = eps_rel * np.sqrt(2 * psi) / max(float(np.abs(nu).max()), float(np.abs(rho * u).max()), 1e-300)
                 _fill_newton_matrix(N.indptr, N.indices, N.data, P.indptr, P.indices, J_val, A, B, rho, eps, d, work)
                 J_T = sp.csc_matrix((J_val, P.indices, P.indptr), shape=(n, n))
@@ -392,5 +398,6 @@ class NewtonSolver(NCPMethod):
                 nu = nu + t * dnu
                 u = csr_product(N, nu) + problem.r  # afresh rather than u + t du: no drift over many iterations
                 phi, A, B = alart_curnier(problem, nu, u, rho)
+                seconds = time.perf_counter() - t0
         finally:
             result.info["line_search_failures"] = failures

@@ -9,7 +9,11 @@ time, where the solver measured it) and ``history``. In between:
 - caps: :meth:`Recorder.capped` says MAX_ITER once the run's iteration cap (the solver's
   ``Solver.max_iter(options)``: options.max_iter, else the solver's default) is reached and TIMEOUT
   once ``options.time_limit`` seconds of wall clock have passed; :meth:`Recorder.time_left` is what
-  remains of the limit for a method handed the run (a fallback, a polish);
+  remains of the limit for a method handed the run (a fallback, a polish); :meth:`Recorder.affords`
+  forecasts a stretch of work that cannot be interrupted (a sparse factorisation, an inner solve) by
+  the duration of the last one like it, and says no when it would end more than FORECAST_SLACK past
+  the limit: the solver then stops with TIMEOUT before it, and the result says so
+  (``info["time_limit_forecast"]``);
 - best iterate: :meth:`Recorder.offer` keeps a copy of the point with the smallest measure;
 - history (only when ``options.keep_history``): :meth:`Recorder.record` appends one row of the fixed
   schema HISTORY_COLUMNS = iteration (int), seconds (float, wall time since the solve started),
@@ -43,6 +47,12 @@ SAMPLES_PER_DECADE = 20
 #: the least time limit [s] handed on by :meth:`Recorder.time_left`: a positive one, since a limit of 0
 #: means "no limit" to some backends (SCS's time_limit_secs)
 MIN_TIME_LEFT = 1e-3
+#: a stretch of work that cannot be interrupted is not started when, forecast by the last one like it,
+#: it would end more than this [s] past the time limit: half of the 2 s past a limit within which every
+#: solve returns (docs/threat-model.md, Time limits), the other half left for the forecast's error.
+#: A forecast end within it lets the work start, so a run that would end before its limit never stops
+#: early unless the same work takes more than FORECAST_SLACK less than it did the last time
+FORECAST_SLACK = 1.0
 
 
 class Recorder:
@@ -65,6 +75,7 @@ class Recorder:
         self.samples: dict[int, np.ndarray] = {}
         self._next_sample = 0
         self._last: np.ndarray | None = None
+        self.forecast: dict[str, float] | None = None
 
     def elapsed(self) -> float:
         """Seconds of wall clock since the recorder started."""
@@ -107,6 +118,22 @@ class Recorder:
         of a method the run hands over to (a fallback, a polish)."""
         return None if self.time_limit is None else max(self.time_limit - self.elapsed(), MIN_TIME_LEFT)
 
+    def affords(self, seconds: float | None) -> bool:
+        """Whether a stretch of work that cannot be interrupted, forecast to take ``seconds`` (the
+        duration of the last one like it; None: none yet), may start: always without a time limit;
+        with one, while the limit has not passed and the forecast end is at most FORECAST_SLACK past
+        it. A no from the forecast is kept for the result (``info["time_limit_forecast"]``); the
+        solver then stops with TIMEOUT."""
+        if self.time_limit is None:
+            return True
+        now = self.elapsed()
+        if now >= self.time_limit:
+            return False
+        if seconds is None or now + seconds <= self.time_limit + FORECAST_SLACK:
+            return True
+        self.forecast = {"at_seconds": now, "forecast_seconds": float(seconds)}
+        return False
+
     def offer(self, x: np.ndarray, err: float, force: bool = False) -> None:
         """Keep a copy of ``x`` when its measure ``err`` is the smallest so far (or ``force``)."""
         if err < self.best_err or force:
@@ -140,6 +167,8 @@ class Recorder:
             seconds = self.elapsed() if self.seconds is None else self.seconds
         result.solve_seconds = float(seconds)
         result.history = self.history()
+        if self.forecast is not None:
+            result.info["time_limit_forecast"] = self.forecast
         if self.samples or self._last is not None:
             if self._last is not None and self._last_row not in self.samples:
                 self.samples[self._last_row] = self._last

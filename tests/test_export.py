@@ -348,15 +348,15 @@ def mosek_read_clarabel_minimum(path) -> float:
 #: pyramid primal through Clarabel (1.3e-7); the cone models need Clarabel at 1e-9 (below); HiGHS's
 #: active-set QP solver did not finish the pyramid dual within 120 s.
 DEFAULT_SOLVES = [
-    (SMALL, "pyramid-dual", "lp", highs_minimum),
-    (SMALL, "pyramid-dual", "mps", highs_minimum),
+    (SMALL, "lcp-pyramid", "lp", highs_minimum),
+    (SMALL, "lcp-pyramid", "mps", highs_minimum),
     (SMALL, "dual", "cbf", solve_cbf),
     (SMALL, "primal", "cbf", solve_cbf),
-    (SMALL, "pyramid-primal", "cbf", solve_cbf),
+    (SMALL, "lcp-pyramid-primal", "cbf", solve_cbf),
     (SMALL, "primal", "ptf", mosek_read_clarabel_minimum),
     (SMALL, "dual", "task", mosek_read_clarabel_minimum),
-    (SMALL, "pyramid-primal", "nl", scip_minimum),
-    (SETTLED, "pyramid-primal", "cbf", solve_cbf),
+    (SMALL, "lcp-pyramid-primal", "nl", scip_minimum),
+    (SETTLED, "lcp-pyramid-primal", "cbf", solve_cbf),
 ]
 
 

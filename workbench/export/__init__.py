@@ -111,12 +111,16 @@ def build_model(problem: TimeStepProblem, formulation: str, *, scaled: bool = Tr
     """The ConicQP of ``formulation`` (a key of MODELS, or a DEPRECATED name) for ``problem``, in the form
     the files hold (:func:`workbench.export.model.export_form`), on the export scale
     (:func:`workbench.export.model.export_scale`) when ``scaled``."""
-    from workbench.export.model import export_form, export_scale
+    from workbench.export.model import contact_scales, equilibrate_contacts, export_form, export_scale
     formulation = model_name(formulation)[0]
     if formulation not in MODELS:
         raise UnsupportedError(f"formulation {formulation!r} has no optimisation model to export; model formats "
                                f"take: {did_you_mean(formulation, MODELS)}")
-    return export_form(_target(MODELS[formulation])(problem, scaled=export_scale(problem) if scaled else False))
+    if not scaled:
+        return export_form(_target(MODELS[formulation])(problem, scaled=False))
+    sc = export_scale(problem)
+    qp = _target(MODELS[formulation])(problem, scaled=sc)
+    return export_form(equilibrate_contacts(qp, contact_scales(problem, sc)))
 
 
 def _impulses(problem: TimeStepProblem, value, what: str) -> tuple[np.ndarray | None, dict[str, str]]:

@@ -75,6 +75,28 @@ def dual_value(model, file_optimum: float) -> float:
     return model.objective_scale * file_optimum + model.objective_offset
 
 
+def isolated(read, path):
+    """``read(path)`` in a forked child, so that a reader that crashes (SCIP 10 aborted in malloc on the
+    settled packing's dual LP) is a row, "crashed (signal N)", not the end of the measurement."""
+    import multiprocessing as mp
+
+    from benchmarks.export_readers import Reading
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=lambda: child.send(read(path)))
+    t0 = time.perf_counter()
+    proc.start()
+    child.close()
+    try:
+        reading = parent.recv()
+    except EOFError:
+        reading = None
+    proc.join()
+    if reading is None:
+        return Reading(None, f"crashed (exit code {proc.exitcode})", time.perf_counter() - t0)
+    return reading
+
+
 def measure_readers(packings=PACKINGS) -> dict:
     """Every (packing, model format, formulation, installed reader): the mapped relative distance, the
     reader's status and seconds (module docstring)."""
@@ -97,7 +119,7 @@ def measure_readers(packings=PACKINGS) -> dict:
                             continue
                         path = Path(tmp) / f"model.{fmt}"
                         export(problem, formulation, fmt, path)
-                        reading = read(path)
+                        reading = isolated(read, path)
                         optimum = refs[f"{spec} {'pyramid' if formulation.startswith('lcp-') else 'cone'}"][0]
                         rel = None if reading.value is None else \
                             abs(dual_value(build_model(problem, formulation), reading.value) - optimum) / abs(optimum)
@@ -133,7 +155,7 @@ def render(data: dict) -> str:
     out += ["", f"Relative distance of the file's optimum, mapped back with its header, from the workbench's "
                 f"(\"misses 1e-6\" where it is above {data['rtol']:.0e}), and the reader's seconds; a status is the "
                 f"reader's own where it did not solve (time limit {data['time_limit']:.0f} s per file). Readers: "
-                "Clarabel on the CBF parsed by benchmarks.export_readers (one thread), MOSEK's reader with Clarabel "
+                "Clarabel on the CBF parsed by benchmarks.export_readers, MOSEK's reader with Clarabel "
                 "for PTF/task, HiGHS and SCIP on LP/MPS/NL; every tolerance at the reader's default. The workbench's "
                 "optima:", ""]
     out += [f"- {key}: {ref['optimum']!r} J ({ref['how']})" for key, ref in data["references"].items()]

@@ -72,13 +72,12 @@ def rotated_to_second_order(size: int) -> sp.csr_matrix:
 
 def clarabel_minimum(c, A_rows, b_rows, cones, *, tol: float | None = None,
                      time_limit: float = TIME_LIMIT) -> Reading:
-    """min c^T x s.t. b - A x in the cones (Clarabel's form), by Clarabel at its default settings (one
-    thread, so the result does not depend on the machine's cores) or, with ``tol``, tol_gap_abs =
-    tol_gap_rel = tol_feas = tol."""
+    """min c^T x s.t. b - A x in the cones (Clarabel's form), by Clarabel at its default settings or, with
+    ``tol``, tol_gap_abs = tol_gap_rel = tol_feas = tol. (On the packings' files the optimum it returns was
+    the same to 1e-11 relative with one thread or all, and with its qdldl or faer factorisation.)"""
     import clarabel
     settings = clarabel.DefaultSettings()
     settings.verbose = False
-    settings.max_threads = 1
     settings.time_limit = time_limit
     if tol is not None:
         settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = tol

@@ -20,6 +20,7 @@ docs/export.md.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -75,26 +76,27 @@ def dual_value(model, file_optimum: float) -> float:
     return model.objective_scale * file_optimum + model.objective_offset
 
 
-def isolated(read, path):
-    """``read(path)`` in a forked child, so that a reader that crashes (SCIP 10 aborted in malloc on the
-    settled packing's dual LP) is a row, "crashed (signal N)", not the end of the measurement."""
-    import multiprocessing as mp
+def isolated(fmt: str, reader: str, path) -> "Reading":
+    """Reader ``reader`` of format ``fmt`` (benchmarks.export_readers.READERS) on ``path``, in a fresh Python
+    process: a reader that crashes or hangs (SCIP 10 aborted in malloc on the settled packing's dual LP, and
+    once hung there) is a row, "crashed (exit code N)" or "no answer after N s", not the end of the
+    measurement. The child gets the time limit and a minute to start and answer."""
+    import subprocess
 
-    from benchmarks.export_readers import Reading
-    ctx = mp.get_context("fork")
-    parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=lambda: child.send(read(path)))
+    from benchmarks.export_readers import TIME_LIMIT, Reading
+    code = ("import json, sys; from benchmarks.export_readers import READERS; "
+            "read = next(r[1] for r in READERS[sys.argv[1]] if r[0] == sys.argv[2]); "
+            "print(json.dumps(read(sys.argv[3]).__dict__))")
     t0 = time.perf_counter()
-    proc.start()
-    child.close()
     try:
-        reading = parent.recv()
-    except EOFError:
-        reading = None
-    proc.join()
-    if reading is None:
-        return Reading(None, f"crashed (exit code {proc.exitcode})", time.perf_counter() - t0)
-    return reading
+        proc = subprocess.run([sys.executable, "-c", code, fmt, reader, str(path)], capture_output=True, text=True,
+                              timeout=TIME_LIMIT + 60, cwd=Path(__file__).resolve().parents[1])
+    except subprocess.TimeoutExpired:
+        return Reading(None, f"no answer after {TIME_LIMIT + 60:.0f} s", time.perf_counter() - t0)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return Reading(None, f"crashed (exit code {proc.returncode})", time.perf_counter() - t0)
+    return Reading(**json.loads(lines[-1]))
 
 
 def measure_readers(packings=PACKINGS) -> dict:
@@ -110,7 +112,7 @@ def measure_readers(packings=PACKINGS) -> dict:
             for family in ("cone", "pyramid"):
                 refs[f"{spec} {family}"] = reference(problem, family)
             for fmt, readers in READERS.items():
-                for name, read, package, formulations in readers:
+                for name, _, package, formulations in readers:
                     for formulation in formulations:
                         row = {"packing": spec, "contacts": problem.n_contacts, "format": fmt,
                                "formulation": formulation, "reader": name}
@@ -119,7 +121,7 @@ def measure_readers(packings=PACKINGS) -> dict:
                             continue
                         path = Path(tmp) / f"model.{fmt}"
                         export(problem, formulation, fmt, path)
-                        reading = isolated(read, path)
+                        reading = isolated(fmt, name, path)
                         optimum = refs[f"{spec} {'pyramid' if formulation.startswith('lcp-') else 'cone'}"][0]
                         rel = None if reading.value is None else \
                             abs(dual_value(build_model(problem, formulation), reading.value) - optimum) / abs(optimum)

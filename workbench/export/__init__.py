@@ -23,8 +23,9 @@ Every file says what it encodes (source problem, workbench version, formulation 
 contact grouping [normal, tangents], friction coefficients, units, sign conventions, scaling):
 comment lines in text formats, attributes or fields in HDF5/.mat/.npz, and ``PATH.json`` next to
 formats without room for comments (.dat, .nl, .task). Model formats are written on the scales of the
-load-carrying contacts (:func:`workbench.export.model.export_scale`) unless ``scaled=False``; the header
-gives the scales.
+load-carrying contacts (:func:`workbench.export.model.export_scale`), each far separated contact scaled on
+its own (:func:`workbench.export.model.equilibrate_contacts`), unless ``scaled=False``; the header gives
+the scales.
 
 Adding a model formulation is one line in ``MODELS``: the formulation's ``describe(problem, *, scaled)
 -> ConicQP`` (a QP with linear rows, nonnegativity bounds and friction cones; a pyramid QP has rows
@@ -110,13 +111,18 @@ def model_name(formulation: str) -> tuple[str, str | None]:
 def build_model(problem: TimeStepProblem, formulation: str, *, scaled: bool = True):
     """The ConicQP of ``formulation`` (a key of MODELS, or a DEPRECATED name) for ``problem``, in the form
     the files hold (:func:`workbench.export.model.export_form`), on the export scale
-    (:func:`workbench.export.model.export_scale`) when ``scaled``."""
-    from workbench.export.model import export_form, export_scale
+    (:func:`workbench.export.model.export_scale`) with the per-contact scales of
+    :func:`workbench.export.model.contact_scales` when ``scaled``."""
+    from workbench.export.model import contact_scales, equilibrate_contacts, export_form, export_scale
     formulation = model_name(formulation)[0]
     if formulation not in MODELS:
         raise UnsupportedError(f"formulation {formulation!r} has no optimisation model to export; model formats "
                                f"take: {did_you_mean(formulation, MODELS)}")
-    return export_form(_target(MODELS[formulation])(problem, scaled=export_scale(problem) if scaled else False))
+    if not scaled:
+        return export_form(_target(MODELS[formulation])(problem, scaled=False))
+    sc = export_scale(problem)
+    qp = _target(MODELS[formulation])(problem, scaled=sc)
+    return export_form(equilibrate_contacts(qp, contact_scales(problem, sc)))
 
 
 def _impulses(problem: TimeStepProblem, value, what: str) -> tuple[np.ndarray | None, dict[str, str]]:

@@ -36,7 +36,7 @@ from formulations.qp import ConicQP, RowBlock, VariableBlock, contact_names, joi
 from workbench.metrics import mean_diagonal
 from workbench.problem import TimeStepProblem
 
-__all__ = ["export_scale", "export_form", "split_objective", "with_apex_rows", "quadratic_form", "objective_triangle",
+__all__ = ["export_scale", "contact_scales", "equilibrate_contacts", "export_form", "split_objective", "with_apex_rows", "quadratic_form", "objective_triangle",
            "cone_squares", "file_header", "provenance", "impulse_vectors", "data_arrays"]
 
 CONVENTIONS = {
@@ -73,6 +73,61 @@ def export_scale(problem: TimeStepProblem) -> DataScale:
         return data_scale(problem)
     n_N = mean_diagonal(problem, contacts_only=True)
     return DataScale(impulse=v_s / n_N, velocity=v_s, objective=v_s * v_s / n_N)
+
+
+def contact_scales(problem: TimeStepProblem, sc: DataScale) -> np.ndarray:
+    """s_i = min(1, v_s / max_k |r_ik|) per contact i (v_s = ``sc.velocity``): 1 wherever contact i's
+    linear term is within the export's velocity scale (every contact that approaches, and the near
+    separated ones), v_s / |r_i| for a far separated contact, whose r_n = gap / h is up to 2e4 v_s in a
+    settled packing (dataset:settled-00320)."""
+    r = np.abs(np.asarray(problem.r, dtype=float)[:problem.n_contact_unknowns]).reshape(-1, problem.d).max(axis=1)
+    return np.minimum(1.0, sc.velocity / np.maximum(r, np.finfo(float).tiny))
+
+
+def equilibrate_contacts(qp: ConicQP, s: np.ndarray) -> ConicQP:
+    """The same problem with contact i's unknowns or rows scaled by s_i > 0 (:func:`contact_scales`), so
+    that every entry of the linear data is at most 1 in the export's units:
+
+    * impulses (the dual: gamma_i in K_i; the pyramid dual: the edge impulses y_il >= 0): x_i = S x'_i,
+      i.e. c' = S c, F' = F S, A' = A S; the cone K_i and y >= 0 hold for x'_i exactly when for x_i;
+    * velocities (the primal: u_i = G_i x + h_i in K_i^*; the pyramid primal: rows E_i (G_i x + h_i) >= 0):
+      contact i's cone argument or rows times s_i (u'_i = s_i u_i, in K_i^* exactly when u_i is).
+
+    The objective and its map are unchanged; the variable blocks' scales become per entry. Why: a far
+    separated contact's linear term r_i / v_s (2e4 in dataset:settled-00320) set the residual scale of
+    interior-point solvers, and Clarabel 0.11 at its defaults stopped 7e-6 (dual) and 3e-6 (primal)
+    short of the optimum; the separated contact's unknown sits at its bound either way."""
+    if np.all(s == 1.0):
+        return qp
+    K, n_c = qp.cones, s.shape[0]
+    note = {"contact_scales": "s_i per contact, in contact order (contact i's unknowns or rows were scaled by "
+                              "s_i = min(1, v_s / max_k |r_ik|)): " + " ".join(map(repr, s.tolist()))}
+    if K is not None and K.index is not None or K is None and any(b.name == "y" for b in qp.blocks):
+        if K is not None:
+            cols, per = K.index.ravel(), np.repeat(s, K.d)
+        else:
+            y = next(b for b in qp.blocks if b.name == "y")
+            cols, per = np.arange(y.start, y.start + y.size), np.repeat(s, y.size // n_c)
+        col = np.ones(qp.n)
+        col[cols] = per
+        S = sp.diags(col)
+        quad = {"F": (qp.F @ S).tocsr()} if qp.F is not None else {"P": (S @ qp.P @ S).tocsr()}
+        blocks = tuple(dataclasses.replace(b, scale=b.scale * col[b.start:b.start + b.size])
+                       if np.any(col[b.start:b.start + b.size] != 1.0) else b for b in qp.blocks)
+        return dataclasses.replace(qp, c=qp.c * col, blocks=blocks, rows=tuple(
+            dataclasses.replace(b, A=(b.A @ S).tocsr()) for b in qp.rows), notes={**qp.notes, **note}, **quad)
+    if K is not None:
+        per = np.repeat(s, K.d)
+        S = sp.diags(per)
+        lift = dataclasses.replace(K.lift, scale=K.lift.scale / per)
+        return dataclasses.replace(qp, cones=dataclasses.replace(K, G=(S @ K.G).tocsr(), h=K.h * per, lift=lift),
+                                   notes={**qp.notes, **note})
+    pyr = next(b for b in qp.rows if b.name == "pyr")
+    per = np.repeat(s, pyr.A.shape[0] // n_c)
+    rows = tuple(dataclasses.replace(b, A=(sp.diags(per) @ b.A).tocsr(), rhs=b.rhs * per) if b is pyr else b
+                 for b in qp.rows)
+    note["contact_scales"] += "; the multiplier of row pyr<i>_e<l> is the edge impulse's divided by s_i"
+    return dataclasses.replace(qp, rows=rows, notes={**qp.notes, **note})
 
 
 def export_form(qp: ConicQP) -> ConicQP:
@@ -192,8 +247,9 @@ def file_header(qp: ConicQP, fmt: str) -> dict[str, str]:
                          "K ∋ gamma ⊥ N gamma + r ∈ K^* (a sliding contact separates with u_n = mu ||u_t||), "
                          "not the exact Coulomb law" if qp.relaxed else "exact")
     for b in qp.blocks:
-        out[f"variables {b.name}"] = (f"x[{b.start}:{b.start + b.size}] = {b.name} / {b.scale!r} "
-                                      f"[{b.unit}]: {b.meaning}")
+        scale = repr(b.scale) if np.ndim(b.scale) == 0 else \
+            f"({repr(float(np.max(b.scale)))} s_i, s_i of its contact in contact_scales)"
+        out[f"variables {b.name}"] = f"x[{b.start}:{b.start + b.size}] = {b.name} / {scale} [{b.unit}]: {b.meaning}"
     out["objective"] = (f"formulation objective = {qp.objective_scale!r} * (file objective) + "
                         f"{qp.objective_offset!r} [J]")
     out["cones"] = ("cone i (named after contact i) is (a_0 x[j_0], ..., a_d-1 x[j_d-1]) in the second-order "

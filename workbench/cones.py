@@ -11,9 +11,9 @@ Arrays of points have shape (n_c, d) with the normal component first.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from workbench.blocks import BLOCK, threaded
+from workbench.blocks import over_contacts
 
 __all__ = ["project_friction_cone", "project_contact", "project_dual_cone", "distance_to_cone", "project_unknowns"]
 
@@ -49,34 +49,19 @@ def project_contact(x, mu, out):
 
 
 @njit(cache=True)
-def _project_contacts(x, mu, d, out, lo, hi):
+def _project_contacts(lo, hi, d, x, mu, out):
     for i in range(lo, hi):
         project_contact_at(x, d * i, mu[i], out, d * i, d)
 
 
-@njit(cache=True, parallel=True)
-def _project_parallel(x, mu, d, out):
-    n_c = mu.shape[0]
-    step = BLOCK // 3
-    for b in prange((n_c + step - 1) // step):
-        _project_contacts(x, mu, d, out, b * step, min(n_c, (b + 1) * step))
+_project_all = over_contacts(_project_contacts)
 
 
 @njit(cache=True)
 def _project_rows(x, mu, d, out):
-    """The contacts of the flat arrays x, out (n_c d,). d = 3 is passed on as a constant, so that the
-    compiler unrolls the loops over components: about twice as fast as with d known at run time.
-    Contacts in parallel on large problems (workbench.blocks: each contact's projection is the same
-    on any thread)."""
-    if threaded(mu.shape[0] * d):
-        if d == 3:
-            _project_parallel(x, mu, 3, out)
-        else:
-            _project_parallel(x, mu, d, out)
-    elif d == 3:
-        _project_contacts(x, mu, 3, out, 0, mu.shape[0])
-    else:
-        _project_contacts(x, mu, d, out, 0, mu.shape[0])
+    """The contacts of the flat arrays x, out (n_c d,), in parallel on large problems
+    (workbench.blocks.over_contacts: each contact's projection is the same on any thread)."""
+    _project_all(mu.shape[0] * d, mu.shape[0], d, (x, mu, out))
     return out
 
 

@@ -72,7 +72,7 @@ def _specialise(template, kernel, **names):
 
 def _contacts_parallel(n_c, d, args):      # a template of _specialise: ``kernel`` is its global
     for b in prange((n_c + CONTACT_BLOCK - 1) // CONTACT_BLOCK):
-        kernel(b * CONTACT_BLOCK, min(n_c, (b + 1) * CONTACT_BLOCK), d, *args)
+        kernel(b * CONTACT_BLOCK, min(n_c, (b + 1) * CONTACT_BLOCK), d, args)
 
 
 def _over_contacts(n, n_c, d, args):       # a template of _specialise: ``kernel``, ``parallel``
@@ -82,20 +82,23 @@ def _over_contacts(n, n_c, d, args):       # a template of _specialise: ``kernel
         else:
             parallel(n_c, d, args)
     elif d == 3:
-        kernel(0, n_c, 3, *args)
+        kernel(0, n_c, 3, args)
     else:
-        kernel(0, n_c, d, *args)
+        kernel(0, n_c, d, args)
 
 
 def over_contacts(kernel):
-    """The compiled loop ``run(n, n_c, d, args)`` over the contacts 0..n_c-1 (d entries each; n entries
-    in all, joints included) of ``kernel(lo, hi, d, *args)``, a compiled element-wise loop over the
-    contacts [lo, hi). In blocks of :data:`CONTACT_BLOCK` contacts under ``prange`` when threaded(n),
-    else in one call on the calling thread: each contact is computed by the same arithmetic either
-    way. d = 3 is passed on as a constant, so that the compiler unrolls the kernel's loops over
-    components (about twice as fast as with d known at run time)."""
+    """The compiled loop ``run(n, n_c, d, args)`` over the contacts 0..n_c-1 (n entries in all, joints
+    included) of ``kernel(lo, hi, d, args)``, a compiled loop over the contacts [lo, hi) (entries
+    d lo .. d hi - 1) that computes each contact from the arrays in the tuple ``args``: in blocks of
+    :data:`CONTACT_BLOCK` contacts under ``prange`` when threaded(n), else in one call on the calling
+    thread; each contact is computed by the same arithmetic either way. d = 3 is passed on as a
+    constant, so that the compiler unrolls the kernel's loops over components (about twice as fast as
+    with d known at run time): that is why ``args`` goes to the kernel as one tuple (spread into the
+    call, it would turn the constant 3 into a variable). The serial driver is inlined into its caller:
+    a solve of a few contacts calls it several times per iteration."""
     parallel = njit(cache=True, parallel=True)(_specialise(_contacts_parallel, kernel))
-    return njit(cache=True)(_specialise(_over_contacts, kernel, parallel=parallel))
+    return njit(cache=True, inline="always")(_specialise(_over_contacts, kernel, parallel=parallel))
 
 
 def _three_sums_parallel(n, args, part):   # a template of _specialise: ``kernel`` is its global
@@ -127,7 +130,7 @@ def three_sums(kernel):
     :data:`BLOCK` entries (under ``prange`` when threaded(n)) added in block order, three independent
     chains of additions in one pass; the same three numbers for any thread count."""
     parallel = njit(cache=True, parallel=True)(_specialise(_three_sums_parallel, kernel))
-    return njit(cache=True)(_specialise(_three_sums, kernel, parallel=parallel))
+    return njit(cache=True, inline="always")(_specialise(_three_sums, kernel, parallel=parallel))
 
 
 @njit(cache=True)

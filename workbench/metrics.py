@@ -38,8 +38,8 @@ import math
 import numpy as np
 from numba import njit
 
-from workbench.blocks import dot, over_contacts, sum_squares, three_sums
-from workbench.cones import project_contact_at
+from workbench.blocks import dot, sum_squares, three_sums
+from workbench.cones import project_contact_at, projected_step
 from workbench.problem import TimeStepProblem, apply_operator, intermediate_length
 
 __all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift", "stopping_sums",
@@ -89,29 +89,9 @@ def dual_objective(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray | Non
 
 
 @njit(cache=True)
-def _natural_map_contacts(lo, hi, d, nu, w, a, step, mu, out):
-    for i in range(lo, hi):
-        o = d * i
-        for j in range(d):
-            out[o + j] = nu[o + j] - step * w[o + j]
-        if a is not None:           # resolved when compiling: a separate kernel with and without a
-            out[o] -= step * a[o]
-        project_contact_at(out, o, mu[i], out, o, d)
-        for j in range(d):
-            out[o + j] = nu[o + j] - out[o + j]
-
-
-_natural_map_all = over_contacts(_natural_map_contacts)
-
-
-@njit(cache=True)
 def _natural_map(nu, w, a, step, mu, d, out):
-    """out = nu - P(nu - step (w + a)), a (None: 0) nonzero in the normal entries only; contacts in
-    parallel on large problems (workbench.blocks)."""
-    _natural_map_all(nu.shape[0], mu.shape[0], d, (nu, w, a, step, mu, out))
-    for k in range(mu.shape[0] * d, nu.shape[0]):       # bilateral unknowns: P is the identity
-        out[k] = nu[k] - (nu[k] - step * w[k])
-    return out
+    """out = nu - P(nu - step (w + a)), a (None: 0) nonzero in the normal entries only (cones.projected_step)."""
+    return projected_step(nu, w, None, a, step, mu, d, out, nu)
 
 
 @njit(cache=True)

@@ -64,8 +64,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from workbench.blocks import BLOCK, n_blocks, over_contacts, threaded, three_sums
-from workbench.cones import project_contact_at
+from workbench.blocks import BLOCK, n_blocks, threaded, three_sums
+from workbench.cones import projected_step
 from workbench.solvers import xp_first_order
 from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
                                          K_MAX_ITER, K_OWN, K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeSolver,
@@ -76,24 +76,10 @@ __all__ = ["APGDSolver"]
 
 
 @njit(cache=True)
-def _step_contacts(lo, hi, d, y, N_y, r, t, mu, out):
-    for i in range(lo, hi):
-        o = d * i
-        for j in range(d):
-            out[o + j] = y[o + j] - t * (N_y[o + j] + r[o + j])
-        project_contact_at(out, o, mu[i], out, o, d)
-
-
-_step_all = over_contacts(_step_contacts)
-
-
-@njit(cache=True)
 def _gradient_step(y, N_y, r, t, mu, d, out):
     """out = P(y - t g) with g = N y + r (lines 9-10, 14), P onto K x R^{n_b}: one pass, contacts in
-    parallel on large problems (workbench.blocks)."""
-    _step_all(y.shape[0], mu.shape[0], d, (y, N_y, r, t, mu, out))
-    for k in range(mu.shape[0] * d, y.shape[0]):
-        out[k] = y[k] - t * (N_y[k] + r[k])
+    parallel on large problems (workbench.cones.projected_step)."""
+    projected_step(y, N_y, r, None, t, mu, d, out, None)
 
 
 @njit(cache=True)

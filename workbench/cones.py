@@ -16,7 +16,8 @@ from numba.extending import overload
 
 from workbench.blocks import over_contacts
 
-__all__ = ["project_friction_cone", "project_contact", "project_dual_cone", "distance_to_cone", "project_unknowns"]
+__all__ = ["project_friction_cone", "project_contact", "project_dual_cone", "distance_to_cone", "project_unknowns",
+           "projected_step"]
 
 
 @njit(cache=True)

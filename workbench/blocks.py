@@ -10,12 +10,16 @@ serially: below :data:`PARALLEL_MIN` entries (a problem of a few thousand contac
 a solve of a few contacts more than its arithmetic - and sums the same blocks in the same order.
 
 Each kernel is written once as a function of one block (entries [lo, hi)); ``*_parallel`` runs the
-blocks under ``prange``, the plain one runs them in a loop (or whole, when element-wise).
+blocks under ``prange``, the plain one runs them in a loop (or whole, when element-wise). The two
+drivers the other modules share are written once here and specialised per kernel:
+:func:`over_contacts` (an element-wise loop over contacts, blocks of :data:`CONTACT_BLOCK` contacts)
+and :func:`three_sums` (three reductions in one pass, added block by block).
 """
 
 from __future__ import annotations
 
 import math
+import types
 
 import numpy as np
 from numba import njit, prange
@@ -26,13 +30,16 @@ from numba.np.ufunc.parallel import _launch_threads
 # Compiling a parallel kernel starts the pool, loading one from the cache does not (numba 0.6x).
 _launch_threads()
 
-__all__ = ["BLOCK", "PARALLEL_MIN", "threaded", "n_blocks", "csr_matvec", "dot", "sum_squares", "norm"]
+__all__ = ["BLOCK", "CONTACT_BLOCK", "PARALLEL_MIN", "threaded", "n_blocks", "over_contacts", "three_sums",
+           "csr_matvec", "dot", "sum_squares", "norm"]
 
 #: entries per block of a reduction (a multiple of 2 and 3: whole contacts of d = 2 or 3); fixed, so that
 #: the sums do not depend on the thread count
 BLOCK = 3072
 #: below this many entries (or rows) a loop runs serially (module docstring)
 PARALLEL_MIN = 4 * BLOCK
+#: contacts per block of a loop over contacts (a block of entries when d = 3)
+CONTACT_BLOCK = BLOCK // 3
 
 
 @njit(cache=True)
@@ -46,6 +53,84 @@ def threaded(n):
 @njit(cache=True)
 def n_blocks(n):
     return (n + BLOCK - 1) // BLOCK
+
+
+def _specialise(template, kernel, **names):
+    """A copy of the plain function ``template`` in which the global ``kernel`` (and each of ``names``)
+    is the given compiled function, compiled with numba like any kernel.
+
+    numba does not cache a compiled function that takes another one as an argument (the argument's
+    type differs from process to process: numba issues #2065 and #9609), so each kernel gets its own
+    copy of the one driver written here. The copy is named after the kernel and filed under the
+    kernel's source file, where numba keeps its cache: editing that file recompiles it, as it does the
+    kernel."""
+    name = f"{kernel.__name__}_{template.__name__.lstrip('_')}"
+    code = template.__code__.replace(co_name=name, co_qualname=name,
+                                     co_filename=kernel.py_func.__code__.co_filename)
+    return types.FunctionType(code, {**template.__globals__, "kernel": kernel, **names}, name)
+
+
+def _contacts_parallel(n_c, d, args):      # a template of _specialise: ``kernel`` is its global
+    for b in prange((n_c + CONTACT_BLOCK - 1) // CONTACT_BLOCK):
+        kernel(b * CONTACT_BLOCK, min(n_c, (b + 1) * CONTACT_BLOCK), d, args)
+
+
+def _over_contacts(n, n_c, d, args):       # a template of _specialise: ``kernel``, ``parallel``
+    if threaded(n):
+        if d == 3:
+            parallel(n_c, 3, args)
+        else:
+            parallel(n_c, d, args)
+    elif d == 3:
+        kernel(0, n_c, 3, args)
+    else:
+        kernel(0, n_c, d, args)
+
+
+def over_contacts(kernel):
+    """The compiled loop ``run(n, n_c, d, args)`` over the contacts 0..n_c-1 (n entries in all, joints
+    included) of ``kernel(lo, hi, d, args)``, a compiled loop over the contacts [lo, hi) (entries
+    d lo .. d hi - 1) that computes each contact from the arrays in the tuple ``args``: in blocks of
+    :data:`CONTACT_BLOCK` contacts under ``prange`` when threaded(n), else in one call on the calling
+    thread; each contact is computed by the same arithmetic either way. d = 3 is passed on as a
+    constant, so that the compiler unrolls the kernel's loops over components (about twice as fast as
+    with d known at run time): that is why ``args`` goes to the kernel as one tuple (spread into the
+    call, it would turn the constant 3 into a variable). The serial driver is inlined into its caller:
+    a solve of a few contacts calls it several times per iteration."""
+    parallel = njit(cache=True, parallel=True)(_specialise(_contacts_parallel, kernel))
+    return njit(cache=True, inline="always")(_specialise(_over_contacts, kernel, parallel=parallel))
+
+
+def _three_sums_parallel(n, args, part):   # a template of _specialise: ``kernel`` is its global
+    for b in prange(part.shape[0]):
+        part[b, 0], part[b, 1], part[b, 2] = kernel(b * BLOCK, min(n, (b + 1) * BLOCK), *args)
+
+
+def _three_sums(n, args):                  # a template of _specialise: ``kernel``, ``parallel``
+    first = second = third = 0.0
+    if threaded(n):
+        part = np.empty((n_blocks(n), 3))
+        parallel(n, args, part)
+        for b in range(part.shape[0]):
+            first += part[b, 0]
+            second += part[b, 1]
+            third += part[b, 2]
+        return first, second, third
+    for b in range(n_blocks(n)):           # the same block sums added in the same order, without an array
+        x, y, z = kernel(b * BLOCK, min(n, (b + 1) * BLOCK), *args)
+        first += x
+        second += y
+        third += z
+    return first, second, third
+
+
+def three_sums(kernel):
+    """The compiled reduction ``run(n, args)`` of ``kernel(lo, hi, *args)``, a compiled function that
+    returns three sums over the entries [lo, hi), over the entries 0..n-1: the sums of the blocks of
+    :data:`BLOCK` entries (under ``prange`` when threaded(n)) added in block order, three independent
+    chains of additions in one pass; the same three numbers for any thread count."""
+    parallel = njit(cache=True, parallel=True)(_specialise(_three_sums_parallel, kernel))
+    return njit(cache=True, inline="always")(_specialise(_three_sums, kernel, parallel=parallel))
 
 
 @njit(cache=True)
@@ -77,36 +162,45 @@ def csr_matvec(indptr, indices, data, x, out):
 
 
 @njit(cache=True)
-def _dot_block(x, y, lo, hi):
+def _block_sum(x, y, scale, lo, hi):
+    """sum_k x_k y_k over [lo, hi), or with ``scale`` (None: resolved when compiling) sum_k (x_k / scale)^2."""
     acc = 0.0
     for k in range(lo, hi):
-        acc += x[k] * y[k]
+        if scale is None:
+            acc += x[k] * y[k]
+        else:
+            acc += (x[k] / scale) ** 2
     return acc
 
 
 @njit(cache=True, parallel=True)
-def _dot_parallel(x, y, part):
+def _block_sums_parallel(x, y, scale, part):
     n = x.shape[0]
     for b in prange(part.shape[0]):
-        part[b] = _dot_block(x, y, b * BLOCK, min(n, (b + 1) * BLOCK))
+        part[b] = _block_sum(x, y, scale, b * BLOCK, min(n, (b + 1) * BLOCK))
+
+
+@njit(cache=True)
+def _sum_by_blocks(x, y, scale):
+    """The block sums of :func:`_block_sum` over all of x, added in block order (module docstring)."""
+    n = x.shape[0]
+    nb = n_blocks(n)
+    acc = 0.0
+    if threaded(n):
+        part = np.empty(nb)
+        _block_sums_parallel(x, y, scale, part)
+        for b in range(nb):
+            acc += part[b]
+        return acc
+    for b in range(nb):
+        acc += _block_sum(x, y, scale, b * BLOCK, min(n, (b + 1) * BLOCK))
+    return acc
 
 
 @njit(cache=True)
 def dot(x, y):
     """x . y summed by blocks (module docstring): the same number for any thread count."""
-    n = x.shape[0]
-    nb = n_blocks(n)
-    if threaded(n):
-        part = np.empty(nb)
-        _dot_parallel(x, y, part)
-        acc = 0.0
-        for b in range(nb):
-            acc += part[b]
-        return acc
-    acc = 0.0
-    for b in range(nb):
-        acc += _dot_block(x, y, b * BLOCK, min(n, (b + 1) * BLOCK))
-    return acc
+    return _sum_by_blocks(x, y, None)
 
 
 @njit(cache=True)
@@ -139,34 +233,9 @@ def _max_abs(x):
 
 
 @njit(cache=True)
-def _scaled_squares(x, scale, lo, hi):
-    acc = 0.0
-    for k in range(lo, hi):
-        acc += (x[k] / scale) ** 2
-    return acc
-
-
-@njit(cache=True, parallel=True)
-def _scaled_squares_parallel(x, scale, part):
-    n = x.shape[0]
-    for b in prange(part.shape[0]):
-        part[b] = _scaled_squares(x, scale, b * BLOCK, min(n, (b + 1) * BLOCK))
-
-
-@njit(cache=True)
 def norm(x):
     """||x||_2, scaled by max |x_k| so that it neither overflows nor underflows; by blocks."""
     top = _max_abs(x)
     if not top > 0 or top == np.inf:
         return top
-    n = x.shape[0]
-    acc = 0.0
-    if threaded(n):
-        part = np.empty(n_blocks(n))
-        _scaled_squares_parallel(x, top, part)
-        for b in range(part.shape[0]):
-            acc += part[b]
-    else:
-        for b in range(n_blocks(n)):
-            acc += _scaled_squares(x, top, b * BLOCK, min(n, (b + 1) * BLOCK))
-    return top * math.sqrt(acc)
+    return top * math.sqrt(_sum_by_blocks(x, x, top))

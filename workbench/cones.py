@@ -11,11 +11,13 @@ Arrays of points have shape (n_c, d) with the normal component first.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, types
+from numba.extending import overload
 
-from workbench.blocks import BLOCK, threaded
+from workbench.blocks import over_contacts
 
-__all__ = ["project_friction_cone", "project_contact", "project_dual_cone", "distance_to_cone", "project_unknowns"]
+__all__ = ["project_friction_cone", "project_contact", "project_dual_cone", "distance_to_cone", "project_unknowns",
+           "projected_step"]
 
 
 @njit(cache=True)
@@ -49,34 +51,97 @@ def project_contact(x, mu, out):
 
 
 @njit(cache=True)
-def _project_contacts(x, mu, d, out, lo, hi):
+def _project_contacts(lo, hi, d, args):
+    """out_i = P_{K_mu_i}(x_i) for the contacts [lo, hi) (a kernel of workbench.blocks.over_contacts)."""
+    x, mu, out = args
     for i in range(lo, hi):
         project_contact_at(x, d * i, mu[i], out, d * i, d)
 
 
-@njit(cache=True, parallel=True)
-def _project_parallel(x, mu, d, out):
-    n_c = mu.shape[0]
-    step = BLOCK // 3
-    for b in prange((n_c + step - 1) // step):
-        _project_contacts(x, mu, d, out, b * step, min(n_c, (b + 1) * step))
+_project_all = over_contacts(_project_contacts)
 
 
 @njit(cache=True)
 def _project_rows(x, mu, d, out):
-    """The contacts of the flat arrays x, out (n_c d,). d = 3 is passed on as a constant, so that the
-    compiler unrolls the loops over components: about twice as fast as with d known at run time.
-    Contacts in parallel on large problems (workbench.blocks: each contact's projection is the same
-    on any thread)."""
-    if threaded(mu.shape[0] * d):
-        if d == 3:
-            _project_parallel(x, mu, 3, out)
-        else:
-            _project_parallel(x, mu, d, out)
-    elif d == 3:
-        _project_contacts(x, mu, 3, out, 0, mu.shape[0])
-    else:
-        _project_contacts(x, mu, d, out, 0, mu.shape[0])
+    """The contacts of the flat arrays x, out (n_c d,), in parallel on large problems
+    (workbench.blocks.over_contacts: each contact's projection is the same on any thread)."""
+    _project_all(mu.shape[0] * d, mu.shape[0], d, (x, mu, out))
+    return out
+
+
+def _gradient_at(g, h, k):
+    """g_k, or g_k + h_k; h None (0) is resolved when compiling (the overload below)."""
+
+
+def _shift_normal(out, o, t, a):
+    """out[o] -= t a[o]; nothing when a is None (resolved when compiling)."""
+
+
+def _residual_of(x, out, o, d):
+    """out[o:o+d] = x[o:o+d] - out[o:o+d]; nothing when x is None (resolved when compiling)."""
+
+
+# The three pieces of the projected step that depend on which of h, a and the residual are given:
+# chosen by type when compiling and inlined, so that each case is a kernel of its own (numba prunes a
+# test for None only on a function's arguments, and these come to the kernel in a tuple).
+@overload(_gradient_at, inline="always")
+def _gradient_at_of(g, h, k):
+    if isinstance(h, types.NoneType):
+        return lambda g, h, k: g[k]
+    return lambda g, h, k: g[k] + h[k]
+
+
+@overload(_shift_normal, inline="always")
+def _shift_normal_of(out, o, t, a):
+    if isinstance(a, types.NoneType):
+        return lambda out, o, t, a: None
+
+    def shift(out, o, t, a):
+        out[o] -= t * a[o]
+    return shift
+
+
+@overload(_residual_of, inline="always")
+def _residual_of_of(x, out, o, d):
+    if isinstance(x, types.NoneType):
+        return lambda x, out, o, d: None
+
+    def residual(x, out, o, d):
+        for j in range(d):
+            out[o + j] = x[o + j] - out[o + j]
+    return residual
+
+
+@njit(cache=True)
+def _projected_steps(lo, hi, d, args):
+    """The contacts [lo, hi) of :func:`projected_step` (a kernel of workbench.blocks.over_contacts)."""
+    x, g, h, a, t, mu, residual, out = args
+    for i in range(lo, hi):
+        o = d * i
+        for j in range(d):
+            out[o + j] = x[o + j] - t * _gradient_at(g, h, o + j)
+        _shift_normal(out, o, t, a)
+        project_contact_at(out, o, mu[i], out, o, d)
+        _residual_of(residual, out, o, d)
+
+
+_projected_steps_all = over_contacts(_projected_steps)
+
+
+@njit(cache=True, inline="always")
+def projected_step(x, g, h, a, t, mu, d, out, residual):
+    """out = P(x - t (g + h) - t a), P the projection onto K x R^{n_b} (the identity on the bilateral
+    unknowns after the n_c d contact entries), or with ``residual`` (x itself) the natural map
+    x - P(x - t (g + h) - t a); h, a and residual may be None (h: 0, a: 0, no residual), each case
+    compiled on its own. a is nonzero in the normal entries only and subtracted after the step, as
+    t a_i, so that a shift does not change the rounding of t g. The projected gradient step of the
+    first-order solvers (APGD's lines 10 and 14, Melanz et al. 2015) and the natural maps of
+    workbench.metrics: one pass without temporaries, contacts in parallel on large problems; inlined
+    into its caller, as a solve of a few contacts calls it several times per iteration."""
+    _projected_steps_all(x.shape[0], mu.shape[0], d, (x, g, h, a, t, mu, residual, out))
+    for k in range(mu.shape[0] * d, x.shape[0]):
+        out[k] = x[k] - t * _gradient_at(g, h, k)
+        _residual_of(residual, out, k, 1)
     return out
 
 

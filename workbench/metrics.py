@@ -36,10 +36,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from workbench.blocks import BLOCK, dot, n_blocks, sum_squares, threaded
-from workbench.cones import project_contact_at
+from workbench.blocks import dot, sum_squares, three_sums
+from workbench.cones import project_contact_at, projected_step
 from workbench.problem import TimeStepProblem, apply_operator, intermediate_length
 
 __all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift", "stopping_sums",
@@ -89,46 +89,13 @@ def dual_objective(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray | Non
 
 
 @njit(cache=True)
-def _natural_map_contacts(nu, w, a, step, mu, d, out, lo, hi):
-    for i in range(lo, hi):
-        o = d * i
-        for j in range(d):
-            out[o + j] = nu[o + j] - step * w[o + j]
-        if a is not None:           # resolved when compiling: a separate kernel with and without a
-            out[o] -= step * a[o]
-        project_contact_at(out, o, mu[i], out, o, d)
-        for j in range(d):
-            out[o + j] = nu[o + j] - out[o + j]
-
-
-@njit(cache=True, parallel=True)
-def _natural_map_parallel(nu, w, a, step, mu, d, out):
-    n_c, size = mu.shape[0], BLOCK // 3
-    for b in prange((n_c + size - 1) // size):
-        _natural_map_contacts(nu, w, a, step, mu, d, out, b * size, min(n_c, (b + 1) * size))
-
-
-@njit(cache=True)
 def _natural_map(nu, w, a, step, mu, d, out):
-    """out = nu - P(nu - step (w + a)), a (None: 0) nonzero in the normal entries only; contacts in
-    parallel on large problems (workbench.blocks)."""
-    # d = 3 passed on as a constant: the compiler unrolls the loops over components (workbench.cones)
-    if threaded(nu.shape[0]):
-        if d == 3:
-            _natural_map_parallel(nu, w, a, step, mu, 3, out)
-        else:
-            _natural_map_parallel(nu, w, a, step, mu, d, out)
-    elif d == 3:
-        _natural_map_contacts(nu, w, a, step, mu, 3, out, 0, mu.shape[0])
-    else:
-        _natural_map_contacts(nu, w, a, step, mu, d, out, 0, mu.shape[0])
-    for k in range(mu.shape[0] * d, nu.shape[0]):       # bilateral unknowns: P is the identity
-        out[k] = nu[k] - (nu[k] - step * w[k])
-    return out
+    """out = nu - P(nu - step (w + a)), a (None: 0) nonzero in the normal entries only (cones.projected_step)."""
+    return projected_step(nu, w, None, a, step, mu, d, out, nu)
 
 
 @njit(cache=True)
-def _three_sums(nu, u, out, lo, hi):
+def _squares_block(lo, hi, nu, u, out):
     nu_sq = u_sq = map_sq = 0.0
     for k in range(lo, hi):
         nu_sq += nu[k] * nu[k]
@@ -137,11 +104,7 @@ def _three_sums(nu, u, out, lo, hi):
     return nu_sq, u_sq, map_sq
 
 
-@njit(cache=True, parallel=True)
-def _three_sums_parallel(nu, u, out, part):
-    n = nu.shape[0]
-    for b in prange(part.shape[0]):
-        part[b, 0], part[b, 1], part[b, 2] = _three_sums(nu, u, out, b * BLOCK, min(n, (b + 1) * BLOCK))
+_squares = three_sums(_squares_block)
 
 
 @njit(cache=True)
@@ -150,22 +113,7 @@ def _stopping_sums(nu, u, a, step, mu, d, de_saxce, out):
         _write_de_saxce_shift(u, mu, d, a)
     _natural_map(nu, u, a, step, mu, d, out)
     # a pass of its own (fused into the map, it ran two to four times slower), by blocks (workbench.blocks)
-    n = nu.shape[0]
-    nu_sq = u_sq = map_sq = 0.0
-    if threaded(n):
-        part = np.empty((n_blocks(n), 3))
-        _three_sums_parallel(nu, u, out, part)
-        for b in range(part.shape[0]):
-            nu_sq += part[b, 0]
-            u_sq += part[b, 1]
-            map_sq += part[b, 2]
-        return nu_sq, u_sq, map_sq
-    for b in range(n_blocks(n)):   # the same block sums added in the same order, without an array
-        x, y, z = _three_sums(nu, u, out, b * BLOCK, min(n, (b + 1) * BLOCK))
-        nu_sq += x
-        u_sq += y
-        map_sq += z
-    return nu_sq, u_sq, map_sq
+    return _squares(nu.shape[0], (nu, u, out))
 
 
 def stopping_sums(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray, shift: np.ndarray, step: float,

@@ -64,8 +64,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from workbench.blocks import BLOCK, n_blocks, threaded
-from workbench.cones import project_contact_at
+from workbench.blocks import BLOCK, n_blocks, threaded, three_sums
+from workbench.cones import projected_step
 from workbench.solvers import xp_first_order
 from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
                                          K_MAX_ITER, K_OWN, K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeSolver,
@@ -76,40 +76,14 @@ __all__ = ["APGDSolver"]
 
 
 @njit(cache=True)
-def _step_contacts(y, N_y, r, t, mu, d, out, lo, hi):
-    for i in range(lo, hi):
-        o = d * i
-        for j in range(d):
-            out[o + j] = y[o + j] - t * (N_y[o + j] + r[o + j])
-        project_contact_at(out, o, mu[i], out, o, d)
-
-
-@njit(cache=True, parallel=True)
-def _step_parallel(y, N_y, r, t, mu, d, out):
-    n_c, size = mu.shape[0], BLOCK // 3
-    for b in prange((n_c + size - 1) // size):
-        _step_contacts(y, N_y, r, t, mu, d, out, b * size, min(n_c, (b + 1) * size))
-
-
-@njit(cache=True)
 def _gradient_step(y, N_y, r, t, mu, d, out):
     """out = P(y - t g) with g = N y + r (lines 9-10, 14), P onto K x R^{n_b}: one pass, contacts in
-    parallel on large problems (workbench.blocks)."""
-    if threaded(y.shape[0]):       # d = 3 a constant: the compiler unrolls the loops over components
-        if d == 3:
-            _step_parallel(y, N_y, r, t, mu, 3, out)
-        else:
-            _step_parallel(y, N_y, r, t, mu, d, out)
-    elif d == 3:
-        _step_contacts(y, N_y, r, t, mu, 3, out, 0, mu.shape[0])
-    else:
-        _step_contacts(y, N_y, r, t, mu, d, out, 0, mu.shape[0])
-    for k in range(mu.shape[0] * d, y.shape[0]):
-        out[k] = y[k] - t * (N_y[k] + r[k])
+    parallel on large problems (workbench.cones.projected_step)."""
+    projected_step(y, N_y, r, None, t, mu, d, out, None)
 
 
 @njit(cache=True)
-def _terms_block(new, y, gamma, N_new, N_y, r, lo, hi):
+def _terms_block(lo, hi, new, y, gamma, N_new, N_y, r):
     curvature = length = g_step = 0.0
     for k in range(lo, hi):
         delta = new[k] - y[k]
@@ -119,12 +93,7 @@ def _terms_block(new, y, gamma, N_new, N_y, r, lo, hi):
     return curvature, length, g_step
 
 
-@njit(cache=True, parallel=True)
-def _terms_parallel(new, y, gamma, N_new, N_y, r, part):
-    n = new.shape[0]
-    for b in prange(part.shape[0]):
-        part[b, 0], part[b, 1], part[b, 2] = _terms_block(new, y, gamma, N_new, N_y, r, b * BLOCK,
-                                                          min(n, (b + 1) * BLOCK))
+_terms = three_sums(_terms_block)
 
 
 @njit(cache=True)
@@ -133,22 +102,7 @@ def _test_terms(new, y, gamma, N_new, N_y, r):
     the product of the restart test (27), g^T (new - gamma) with g = N y + r, in one pass. Summed by
     blocks (workbench.blocks): three independent chains of additions per block, the same sums for any
     thread count."""
-    n = new.shape[0]
-    curvature = length = g_step = 0.0
-    if threaded(n):
-        part = np.empty((n_blocks(n), 3))
-        _terms_parallel(new, y, gamma, N_new, N_y, r, part)
-        for b in range(part.shape[0]):
-            curvature += part[b, 0]
-            length += part[b, 1]
-            g_step += part[b, 2]
-        return curvature, length, g_step
-    for b in range(n_blocks(n)):   # the same block sums added in the same order, without an array
-        c, s, g = _terms_block(new, y, gamma, N_new, N_y, r, b * BLOCK, min(n, (b + 1) * BLOCK))
-        curvature += c
-        length += s
-        g_step += g
-    return curvature, length, g_step
+    return _terms(new.shape[0], (new, y, gamma, N_new, N_y, r))
 
 
 @njit(cache=True)

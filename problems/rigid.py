@@ -81,8 +81,17 @@ def _rows(name: str, a, n: int, width: int) -> np.ndarray:
     return out
 
 
+class _Rows:
+    """Arrays with one row per body (or plane): ``n``, their number, is the length of the per-row
+    friction coefficients ``mu``, which every such set has."""
+
+    @property
+    def n(self) -> int:
+        return self.mu.shape[0]
+
+
 @dataclass
-class Bodies:
+class Bodies(_Rows):
     """The movable rigid bodies, as arrays over bodies (the stepper updates x, orientation, v, w in place).
 
     shape: SPHERE or BOX per body; size: radius (spheres, column 0) or half extents (boxes) [m];
@@ -99,10 +108,6 @@ class Bodies:
     orientation: np.ndarray
     v: np.ndarray
     w: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return self.shape.shape[0]
 
     @property
     def rot_dim(self) -> int:
@@ -201,15 +206,11 @@ class Bodies:
 
 
 @dataclass
-class Planes:
+class Planes(_Rows):
     """Fixed planes (lines in 2D): a point p0 on each, the unit normal n into the free side, mu."""
     point: np.ndarray
     normal: np.ndarray
     mu: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return self.point.shape[0]
 
     @classmethod
     def create(cls, point, normal, mu, dim: int = 3) -> "Planes":

@@ -168,9 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     for _, row in pd.concat([report["crashes"], report["overruns"]]).iterrows():
         print(f"  {row['problem']} {row['method']}: {row['status']}, {row['wall_seconds']:.2f} s: {row['message']}")
     if args.results_page:
-        from workbench.provenance import write_results
+        from workbench.provenance import ROOT, embed, write_results
         command = " ".join(["python3 -m workbench.study.conformance", *(argv if argv is not None else sys.argv[1:])])
         print(f"wrote {write_results(args.results_page, page_data(report), render_page, command)}")
+        embed(ROOT / "docs" / "studies.md", args.results_page)   # the copy beside the study's description
     broken = len(report["crashes"]) or report["tracebacks"] or len(report["overruns"])
     return 1 if broken else 0
 

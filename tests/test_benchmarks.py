@@ -262,6 +262,16 @@ def test_generate_refuses_a_previous_record_that_is_not_one(tmp_path, capsys):
 REPO = Path(__file__).resolve().parents[1]
 
 
+def test_benchmarks_set_blas_to_one_thread_before_numpy_loads():
+    """Importing the benchmarks package sets BLAS to one thread (workbench.THREAD_ENV) before numpy is
+    loaded: OpenBLAS reads the setting only then, and a benchmark must measure the command line's
+    threads."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    code = "import os, sys, benchmarks; print('numpy' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "1"]
+
+
 def _tracked_changes() -> str:
     return subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
                           text=True).stdout

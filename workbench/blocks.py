@@ -135,10 +135,26 @@ def three_sums(kernel):
 
 @njit(cache=True)
 def _rows(indptr, indices, data, x, out, lo, hi):
+    """out[i] = sum_jj data[jj] x[indices[jj]] for the rows [lo, hi), each sum left to right in the
+    stored order (scipy's). Four products are formed before they are added, one by one in that order:
+    the same roundings as one product and one addition at a time (no contraction into fused
+    multiply-adds: numba compiles without fast-math), with the loads and products of four entries
+    free to overlap. Measured 2026-11-28 on the two products of N x of the committed scaling-02560 step
+    (about 16 and 9 entries per row), one thread, load 5 on 2 cores, least CPU time of 9 x 100: 633 us
+    one entry at a time, 566 us four at a time (two at a time: 573 us, eight: 566 us)."""
     for i in range(lo, hi):
         acc = 0.0
-        for jj in range(indptr[i], indptr[i + 1]):
+        jj, end = indptr[i], indptr[i + 1]
+        while jj + 3 < end:
+            t0 = data[jj] * x[indices[jj]]
+            t1 = data[jj + 1] * x[indices[jj + 1]]
+            t2 = data[jj + 2] * x[indices[jj + 2]]
+            t3 = data[jj + 3] * x[indices[jj + 3]]
+            acc = (((acc + t0) + t1) + t2) + t3
+            jj += 4
+        while jj < end:
             acc += data[jj] * x[indices[jj]]
+            jj += 1
         out[i] = acc
 
 

@@ -90,9 +90,10 @@ def how(bed: dict) -> str:
     p = projection(bed)
     who = (f"{bed['threads']} thread(s) in one process, load {bed['load_start']} at the start and "
            f"{bed['load_end']} at the end; CPU {p['cpu']:,.1f} s" if p["cpu"] is not None else "")
+    when = f" in the run of {bed['run']}" if bed.get("run") else ""
     if not p["extrapolated"]:
-        return f"all {p['done']} steps simulated and timed ({who}; the file not written)"
-    return (f"EXTRAPOLATED: the first {p['done']} of {bed['total_steps']} steps simulated in "
+        return f"all {p['done']} steps simulated and timed{when} ({who}; the file not written)"
+    return (f"EXTRAPOLATED: the first {p['done']} of {bed['total_steps']} steps simulated{when} in "
             f"{p['measured_wall']:,.1f} s (budget {bed['budget']:,.0f} s), the other {bed['total_steps'] - p['done']} "
             f"at the mean wall time of the last {min(TAIL, p['done'])} measured steps ({who}, projected the same way)")
 
@@ -102,7 +103,8 @@ def render(bed: dict) -> list[str]:
     s = {k: np.array(v) for k, v in bed["steps"].items()}
     lines = ["", f"The {bed['spheres']:,}-sphere bed (`scaling-large`: h = {bed['h']:g} s, {bed['total_steps']} steps, "
                  f"APGD to tol {bed['tol']:g}, at most {bed['max_iter']:,} iterations per step), simulated from its start on "
-                 f"{bed['threads']} thread(s) for at most {bed['budget']:,.0f} s of wall time; load average "
+                 f"{bed['threads']} thread(s) for at most {bed['budget']:,.0f} s of wall time"
+                 f"{' in the run of ' + bed['run'] if bed.get('run') else ''}; load average "
                  f"{bed['load_start']} at the start, {bed['load_end']} at the end. Per window of steps: the contacts "
                  "of its last step, the mean APGD iterations per step, wall and CPU time per step (CPU: every thread "
                  "of the process), and the solver's wall time per iteration (backtracking products included).", "",

@@ -235,6 +235,9 @@ def test_bed_extrapolation_uses_the_last_measured_steps_and_says_so():
                                               "cpu": 8.0, "extrapolated": False}
     assert generate_bed.how(whole).startswith("all 8 steps simulated and timed")
     assert generate_bed.projection(made_up_bed([]))["wall"] is None
+    kept = dict(bed, run="2026-11-28 20:18 UTC, commit 8f5c939")      # --keep-bed: an earlier run's bed
+    assert generate_bed.how(kept).startswith("EXTRAPOLATED: the first 120 of 800 steps simulated in the run of "
+                                             "2026-11-28 20:18 UTC, commit 8f5c939 in 57.0 s")
 
 
 def test_bed_run_records_the_steppers_steps_and_stops_at_its_budget():
@@ -257,6 +260,8 @@ def test_generate_refuses_a_previous_record_that_is_not_one(tmp_path, capsys):
     bad.write_text('{"data": {}}')
     assert bench_generate.main(["--previous", str(bad)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+    assert bench_generate.main(["--keep-bed"]) == 2                 # no earlier record to keep it from
+    assert capsys.readouterr().err == "--keep-bed needs --previous with a bed, and no --bed-minutes\n"
 
 
 REPO = Path(__file__).resolve().parents[1]

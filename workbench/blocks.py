@@ -31,7 +31,7 @@ from numba.np.ufunc.parallel import _launch_threads
 _launch_threads()
 
 __all__ = ["BLOCK", "CONTACT_BLOCK", "PARALLEL_MIN", "threaded", "n_blocks", "over_contacts", "three_sums",
-           "csr_matvec", "dot", "sum_squares", "norm"]
+           "csr_rows", "csr_matvec", "dot", "sum_squares", "norm"]
 
 #: entries per block of a reduction (a multiple of 2 and 3: whole contacts of d = 2 or 3); fixed, so that
 #: the sums do not depend on the thread count
@@ -134,7 +134,7 @@ def three_sums(kernel):
 
 
 @njit(cache=True)
-def _rows(indptr, indices, data, x, out, lo, hi):
+def csr_rows(indptr, indices, data, x, out, lo, hi):
     """out[i] = sum_jj data[jj] x[indices[jj]] for the rows [lo, hi), each sum left to right in the
     stored order (scipy's). Four products are formed before they are added, one by one in that order:
     the same roundings as one product and one addition at a time (no contraction into fused
@@ -162,7 +162,7 @@ def _rows(indptr, indices, data, x, out, lo, hi):
 def _csr_matvec_parallel(indptr, indices, data, x, out):
     n = out.shape[0]
     for b in prange(n_blocks(n)):
-        _rows(indptr, indices, data, x, out, b * BLOCK, min(n, (b + 1) * BLOCK))
+        csr_rows(indptr, indices, data, x, out, b * BLOCK, min(n, (b + 1) * BLOCK))
 
 
 @njit(cache=True)
@@ -174,7 +174,7 @@ def csr_matvec(indptr, indices, data, x, out):
     if threaded(out.shape[0]):
         _csr_matvec_parallel(indptr, indices, data, x, out)
     else:
-        _rows(indptr, indices, data, x, out, 0, out.shape[0])
+        csr_rows(indptr, indices, data, x, out, 0, out.shape[0])
 
 
 @njit(cache=True)

@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_generate [--out DIR] [--series-budget SECONDS] [--series-sizes N,N,...]
                                         [--large] [--skip-protocol] [--previous JSON [--keep-large-solve]]
-                                        [--assembly] [--write]
+                                        [--assembly] [--bed-minutes M | --keep-bed] [--write]
 
 Three timings, each against its target, met or missed and by how much:
 
@@ -29,7 +29,11 @@ Issue 31 adds a fourth target, a settled packing of 4,096 spheres on the 2-core 
 min (``scaling-large``), extrapolated from the series fit like the 45,000-sphere one; and with
 ``--assembly`` the per-step assembly, the numpy reference against the compiled one, at 2,560 and
 45,000 spheres, and where a step of the 2,560-sphere packing spends its time
-(:mod:`benchmarks.generate_assembly`).
+(:mod:`benchmarks.generate_assembly`). With ``--bed-minutes M`` the 4,096-sphere bed itself is simulated
+in this process on every core for at most M minutes (:mod:`benchmarks.generate_bed`): timed when it
+ends within them, else extrapolated from its measured steps (said so), a row of its own beside the
+series-fit estimate; ``--keep-bed`` with ``--previous`` keeps that record's bed instead (measured then, and
+said so).
 
 ``--previous docs/results/generate.json`` continues an earlier run of this benchmark (the series takes
 longer than one sitting): that record's rows are kept for every packing this run does not generate, each
@@ -202,6 +206,10 @@ def render(data: dict) -> str:
                       f"relaxed dual x APGD to {solve['tol']:g}, status {solve['status']}, {solve['iterations']:,} iterations, "
                       f"{solve['seconds']:,.2f} s ({solve['cpu_seconds']:,.2f} s CPU for the whole solve call)"
                       + (f"; measured in the run of {solve['run']}." if solve.get("run") else ".")]
+    if data.get("bed"):
+        from benchmarks.generate_bed import render as render_bed
+
+        lines += render_bed(data["bed"])
     if data.get("assembly"):
         from benchmarks.generate_assembly import render as render_assembly
 
@@ -243,6 +251,10 @@ def main(argv=None) -> int:
                    help="with --previous: keep its large solve (measured then, and said so) instead of measuring it again")
     p.add_argument("--assembly", action="store_true",
                    help="time the per-step assembly (numpy reference and compiled) and split a step of 2,560 spheres")
+    p.add_argument("--bed-minutes", type=float, default=None, metavar="M",
+                   help="simulate the 4,096-sphere bed (issue 31) on every core for at most M minutes of wall time")
+    p.add_argument("--keep-bed", action="store_true",
+                   help="with --previous: keep its bed (measured then, and said so) instead of simulating it again")
     p.add_argument("--write", action="store_true", help="also write the docs/results page (default: print only)")
     args = p.parse_args(argv)
     previous, done = None, []
@@ -257,6 +269,9 @@ def main(argv=None) -> int:
             return 2
     if args.keep_large_solve and (previous is None or not previous["data"].get("large_solve")):
         print("--keep-large-solve needs --previous with a large solve", file=sys.stderr)
+        return 2
+    if args.keep_bed and (previous is None or not previous["data"].get("bed") or args.bed_minutes):
+        print("--keep-bed needs --previous with a bed, and no --bed-minutes", file=sys.stderr)
         return 2
     sizes = [int(s) for s in args.series_sizes.split(",")] if args.series_sizes else list(SCALING_SIZES)
     with tempfile.TemporaryDirectory() as tmp:
@@ -303,6 +318,20 @@ def main(argv=None) -> int:
                             "limit": BED_TARGET, "verdict": verdict(est, BED_TARGET),
                             "how": f"EXTRAPOLATED from the series fit t = c n^{fit['p']} (not generated; the series "
                                    "packings ran one per core, with the assembly of their runs' commits)"})
+        from benchmarks import generate_bed
+
+        bed = None
+        if args.keep_bed:
+            bed = dict(previous["data"]["bed"])
+            bed.setdefault("run", f"{previous['provenance']['date']}, commit {previous['provenance']['commit']}")
+        elif args.bed_minutes:
+            bed = generate_bed.run(60.0 * args.bed_minutes)
+        if bed is not None:
+            seconds = generate_bed.projection(bed)["wall"]
+            targets.append({"what": f"settled packing of {BED_SPHERES:,} spheres, 2 cores (issue 31), the bed itself",
+                            "seconds": seconds, "limit": BED_TARGET,
+                            "verdict": verdict(seconds, BED_TARGET) if seconds is not None else "not measured (no step done)",
+                            "how": generate_bed.how(bed)})
         if args.keep_large_solve and not large_path:
             solve = dict(previous["data"]["large_solve"])
             solve.setdefault("run", f"{previous['provenance']['date']}, commit {previous['provenance']['commit']}")
@@ -320,7 +349,7 @@ def main(argv=None) -> int:
 
             assembly = measure_assembly()
     data = {"targets": targets, "rows": rows, "large_solve": solve, "series": series,
-            "assembly": assembly if args.assembly else None,
+            "assembly": assembly if args.assembly else None, "bed": bed,
             "previous": previous["provenance"] if previous is not None else None}
     page = render(data)
     print(page)

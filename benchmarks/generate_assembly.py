@@ -16,7 +16,9 @@ Two measurements (issue 31, item 3):
    state (after one untimed step), each step's wall time split into the assembly (the step's
    ``Simulation.problem()`` call), the solve (the workbench's timing of the solver's run,
    SolveResult.solve_seconds) and the rest (the formulation's model, the workbench's metrics, the
-   warm start, the velocity and position update).
+   warm start, the velocity and position update); on one thread, then on every core of the process
+   (workbench.threads), each from the committed state: the same steps, the same iterations
+   (checked here: the thread count changes the speed, never an iterate).
 """
 
 from __future__ import annotations
@@ -88,9 +90,16 @@ def time_assembly(label: str, sim) -> dict:
     return row
 
 
-def step_split(sim) -> list[dict]:
-    """Each of SPLIT_STEPS steps: wall seconds of the step, of its assembly (its own
-    ``Simulation.problem()`` call, timed by a wrapper) and of its solve (module docstring, 2)."""
+def step_split(sim, threads: int) -> list[dict]:
+    """Each of SPLIT_STEPS steps on ``threads`` threads: wall seconds of the step, of its assembly (its
+    own ``Simulation.problem()`` call, timed by a wrapper) and of its solve (module docstring, 2)."""
+    from workbench.threads import limited
+
+    with limited(threads):
+        return _split(sim, threads)
+
+
+def _split(sim, threads: int) -> list[dict]:
     sim.step()
     build, spent = sim.problem, []
 
@@ -107,7 +116,7 @@ def step_split(sim) -> list[dict]:
         rec = sim.step()
         step = time.perf_counter() - start
         assembly = spent.pop()
-        rows.append({"contacts": rec.contacts, "iterations": rec.iterations, "step": round(step, 4),
+        rows.append({"threads": threads, "contacts": rec.contacts, "iterations": rec.iterations, "step": round(step, 4),
                      "assembly": round(assembly, 4), "solve": round(rec.solve_seconds, 4),
                      "other": round(step - assembly - rec.solve_seconds, 4)})
     return rows
@@ -117,6 +126,8 @@ def measure() -> dict:
     """Both measurements, with the load average at the start of each."""
     import os
 
+    from workbench.threads import in_use
+
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     rows = [time_assembly("scaling-02560 (committed, final state)", _committed_simulation(2560))]
     n, spacing = LARGE_ASSEMBLY
@@ -124,8 +135,12 @@ def measure() -> dict:
     rows.append(time_assembly(f"simple cubic lattice, spacing {spacing}, random orientations",
                              _lattice_simulation(n, spacing)))
     split_load = " ".join(f"{x:.1f}" for x in os.getloadavg())
-    return {"rows": rows, "loads": [load, large_load], "split": step_split(_committed_simulation(2560)),
-            "split_load": split_load, "repeats": REPEATS}
+    by_threads = [step_split(_committed_simulation(2560), n) for n in sorted({1, in_use()})]
+    runs = [[(r["contacts"], r["iterations"]) for r in steps] for steps in by_threads]
+    if any(steps != runs[0] for steps in runs):
+        raise AssertionError(f"the thread count changed the steps (contacts, iterations): {runs}")
+    split = [row for steps in by_threads for row in steps]
+    return {"rows": rows, "loads": [load, large_load], "split": split, "split_load": split_load, "repeats": REPEATS}
 
 
 def _ms(seconds: float) -> str:
@@ -150,15 +165,19 @@ def render(data: dict) -> list[str]:
                      f"{_ms(after)} ({_ms(after_cpu)}) | {before_cpu / after_cpu:.1f}x | "
                      f"{_ms(r['problem'])} ({_ms(r['problem_cpu'])}) | {load} |")
     split = data["split"]
-    total = {k: sum(s[k] for s in split) for k in ("step", "assembly", "solve", "other")}
-    lines += ["", f"Where a step of the 2,560-sphere packing spends its time: {len(split)} steps from the committed final "
-                  f"state (settled: fewer iterations than the mean of its settle), wall ms; load at start {data['split_load']}.",
-              "", "| step | contacts | APGD iterations | step | assembly | solve (APGD) | other (model, metrics, update) |", "|---:|---:|---:|---:|---:|---:|---:|"]
-    for i, s in enumerate(split, 1):
-        lines.append(f"| {i} | {s['contacts']:,} | {s['iterations']:,} | {_ms(s['step'])} | {_ms(s['assembly'])} | "
-                     f"{_ms(s['solve'])} | {_ms(s['other'])} |")
-    lines.append(f"| all | | {sum(s['iterations'] for s in split):,} | {_ms(total['step'])} | {_ms(total['assembly'])} "
-                 f"({100 * total['assembly'] / total['step']:.0f} %) | {_ms(total['solve'])} "
-                 f"({100 * total['solve'] / total['step']:.0f} %) | {_ms(total['other'])} "
-                 f"({100 * total['other'] / total['step']:.0f} %) |")
+    lines += ["", f"Where a step of the 2,560-sphere packing spends its time: {SPLIT_STEPS} steps from the committed final "
+                  f"state (settled: fewer iterations than the mean of its settle) on one thread, then the same steps on "
+                  f"every core of the process (the same iterations), wall ms; load at start {data['split_load']}.",
+              "", "| threads | step | contacts | APGD iterations | step | assembly | solve (APGD) | other (model, metrics, update) |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for threads in sorted({s["threads"] for s in split}):
+        steps = [s for s in split if s["threads"] == threads]
+        total = {k: sum(s[k] for s in steps) for k in ("step", "assembly", "solve", "other")}
+        for i, s in enumerate(steps, 1):
+            lines.append(f"| {threads} | {i} | {s['contacts']:,} | {s['iterations']:,} | {_ms(s['step'])} | "
+                         f"{_ms(s['assembly'])} | {_ms(s['solve'])} | {_ms(s['other'])} |")
+        lines.append(f"| {threads} | all | | {sum(s['iterations'] for s in steps):,} | {_ms(total['step'])} | "
+                     f"{_ms(total['assembly'])} ({100 * total['assembly'] / total['step']:.0f} %) | {_ms(total['solve'])} "
+                     f"({100 * total['solve'] / total['step']:.0f} %) | {_ms(total['other'])} "
+                     f"({100 * total['other'] / total['step']:.0f} %) |")
     return lines

@@ -209,14 +209,72 @@ def test_generate_series_continued_from_an_earlier_run():
     assert bench_generate._series_target(short)["how"].startswith("EXTRAPOLATED: 4 of 5 sizes")
 
 
+def made_up_bed(walls, total=800):
+    n = len(walls)
+    return {"spheres": 4096, "total_steps": total, "h": 0.005, "tol": 1e-6, "max_iter": 10000, "budget": 60.0,
+            "threads": 2, "load_start": "1.0 1.0 1.0", "load_end": "2.0 2.0 2.0", "kinetic_energy": 1.0,
+            "steps": {"contacts": list(range(1, n + 1)), "iterations": [10] * n, "wall": list(walls),
+                      "cpu": [2 * w for w in walls], "solve": [0.5 * w for w in walls]}}
+
+
+def test_bed_extrapolation_uses_the_last_measured_steps_and_says_so():
+    """120 of 800 steps measured, the first 70 at 0.1 s and the last 50 at 1 s: the projection is the
+    measured 57 s plus 680 steps at 1 s (the mean of the last TAIL = 50), CPU likewise; a bed done in
+    full is its measured sum, not extrapolated; the page's windows are of 100 steps."""
+    from benchmarks import generate_bed
+
+    bed = made_up_bed([0.1] * 70 + [1.0] * 50)
+    p = generate_bed.projection(bed)
+    assert p["extrapolated"] and p["done"] == 120
+    assert p["wall"] == pytest.approx(57.0 + 680 * 1.0) and p["cpu"] == pytest.approx(2 * (57.0 + 680))
+    assert generate_bed.how(bed).startswith("EXTRAPOLATED: the first 120 of 800 steps simulated in 57.0 s")
+    lines = generate_bed.render(bed)
+    assert "| 1-100 | 100 | 10.0 | 370.0 | 740.0 | 18.500 |" in lines  # 70 x 0.1 s + 30 x 1 s and lines[-1].startswith("| 101-120 | 120 |")
+    whole = made_up_bed([0.5] * 8, total=8)
+    assert generate_bed.projection(whole) == {"done": 8, "measured_wall": 4.0, "measured_cpu": 8.0, "wall": 4.0,
+                                              "cpu": 8.0, "extrapolated": False}
+    assert generate_bed.how(whole).startswith("all 8 steps simulated and timed")
+    assert generate_bed.projection(made_up_bed([]))["wall"] is None
+    kept = dict(bed, run="2026-11-28 20:18 UTC, commit 8f5c939")      # --keep-bed: an earlier run's bed
+    assert generate_bed.how(kept).startswith("EXTRAPOLATED: the first 120 of 800 steps simulated in the run of "
+                                             "2026-11-28 20:18 UTC, commit 8f5c939 in 57.0 s")
+
+
+def test_bed_run_records_the_steppers_steps_and_stops_at_its_budget():
+    """A small bed of the scaling-large recipe run to its end records, step by step, the contacts and
+    iterations of the same simulation stepped directly; with no budget it does no step."""
+    from benchmarks import generate_bed
+    from problems.generator import simulation
+
+    spec = generate_bed.bed_spec(18, width=8.0, duration=0.15)
+    bed = generate_bed.run(1e9, spec)
+    records = simulation(spec).run(spec.steps)
+    assert bed["steps"]["contacts"] == [r.contacts for r in records] and max(bed["steps"]["contacts"]) > 0
+    assert bed["steps"]["iterations"] == [r.iterations for r in records]
+    assert not generate_bed.projection(bed)["extrapolated"] and (bed["tol"], bed["max_iter"]) == (1e-6, 10000)
+    assert generate_bed.run(0.0, spec)["steps"]["wall"] == []
+
+
 def test_generate_refuses_a_previous_record_that_is_not_one(tmp_path, capsys):
     bad = tmp_path / "generate.json"
     bad.write_text('{"data": {}}')
     assert bench_generate.main(["--previous", str(bad)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+    assert bench_generate.main(["--keep-bed"]) == 2                 # no earlier record to keep it from
+    assert capsys.readouterr().err == "--keep-bed needs --previous with a bed, and no --bed-minutes\n"
 
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def test_benchmarks_set_blas_to_one_thread_before_numpy_loads():
+    """Importing the benchmarks package sets BLAS to one thread (workbench.THREAD_ENV) before numpy is
+    loaded: OpenBLAS reads the setting only then, and a benchmark must measure the command line's
+    threads."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    code = "import os, sys, benchmarks; print('numpy' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "1"]
 
 
 def _tracked_changes() -> str:

@@ -29,6 +29,14 @@ def test_kernels_against_numpy():
     out = np.empty(n)
     blocks.csr_matvec(A.indptr, A.indices, A.data, x, out)
     assert np.array_equal(out, A @ x)                  # row by row, in scipy's order: the same sums
+    # rows of 0 ... 40 entries (the four-at-a-time part of the sums and its remainder), values spread
+    # over many magnitudes so that a changed order of additions would change the roundings
+    per_row = rng.integers(0, 41, n)
+    cols = rng.integers(0, n, per_row.sum())
+    B = sp.csr_matrix((rng.standard_normal(cols.shape[0]) * 10.0 ** rng.integers(-8, 9, cols.shape[0]),
+                       cols, np.concatenate([[0], np.cumsum(per_row)])), shape=(n, n))
+    blocks.csr_matvec(B.indptr, B.indices, B.data, x, out)
+    assert np.array_equal(out, B @ x)
 
 
 @pytest.fixture(scope="module")

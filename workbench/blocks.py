@@ -31,7 +31,7 @@ from numba.np.ufunc.parallel import _launch_threads
 _launch_threads()
 
 __all__ = ["BLOCK", "CONTACT_BLOCK", "PARALLEL_MIN", "threaded", "n_blocks", "over_contacts", "three_sums",
-           "csr_matvec", "dot", "sum_squares", "norm"]
+           "csr_rows", "csr_matvec", "dot", "sum_squares", "norm"]
 
 #: entries per block of a reduction (a multiple of 2 and 3: whole contacts of d = 2 or 3); fixed, so that
 #: the sums do not depend on the thread count
@@ -134,11 +134,27 @@ def three_sums(kernel):
 
 
 @njit(cache=True)
-def _rows(indptr, indices, data, x, out, lo, hi):
+def csr_rows(indptr, indices, data, x, out, lo, hi):
+    """out[i] = sum_jj data[jj] x[indices[jj]] for the rows [lo, hi), each sum left to right in the
+    stored order (scipy's). Four products are formed before they are added, one by one in that order:
+    the same roundings as one product and one addition at a time (no contraction into fused
+    multiply-adds: numba compiles without fast-math), with the loads and products of four entries
+    free to overlap. Measured 2026-11-28 on the two products of N x of the committed scaling-02560 step
+    (about 16 and 9 entries per row), one thread, load 5 on 2 cores, least CPU time of 9 x 100: 633 us
+    one entry at a time, 566 us four at a time (two at a time: 573 us, eight: 566 us)."""
     for i in range(lo, hi):
         acc = 0.0
-        for jj in range(indptr[i], indptr[i + 1]):
+        jj, end = indptr[i], indptr[i + 1]
+        while jj + 3 < end:
+            t0 = data[jj] * x[indices[jj]]
+            t1 = data[jj + 1] * x[indices[jj + 1]]
+            t2 = data[jj + 2] * x[indices[jj + 2]]
+            t3 = data[jj + 3] * x[indices[jj + 3]]
+            acc = (((acc + t0) + t1) + t2) + t3
+            jj += 4
+        while jj < end:
             acc += data[jj] * x[indices[jj]]
+            jj += 1
         out[i] = acc
 
 
@@ -146,7 +162,7 @@ def _rows(indptr, indices, data, x, out, lo, hi):
 def _csr_matvec_parallel(indptr, indices, data, x, out):
     n = out.shape[0]
     for b in prange(n_blocks(n)):
-        _rows(indptr, indices, data, x, out, b * BLOCK, min(n, (b + 1) * BLOCK))
+        csr_rows(indptr, indices, data, x, out, b * BLOCK, min(n, (b + 1) * BLOCK))
 
 
 @njit(cache=True)
@@ -158,7 +174,7 @@ def csr_matvec(indptr, indices, data, x, out):
     if threaded(out.shape[0]):
         _csr_matvec_parallel(indptr, indices, data, x, out)
     else:
-        _rows(indptr, indices, data, x, out, 0, out.shape[0])
+        csr_rows(indptr, indices, data, x, out, 0, out.shape[0])
 
 
 @njit(cache=True)

@@ -45,7 +45,8 @@ Implementation notes (why it differs from a literal transcription without changi
   bit-identical for any thread count.
 * Cost: besides the products with N and the residual, the vector work of an iteration is three
   compiled passes over preallocated float64 arrays - the gradient step with its projection (10, 14),
-  the dot products of tests (11) and (27), and the momentum step (18) with u. The numpy expressions
+  the dot products of tests (11) and (27) (taken in the pass of N's last product, block by block, while
+  each block of N gamma_{k+1} is in cache), and the momentum step (18) with u. The numpy expressions
   they replace made about twenty passes and as many temporaries, which at 10,000 contacts cost as
   much as half a product with N (benchmarks/bench_iterative.py).
 * The whole algorithm, lines 1-37, is one compiled call on one work array (:func:`_iterations`):
@@ -64,7 +65,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from workbench.blocks import BLOCK, n_blocks, threaded, three_sums
+from workbench.blocks import BLOCK, csr_matvec, csr_rows, n_blocks, threaded, three_sums
 from workbench.cones import projected_step
 from workbench.solvers import xp_first_order
 from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
@@ -93,16 +94,28 @@ def _terms_block(lo, hi, new, y, gamma, N_new, N_y, r):
     return curvature, length, g_step
 
 
-_terms = three_sums(_terms_block)
+@njit(cache=True)
+def _product_terms_block(lo, hi, ptr, idx, val, v, new, y, gamma, N_new, N_y, r):
+    csr_rows(ptr, idx, val, v, N_new, lo, hi)
+    return _terms_block(lo, hi, new, y, gamma, N_new, N_y, r)
+
+
+_product_terms = three_sums(_product_terms_block)
 
 
 @njit(cache=True)
-def _test_terms(new, y, gamma, N_new, N_y, r):
-    """The two sides of test (11), delta^T (N new - N y) and delta^T delta with delta = new - y, and
-    the product of the restart test (27), g^T (new - gamma) with g = N y + r, in one pass. Summed by
-    blocks (workbench.blocks): three independent chains of additions per block, the same sums for any
-    thread count."""
-    return _terms(new.shape[0], (new, y, gamma, N_new, N_y, r))
+def _product_and_test_terms(op, tmp, new, y, gamma, N_new, N_y, r):
+    """N_new = N new (the products of workbench.problem.apply_operator, the same sums), then the two
+    sides of test (11), delta^T (N new - N y) and delta^T delta with delta = new - y, and the product
+    of the restart test (27), g^T (new - gamma) with g = N y + r. The sums are taken block by block in
+    the pass of N's last product, each block of rows of N new summed as it is computed, while it is in
+    cache: one loop over the thread pool instead of two. Summed by blocks (workbench.blocks): three
+    independent chains of additions per block, the same sums for any thread count."""
+    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
+    if chain:
+        csr_matvec(a_ptr, a_idx, a_val, new, tmp)
+        return _product_terms(new.shape[0], (b_ptr, b_idx, b_val, tmp, new, y, gamma, N_new, N_y, r))
+    return _product_terms(new.shape[0], (a_ptr, a_idx, a_val, new, new, y, gamma, N_new, N_y, r))
 
 
 @njit(cache=True)
@@ -189,13 +202,11 @@ def _iterations(op, mu, x0, r0, a, work, fs, ks):
     L, theta = fs[F_L], fs[F_THETA]
     while True:
         _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                                  # (9-10)
-        apply_operator(op, tmp, new, N_new)
-        curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
+        curvature, length, g_step = _product_and_test_terms(op, tmp, new, y, gamma, N_new, N_y, r)
         while curvature > L * length:                                                    # (11)
             L *= 2.0                                                                     # (12-13)
             _gradient_step(y, N_y, r, 1.0 / L, mu, d, new)                              # (14)
-            apply_operator(op, tmp, new, N_new)
-            curvature, length, g_step = _test_terms(new, y, gamma, N_new, N_y, r)
+            curvature, length, g_step = _product_and_test_terms(op, tmp, new, y, gamma, N_new, N_y, r)
             ks[K_BACKTRACKS] += 1
         theta_new = 0.5 * (-theta * theta + theta * math.sqrt(theta * theta + 4.0))      # (16)
         beta = theta * (1.0 - theta) / (theta * theta + theta_new)                       # (17)

@@ -141,11 +141,12 @@ WHY = {
              "settled packing's pyramid dual, whose work grows with the active bounds (one per iteration), it reaches "
              "the time limit. It takes no quadratic constraints, so no cone model.",
     "scip": "SCIP 10 (pyscipopt 6.3) is a global solver: it bounds the quadratic objective by linear cuts. On the "
-            "settled packing it aborts in glibc (\"double free or corruption\", \"malloc(): invalid size\") inside its "
-            "default NLP heuristic subnlp, after the root LP; with that heuristic off it does not crash but its dual "
-            "bound has not closed the gap at the time limit. On the small packing's primal it stops at its absolute "
-            "tolerance on the quadratic cone ||mu u_t||^2 <= u_n^2, which lets a slowly sliding contact's velocity "
-            "leave the cone by about that tolerance over 2 u_n.",
+            "settled packing it aborts in glibc (\"double free or corruption\", \"malloc(): invalid size\") on most "
+            "files, after the root LP, inside its default NLP heuristic subnlp (traced on two files: with that "
+            "heuristic off neither crashed), and where it does not abort its dual bound has not closed the gap at "
+            "the time limit. On the small packing's primal it stops at its absolute tolerance on the quadratic cone "
+            "||mu u_t||^2 <= u_n^2, which lets a slowly sliding contact's velocity leave the cone by about that "
+            "tolerance over 2 u_n.",
     "mosek+clarabel": "on the pyramid primal, Clarabel's primal residual on the model MOSEK's reader parsed stalls just "
                       "above its tolerance 1e-8 and it ends \"AlmostSolved\"; the same model read from the CBF "
                       "(MOSEK's reader leaves out the round-off entries, about 1e-17, of the pyramid's rows) ends "

@@ -1,7 +1,8 @@
 """Export (workbench.export, `workbench export`): every file is read back by a real reader, and where the
 reader is a solver its optimum matches the workbench's to 1e-6 relative.
 
-Readers: SCIP (pyscipopt) for LP, MPS and AMPL .nl; MOSEK's own reader (mosek.Task.readdata, no licence
+Readers: SCIP (pyscipopt) for LP, MPS and AMPL .nl, and HiGHS's and SCIP's parsers handing what they read to
+Clarabel (benchmarks.export_readers, for the packings); MOSEK's own reader (mosek.Task.readdata, no licence
 needed) for CBF, PTF and .task -- MOSEK cannot optimise without a licence, so the problem MOSEK parsed is
 taken out of its Task through MOSEK's API and solved by Clarabel; Siconos (Debian python3-siconos, in a
 subprocess of /usr/bin/python3) reads and solves the .dat; h5py and the workbench's readers for FCLib;

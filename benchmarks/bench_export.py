@@ -132,6 +132,28 @@ def measure_readers(packings=PACKINGS) -> dict:
             "time_limit": TIME_LIMIT, "rtol": RTOL}
 
 
+#: reader -> why it fails on the files where it does, as found by running it by hand (docs/export.md): shown under the
+#: table for each reader with a row that misses
+WHY = {
+    "highs": "its QP solver is an active-set method: on the pyramid primal it stops with \"QP solver has failed due "
+             "to degeneracy: cannot find non-active constraint to leave basis\" (at a sticking contact all m_C faces "
+             "of the pyramid are active at one point, more active rows than the contact has velocities), and on the "
+             "settled packing's pyramid dual, whose work grows with the active bounds (one per iteration), it reaches "
+             "the time limit. It takes no quadratic constraints, so no cone model.",
+    "scip": "SCIP 10 (pyscipopt 6.3) is a global solver: it bounds the quadratic objective by linear cuts. On the "
+            "settled packing it aborts in glibc (\"double free or corruption\", \"malloc(): invalid size\") on most "
+            "files, after the root LP, inside its default NLP heuristic subnlp (traced on two files: with that "
+            "heuristic off neither crashed), and where it does not abort its dual bound has not closed the gap at "
+            "the time limit. On the small packing's primal it stops at its absolute tolerance on the quadratic cone "
+            "||mu u_t||^2 <= u_n^2, which lets a slowly sliding contact's velocity leave the cone by about that "
+            "tolerance over 2 u_n.",
+    "mosek+clarabel": "on the pyramid primal, Clarabel's primal residual on the model MOSEK's reader parsed stalls just "
+                      "above its tolerance 1e-8 and it ends \"AlmostSolved\"; the same model read from the CBF "
+                      "(MOSEK's reader leaves out the round-off entries, about 1e-17, of the pyramid's rows) ends "
+                      "\"Solved\": the model sits at the edge of Clarabel's default tolerances.",
+}
+
+
 def _cell(row: dict) -> str:
     if "seconds" not in row:
         return row["status"]
@@ -158,9 +180,16 @@ def render(data: dict) -> str:
                 f"(\"misses 1e-6\" where it is above {data['rtol']:.0e}), and the reader's seconds; a status is the "
                 f"reader's own where it did not solve (time limit {data['time_limit']:.0f} s per file). Readers: "
                 "Clarabel on the CBF parsed by benchmarks.export_readers, MOSEK's reader with Clarabel "
-                "for PTF/task, HiGHS and SCIP on LP/MPS/NL; every tolerance at the reader's default. The workbench's "
-                "optima:", ""]
+                "for PTF/task, HiGHS and SCIP on LP/MPS/NL, and two parser+solver readers of LP/MPS/NL: the model as "
+                "HiGHS's reader (highs+clarabel) or SCIP's readers (scip+clarabel) parsed it, solved by Clarabel; "
+                "every tolerance at the reader's default; for a parser+solver the seconds are the solver's. The "
+                "workbench's optima:", ""]
     out += [f"- {key}: {ref['optimum']!r} J ({ref['how']})" for key, ref in data["references"].items()]
+    missed = [reader for reader in WHY if any(r["reader"] == reader and (r.get("relative") is None or r["relative"] >
+                                                                         data["rtol"]) for r in data["rows"])]
+    if missed:
+        out += ["", "Why a reader does not reach the optimum of a file (docs/export.md):", ""]
+        out += [f"- {reader}: {WHY[reader]}" for reader in missed]
     return "\n".join(out) + "\n"
 
 

@@ -8,7 +8,15 @@ asserts.
   taken out through MOSEK's API and solved by Clarabel (MOSEK cannot optimise without a licence);
 - ``highs``: an LP or MPS file read and solved by HiGHS (its QP solver: pyramid models only, since HiGHS
   takes no quadratic constraints);
-- ``scip``: an LP, MPS or AMPL .nl file read and solved by SCIP (pyscipopt).
+- ``scip``: an LP, MPS or AMPL .nl file read and solved by SCIP (pyscipopt);
+- ``highs+clarabel``: an LP or MPS file parsed by HiGHS's reader (highspy; pyramid models only), the parsed
+  model (rows, bounds, Hessian) taken out through HiGHS's API and solved by Clarabel;
+- ``scip+clarabel``: an LP, MPS or .nl file parsed by SCIP's readers, the parsed model (its linear and
+  quadratic constraints, in SCIP's canonical form) taken out through pyscipopt and solved by Clarabel, each
+  quadratic constraint as the second-order cone it describes (:func:`scip_clarabel`).
+
+A "parser+solver" reader tests that another program reads the file as the model it is, and a conic solver at
+its defaults reaches the optimum of what was read; neither program is the workbench's.
 
 Each returns a :class:`Reading`: the file's optimal objective as the reader reports it (None when it did
 not solve), the reader's status and the seconds it took. Mapping it back to physical units uses the
@@ -24,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["Reading", "READERS", "read_cbf", "clarabel_cbf", "mosek_clarabel", "solve_mosek_task", "highs", "scip",
-           "available", "TIME_LIMIT"]
+           "highs_clarabel", "scip_clarabel", "available", "TIME_LIMIT"]
 
 #: seconds a reader may take on one file (a limit, not a tolerance: the readers' defaults are kept)
 TIME_LIMIT = 60.0
@@ -70,11 +78,12 @@ def rotated_to_second_order(size: int) -> sp.csr_matrix:
     return T.tocsr()
 
 
-def clarabel_minimum(c, A_rows, b_rows, cones, *, tol: float | None = None,
+def clarabel_minimum(c, A_rows, b_rows, cones, *, P=None, offset: float = 0.0, tol: float | None = None,
                      time_limit: float = TIME_LIMIT) -> Reading:
-    """min c^T x s.t. b - A x in the cones (Clarabel's form), by Clarabel at its default settings or, with
-    ``tol``, tol_gap_abs = tol_gap_rel = tol_feas = tol. (On the packings' files the optimum it returns was
-    the same to 1e-11 relative with one thread or all, and with its qdldl or faer factorisation.)"""
+    """min 1/2 x^T P x + c^T x + offset s.t. b - A x in the cones (Clarabel's form; P symmetric, none: 0), by
+    Clarabel at its default settings or, with ``tol``, tol_gap_abs = tol_gap_rel = tol_feas = tol. (On the
+    packings' files the optimum it returns was the same to 1e-11 relative with one thread or all, and with its
+    qdldl or faer factorisation.)"""
     import clarabel
     settings = clarabel.DefaultSettings()
     settings.verbose = False
@@ -82,11 +91,30 @@ def clarabel_minimum(c, A_rows, b_rows, cones, *, tol: float | None = None,
     if tol is not None:
         settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = tol
     n = c.shape[0]
+    P = sp.csc_matrix((n, n)) if P is None else sp.triu(P, format="csc")     # Clarabel reads P's upper triangle
     t0 = time.perf_counter()
-    sol = clarabel.DefaultSolver(sp.csc_matrix((n, n)), c, sp.csc_matrix(sp.vstack(A_rows)),
-                                 np.concatenate(b_rows), cones, settings).solve()
+    sol = clarabel.DefaultSolver(P, c, sp.csc_matrix(sp.vstack(A_rows)), np.concatenate(b_rows), cones,
+                                 settings).solve()
     status = str(sol.status)
-    return Reading(float(c @ np.array(sol.x)) if status == "Solved" else None, status, time.perf_counter() - t0)
+    x = np.array(sol.x)
+    value = float(0.5 * x @ (P @ x + sp.triu(P, 1).T @ x) + c @ x + offset) if status == "Solved" else None
+    return Reading(value, status, time.perf_counter() - t0)
+
+
+def bounded_rows(A, lower, upper) -> tuple[list, list, list]:
+    """lower <= A x <= upper (infinite sides left out) as Clarabel rows (A_rows, b_rows, cones): the rows with
+    lower = upper in the zero cone, each finite side in the nonnegative cone."""
+    import clarabel
+    A, lower, upper = sp.csr_matrix(A), np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    eq = lower == upper
+    out: tuple[list, list, list] = ([], [], [])
+    for mask, sign, bound, cone in ((eq, 1.0, upper, clarabel.ZeroConeT), (np.isfinite(lower) & ~eq, -1.0, lower,
+                                    clarabel.NonnegativeConeT), (np.isfinite(upper) & ~eq, 1.0, upper,
+                                                                 clarabel.NonnegativeConeT)):
+        if mask.any():            # Clarabel's s = b - A x: = upper -> s = 0; >= lower -> s = A x - lower >= 0
+            for part, item in zip(out, (sign * A[mask], sign * bound[mask], cone(int(mask.sum())))):
+                part.append(item)
+    return out
 
 
 def clarabel_cbf(path, tol: float | None = None) -> Reading:
@@ -204,16 +232,142 @@ def scip(path) -> Reading:
     return Reading(model.getObjVal() if status == "optimal" else None, status, time.perf_counter() - t0)
 
 
+def highs_clarabel(path, tol: float | None = None) -> Reading:
+    """An LP/MPS file parsed by HiGHS (its default reader settings, which drop |entries| below 1e-9 and say so),
+    the model HiGHS holds (min 1/2 x^T Q x + c^T x + offset, row and column bounds) solved by Clarabel
+    (:func:`clarabel_minimum`)."""
+    import highspy
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    if h.readModel(str(path)) not in (highspy.HighsStatus.kOk, highspy.HighsStatus.kWarning):
+        return Reading(None, "read error", 0.0)
+    model = h.getModel()
+    lp, hess = model.lp_, model.hessian_
+    if lp.sense_ != highspy.ObjSense.kMinimize:
+        raise ValueError(f"{path}: only minimisation is read here")
+    n, m = lp.num_col_, lp.num_row_
+    a = lp.a_matrix_
+    compressed = sp.csc_matrix if a.format_ == highspy.MatrixFormat.kColwise else sp.csr_matrix
+    A = compressed((a.value_, a.index_, a.start_), shape=(m, n))
+    P = None
+    if hess.dim_:
+        Q = sp.csc_matrix((hess.value_, hess.index_, hess.start_), shape=(n, n))
+        # HiGHS's triangular Hessian holds one triangle of the symmetric Q (its objective is 1/2 x^T Q x)
+        P = Q if hess.format_ == highspy.HessianFormat.kSquare else Q + Q.T - sp.diags(Q.diagonal())
+    A_rows, b_rows, cones = bounded_rows(A, lp.row_lower_, lp.row_upper_)
+    for part, more in zip((A_rows, b_rows, cones), bounded_rows(sp.identity(n), lp.col_lower_, lp.col_upper_)):
+        part += more
+    return clarabel_minimum(np.array(lp.col_cost_), A_rows, b_rows, cones, P=P, offset=lp.offset_, tol=tol)
+
+
+def _quadratic_terms(model, cons, col: dict, n: int, lhs: float, rhs: float):
+    """(j, q, l, bound) of a quadratic constraint of SCIP without products of two variables, lhs <= sum q_k x_jk^2
+    + l^T x <= rhs with one side infinite, written as sum q_k x_jk^2 + l^T x <= bound."""
+    bilinear, quadratic, linear = model.getTermsQuadratic(cons)
+    if any(coef != 0 for _, _, coef in bilinear):
+        raise ValueError(f"constraint {cons.name}: products of two variables are not read here")
+    sign = 1.0 if lhs == -np.inf else -1.0
+    j = np.array([col[v.name] for v, _, _ in quadratic])
+    l = np.zeros(n)
+    np.add.at(l, [col[v.name] for v, _, _ in quadratic] + [col[v.name] for v, _ in linear],
+              sign * np.array([lc for _, _, lc in quadratic] + [c for _, c in linear]))
+    return j, sign * np.array([sq for _, sq, _ in quadratic]), l, rhs if sign > 0 else -lhs
+
+
+def _cone_rows(name: str, j, q, l, bound: float, lower: np.ndarray):
+    """(A, b, cone) of Clarabel's rows for sum q_k x_jk^2 + l^T x <= bound (:func:`_quadratic_terms`) as the
+    second-order cone it describes:
+
+    * every q_k > 0 (convex): sum q_k x_jk^2 <= w = bound - l^T x, i.e. (w/2, 1, sqrt(q) x_j) in the rotated cone;
+    * one q_0 < 0 on a variable x_j0 >= 0, l = 0, bound = 0: (sqrt(-q_0) x_j0, sqrt(q_k) x_jk) in Q (a cone as LP,
+      MPS and NL files write it)."""
+    import clarabel
+    n, k = lower.shape[0], j.shape[0]
+    if np.all(q > 0):
+        Z = sp.vstack([sp.csr_matrix(-l / 2), sp.csr_matrix((1, n)),
+                       sp.csr_matrix((np.sqrt(q), (np.arange(k), j)), shape=(k, n))], format="csr")
+        T = rotated_to_second_order(k + 2)
+        return -(T @ Z), T @ np.concatenate([[bound / 2, 1.0], np.zeros(k)]), clarabel.SecondOrderConeT(k + 2)
+    head = np.flatnonzero(q < 0)
+    if head.shape[0] == 1 and not l.any() and bound == 0 and lower[j[head[0]]] >= 0:
+        order = np.concatenate([head, np.flatnonzero(q > 0)])
+        size = order.shape[0]
+        Z = sp.csr_matrix((np.sqrt(np.abs(q[order])), (np.arange(size), j[order])), shape=(size, n))
+        return -Z, np.zeros(size), clarabel.SecondOrderConeT(size)
+    raise ValueError(f"constraint {name}: a quadratic constraint that is not a second-order cone")
+
+
+def scip_clarabel(path, tol: float | None = None) -> Reading:
+    """An LP/MPS/NL file parsed by SCIP, solved by Clarabel (:func:`clarabel_minimum`). SCIP's problem is taken
+    after its transformation with presolving off (nothing removed or aggregated): that puts the expressions an
+    .nl file holds (constant times power) in the canonical form SCIP recognises as quadratic. Linear
+    constraints become rows, quadratic ones second-order cones (:func:`_cone_rows`), except the one on which
+    SCIP's readers put a quadratic objective (sum q_k x_jk^2 - t <= 0, t free, with objective coefficient 1 and
+    in no other constraint): it goes back to Clarabel as the objective 1/2 x^T P x, P_jkjk = 2 q_k, and t is
+    dropped. Any other kind of constraint is refused."""
+    import pyscipopt
+    model = pyscipopt.Model()
+    model.hideOutput()
+    model.readProblem(str(path))
+    model.setPresolve(pyscipopt.SCIP_PARAMSETTING.OFF)
+    model.presolve()
+    if model.getObjectiveSense() != "minimize":
+        raise ValueError(f"{path}: only minimisation is read here")
+    variables = model.getVars(transformed=True)
+    n, inf = len(variables), model.infinity()
+    col = {v.name: j for j, v in enumerate(variables)}
+    finite = lambda a: np.where(a >= inf, np.inf, np.where(a <= -inf, -np.inf, a))  # noqa: E731  (SCIP's is 1e20)
+    lower, upper = finite(np.array([[v.getLbGlobal(), v.getUbGlobal()] for v in variables]).T)
+    c = np.array([v.getObj() for v in variables])
+    A_rows, b_rows, cones = bounded_rows(sp.identity(n), lower, upper)
+    lin_rows, lin_lo, lin_up, P, epigraph = [], [], [], None, None
+    for cons in model.getConss(transformed=True):
+        lhs, rhs = finite(np.array([model.getLhs(cons), model.getRhs(cons)]))
+        if cons.getConshdlrName() == "linear":
+            vals = model.getValsLinear(cons)
+            lin_rows.append(sp.csr_matrix((list(vals.values()), ([0] * len(vals), [col[k] for k in vals])),
+                                          shape=(1, n)))
+            lin_lo.append(lhs)
+            lin_up.append(rhs)
+        elif cons.getConshdlrName() == "nonlinear" and model.checkQuadraticNonlinear(cons) \
+                and np.isinf([lhs, rhs]).any():
+            j, q, l, bound = _quadratic_terms(model, cons, col, n, lhs, rhs)
+            t = np.flatnonzero(l)
+            if P is None and t.shape[0] == 1 and l[t[0]] == -1 and c[t[0]] == 1 and bound == 0 and np.all(q > 0) \
+                    and np.isinf([lower[t[0]], upper[t[0]]]).all():
+                P, epigraph = sp.csr_matrix((2 * q, (j, j)), shape=(n, n)), t[0]
+                continue
+            for part, item in zip((A_rows, b_rows, cones), _cone_rows(cons.name, j, q, l, bound, lower)):
+                part.append(item)
+        else:
+            raise ValueError(f"{path}: constraint {cons.name} ({cons.getConshdlrName()}) is not read here")
+    if lin_rows:
+        for part, more in zip((A_rows, b_rows, cones), bounded_rows(sp.vstack(lin_rows), lin_lo, lin_up)):
+            part += more
+    if epigraph is not None:
+        keep = np.arange(n) != epigraph
+        if any(sp.csc_matrix(A)[:, epigraph].nnz for A in A_rows):
+            raise ValueError(f"{path}: the objective's variable {variables[epigraph].name} is in other constraints")
+        A_rows, c, P = [sp.csc_matrix(A)[:, keep] for A in A_rows], c[keep], P[keep][:, keep]
+    return clarabel_minimum(c, A_rows, b_rows, cones, P=P, offset=model.getObjoffset(original=False), tol=tol)
+
+
+#: every exported model formulation
+ALL = ("dual", "primal", "lcp-pyramid", "lcp-pyramid-primal")
+#: the pyramid models, the only ones without quadratic constraints (HiGHS takes no others)
+PYRAMIDS = ("lcp-pyramid", "lcp-pyramid-primal")
 #: format -> (reader name, function of a path, the Python package it needs, formulations it can solve)
 READERS: dict[str, list[tuple[str, object, str, tuple[str, ...]]]] = {
-    "cbf": [("clarabel", clarabel_cbf, "clarabel", ("dual", "primal", "lcp-pyramid", "lcp-pyramid-primal"))],
-    "ptf": [("mosek+clarabel", mosek_clarabel, "mosek", ("dual", "primal", "lcp-pyramid", "lcp-pyramid-primal"))],
-    "task": [("mosek+clarabel", mosek_clarabel, "mosek", ("dual", "primal", "lcp-pyramid", "lcp-pyramid-primal"))],
-    "lp": [("highs", highs, "highspy", ("lcp-pyramid", "lcp-pyramid-primal")),
-           ("scip", scip, "pyscipopt", ("dual", "primal", "lcp-pyramid", "lcp-pyramid-primal"))],
-    "mps": [("highs", highs, "highspy", ("lcp-pyramid", "lcp-pyramid-primal")),
-            ("scip", scip, "pyscipopt", ("dual", "primal", "lcp-pyramid", "lcp-pyramid-primal"))],
-    "nl": [("scip", scip, "pyscipopt", ("dual", "primal", "lcp-pyramid", "lcp-pyramid-primal"))],
+    "cbf": [("clarabel", clarabel_cbf, "clarabel", ALL)],
+    "ptf": [("mosek+clarabel", mosek_clarabel, "mosek", ALL)],
+    "task": [("mosek+clarabel", mosek_clarabel, "mosek", ALL)],
+    "lp": [("highs", highs, "highspy", PYRAMIDS), ("scip", scip, "pyscipopt", ALL),
+           ("highs+clarabel", highs_clarabel, "highspy", PYRAMIDS),
+           ("scip+clarabel", scip_clarabel, "pyscipopt", ALL)],
+    "mps": [("highs", highs, "highspy", PYRAMIDS), ("scip", scip, "pyscipopt", ALL),
+            ("highs+clarabel", highs_clarabel, "highspy", PYRAMIDS),
+            ("scip+clarabel", scip_clarabel, "pyscipopt", ALL)],
+    "nl": [("scip", scip, "pyscipopt", ALL), ("scip+clarabel", scip_clarabel, "pyscipopt", ALL)],
 }
 
 

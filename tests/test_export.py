@@ -1,7 +1,8 @@
 """Export (workbench.export, `workbench export`): every file is read back by a real reader, and where the
 reader is a solver its optimum matches the workbench's to 1e-6 relative.
 
-Readers: SCIP (pyscipopt) for LP, MPS and AMPL .nl; MOSEK's own reader (mosek.Task.readdata, no licence
+Readers: SCIP (pyscipopt) for LP, MPS and AMPL .nl, and HiGHS's and SCIP's parsers handing what they read to
+Clarabel (benchmarks.export_readers, for the packings); MOSEK's own reader (mosek.Task.readdata, no licence
 needed) for CBF, PTF and .task -- MOSEK cannot optimise without a licence, so the problem MOSEK parsed is
 taken out of its Task through MOSEK's API and solved by Clarabel; Siconos (Debian python3-siconos, in a
 subprocess of /usr/bin/python3) reads and solves the .dat; h5py and the workbench's readers for FCLib;
@@ -209,17 +210,21 @@ def solve_cbf(path, tol: float | None = None) -> float:
 
 #: (dataset, format, formulation, reader): every model format with an installed independent reader, on the small
 #: and the settled packing, solved at the reader's DEFAULT settings to 1e-6 of the workbench's optimum: the rows of
-#: `python -m benchmarks.bench_export --readers` (docs/results/export-readers.md) that reach it. Not here, as that
-#: page shows: LP, MPS and NL of the settled packing (SCIP 10 aborts while solving every one of them; HiGHS takes
-#: the pyramid models only, and does not finish the pyramid dual in its time limit), the pyramid primal through
-#: HiGHS ("Solve error") and through MOSEK's reader (Clarabel ends "AlmostSolved"), the primal through SCIP (its
-#: absolute tolerance on the quadratic cone). Each case takes seconds; none is slow.
+#: `python -m benchmarks.bench_export --readers` (docs/results/export-readers.md) that reach it. Every format and
+#: formulation of the settled packing has one: LP, MPS and NL through the parser+solver readers (the model HiGHS's or
+#: SCIP's reader parsed, solved by Clarabel), PTF and task through MOSEK's reader with Clarabel but for the pyramid
+#: primal. Not here, as that page shows and says why: HiGHS's own QP solver on the pyramid primal ("Solve error",
+#: degenerate) and on the settled pyramid dual (time limit), SCIP's own solve of the settled packing (it aborts in its
+#: NLP heuristic) and of the small primal (its absolute tolerance on the quadratic cone), the pyramid primal through
+#: MOSEK's reader (Clarabel ends "AlmostSolved"). Each case takes seconds; none is slow.
 CONIC = ("dual", "primal", "lcp-pyramid")
 DEFAULT_SOLVES = [
-    *[(spec, "cbf", f, "clarabel") for spec in (SMALL, SETTLED) for f in (*CONIC, "lcp-pyramid-primal")],
+    *[(spec, "cbf", f, "clarabel") for spec in (SMALL, SETTLED) for f in readers.ALL],
     *[(spec, fmt, f, "mosek+clarabel") for spec in (SMALL, SETTLED) for fmt in ("ptf", "task") for f in CONIC],
     *[(SMALL, fmt, "lcp-pyramid", "highs") for fmt in ("lp", "mps")],
     *[(SMALL, fmt, f, "scip") for fmt in ("lp", "mps", "nl") for f in ("dual", "lcp-pyramid", "lcp-pyramid-primal")],
+    *[(spec, fmt, f, "highs+clarabel") for spec in (SMALL, SETTLED) for fmt in ("lp", "mps") for f in readers.PYRAMIDS],
+    *[(spec, fmt, f, "scip+clarabel") for spec in (SMALL, SETTLED) for fmt in ("lp", "mps", "nl") for f in readers.ALL],
 ]
 #: cases over a minute on 2 cores (none at present; a new one is marked slow here)
 SLOW: set = set()

@@ -182,17 +182,23 @@ class Method:
         form = self.formulation
         if form.needs_global:
             problem.require_global(f"formulation {form.name}")
-        elif self.solver.condenses and problem.is_global and problem.condensable:
-            return self._solve_condensed(problem, options)
+        elif self.solver.condenses and problem.is_global:
+            t0 = time.perf_counter()
+            local = problem.condensed
+            if local is not None:
+                return self._solve_condensed(problem, local, time.perf_counter() - t0, options)
         model = form.build_checked(problem, self.kind, self.formulation_params)
         return finalize(execute(self.solver, model, options), model, options)
 
-    def _solve_condensed(self, problem: TimeStepProblem, options: SolveOptions) -> SolveResult:
-        """A small global ``problem`` (TimeStepProblem.condensed) solved by this same method on its local
-        problem (W, q) = (D^T M^-1 D, b + D^T M^-1 k) from a dense Cholesky factor of M: the velocity
-        v = M^-1 (k + D gamma) is recovered from the impulses and the result judged on the global
-        problem itself, as the global path judges it. ``info["condensed"]`` says so."""
-        model = self.formulation.build_checked(problem.condensed, self.kind, self.formulation_params)
+    def _solve_condensed(self, problem: TimeStepProblem, local: TimeStepProblem, seconds: float,
+                         options: SolveOptions) -> SolveResult:
+        """A small global ``problem`` solved by this same method on its ``local`` problem
+        (TimeStepProblem.condensed: (W, q) = (D^T M^-1 D, b + D^T M^-1 k) from a dense Cholesky factor
+        of M, made in ``seconds``, counted in the build time as the formulation's build is): the
+        velocity v = M^-1 (k + D gamma) is recovered from the impulses and the result judged on the
+        global problem itself, as the global path judges it. ``info["condensed"]`` says so."""
+        model = self.formulation.build_checked(local, self.kind, self.formulation_params)
+        model.build_seconds += seconds
         result = execute(self.solver, model, options)
         if result.nu is not None and np.isfinite(result.nu).all():
             result.v = problem.velocity(result.nu)

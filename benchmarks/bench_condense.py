@@ -80,7 +80,8 @@ def corpus(calls: int) -> None:
             method = Method(form, slv)
             out = interleaved(lambda: fresh(p0), method, options, calls, (None, False))
             (t_c, a), (t_s, b) = out[None], out[False]
-            diff = (np.linalg.norm(a.nu - b.nu) / np.linalg.norm(b.nu)) if a.nu is not None and b.nu is not None else np.nan
+            both = a.nu is not None and b.nu is not None
+            diff = np.linalg.norm(a.nu - b.nu) / np.linalg.norm(b.nu) if both else np.nan
             label = f"{t_c * 1e6:.1f}" if "condensed" in a.info else f"{t_c * 1e6:.1f} (not condensed)"
             print(f"| {name} | {p0.n_dof} | {p0.n_contact_unknowns} | {'diagonal' if p0.M_is_diagonal else 'general'} "
                   f"| {slv} | {label} | {t_s * 1e6:.1f} | {a.status}/{b.status} | {a.iterations}/{b.iterations} "

@@ -385,8 +385,8 @@ class TimeStepProblem:
 
     @cached_property
     def _condensation(self) -> tuple | None:
-        """(L, X, z) with M = L L^T (dense Cholesky; None for a diagonal M), X = L^-1 D, z = L^-1 k, for a global problem
-        without joints within CONDENSE_MAX_DOF and CONDENSE_MAX_UNKNOWNS; None otherwise, and None
+        """(L, X, z) with M = L L^T (dense Cholesky; None for a diagonal M), X = L^-1 D, z = L^-1 k, for
+        a global problem without joints within CONDENSE_MAX_DOF and CONDENSE_MAX_UNKNOWNS; None otherwise, and None
         when M is singular or numerically so (a pivot L_jj^2 <= n_dof eps max_i M_ii): such a problem
         keeps the sparse path, which reports a singular M as it always did."""
         if (not self.is_global or self._G is not None or self.n_dof > CONDENSE_MAX_DOF

@@ -157,7 +157,9 @@ def test_compiled_newton_same_iterates_with_and_without_history_and_honours_caps
 
 def test_apgd_returns_the_best_iterate_when_the_cap_stops_it():
     """Melanz et al. 2015 lines 19-23: the iterate with the smallest residual, not the last one."""
-    problem = random_problem(n_contacts=20, n_bodies=8, seed=0)
+    # seed 4: the error rises above its minimum (1.6e-7, far from round-off) by the cap, on the
+    # condensed problem (workbench.problem.CONDENSE_MAX_DOF) and on the sparse global path alike
+    problem = random_problem(n_contacts=20, n_bodies=8, seed=4)
     res = solve(problem, "anti-relaxed", "apgd", SolveOptions(tol=1e-15, max_iter=40))
     assert set(res.history["error_name"]) == {"siconos_error"}
     errors = res.history["error"].to_numpy()

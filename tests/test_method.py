@@ -113,8 +113,10 @@ def test_a_solver_declares_whom_it_hands_over_to():
 
 def test_the_warm_up_problems_cover_both_dimensions_and_forms():
     problems = warm_up_problems()
-    assert sorted((p.d, p.kind, p.n_contacts) for p in problems) == [(2, "global", 1), (2, "local", 1),
-                                                                   (3, "global", 1), (3, "local", 1)]
+    assert sorted((p.d, p.kind, p.n_contacts) for p in problems) == [(2, "global", 1), (2, "global", 1), (2, "local", 1),
+                                                                   (3, "global", 1), (3, "global", 1), (3, "local", 1)]
+    # the global ones both condensed (workbench.problem.CONDENSE_MAX_DOF) and not: every kernel compiled
+    assert sorted(p.condensable for p in problems if p.is_global) == [False, False, True, True]
     assert {p.kind for p in warm_up_problems(global_only=True)} == {"global"}
     # a sliding ball: the exact solution is the sliding impulse (g h, -mu g h) in 2D and its twin in 3D
     for p in problems:

@@ -30,6 +30,7 @@ or time limit starts.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from typing import Any
@@ -181,8 +182,29 @@ class Method:
         form = self.formulation
         if form.needs_global:
             problem.require_global(f"formulation {form.name}")
+        elif self.solver.condenses and problem.is_global:
+            t0 = time.perf_counter()
+            local = problem.condensed
+            if local is not None:
+                return self._solve_condensed(problem, local, time.perf_counter() - t0, options)
         model = form.build_checked(problem, self.kind, self.formulation_params)
         return finalize(execute(self.solver, model, options), model, options)
+
+    def _solve_condensed(self, problem: TimeStepProblem, local: TimeStepProblem, seconds: float,
+                         options: SolveOptions) -> SolveResult:
+        """A small global ``problem`` solved by this same method on its ``local`` problem
+        (TimeStepProblem.condensed: (W, q) = (D^T M^-1 D, b + D^T M^-1 k) from a dense Cholesky factor
+        of M, made in ``seconds``, counted in the build time as the formulation's build is): the
+        velocity v = M^-1 (k + D gamma) is recovered from the impulses and the result judged on the
+        global problem itself, as the global path judges it. ``info["condensed"]`` says so."""
+        model = self.formulation.build_checked(local, self.kind, self.formulation_params)
+        model.build_seconds += seconds
+        result = execute(self.solver, model, options)
+        if result.nu is not None and np.isfinite(result.nu).all():
+            result.v = problem.velocity(result.nu)
+        result.info["condensed"] = (f"solved on the local problem W = D^T M^-1 D, q = b + D^T M^-1 k "
+                                    f"(dense Cholesky of M, {problem.n_dof} dofs)")
+        return finalize(result, dataclasses.replace(model, problem=problem), options)
 
     def warm_up(self, like: TimeStepProblem | None = None, history: bool = True, warm_start: bool = True) -> float:
         """Solve the :func:`warm_up_problems` untimed (first call in this process only), so that
@@ -247,10 +269,11 @@ def pairings(formulations, solvers, params: dict[str, Any] | None = None) -> lis
 _WARM: set[tuple] = set()
 
 
-def _one_contact(d: int) -> TimeStepProblem:
+def _one_contact(d: int, free_dofs: int = 0) -> TimeStepProblem:
     """A unit sphere (mass 1, inertia 2/5) sliding at 2 m/s on a plane, one contact with normal along
     the last translational axis, h = 0.01 s, mu = 0.2; d = 2 is Melanz et al. 2015 section 3.1's ball
-    (q = [x, y, theta]), d = 3 its spatial twin (q = [x, y, z, omega_x, omega_y, omega_z])."""
+    (q = [x, y, theta]), d = 3 its spatial twin (q = [x, y, z, omega_x, omega_y, omega_z]).
+    ``free_dofs`` unit masses without contact are added (a problem beyond CONDENSE_MAX_DOF)."""
     h, g = 0.01, 9.81
     if d == 2:  # columns n, t (slip x' + R theta')
         mass = [1.0, 1.0, 0.4]
@@ -260,6 +283,8 @@ def _one_contact(d: int) -> TimeStepProblem:
         D = np.zeros((6, 3))
         D[2, 0] = D[0, 1] = D[4, 1] = D[1, 2] = 1.0
         D[3, 2] = -1.0
+    mass += [1.0] * free_dofs
+    D = np.vstack([D, np.zeros((free_dofs, d))])
     M = sp.diags(mass)
     v = np.zeros(len(mass))
     v[0] = 2.0
@@ -269,12 +294,14 @@ def _one_contact(d: int) -> TimeStepProblem:
 
 
 def warm_up_problems(global_only: bool = False) -> list[TimeStepProblem]:
-    """The problems of :meth:`Method.warm_up`: one contact in 2D and in 3D, each in global form and
-    (unless ``global_only``) in local form."""
+    """The problems of :meth:`Method.warm_up`: one contact in 2D and in 3D, each in global form (as it
+    is, which a method that condenses solves on its local problem, and with free dofs beyond
+    CONDENSE_MAX_DOF, solved on the global one) and (unless ``global_only``) in local form."""
+    from workbench.problem import CONDENSE_MAX_DOF
     out = []
     for d in (2, 3):
         problem = _one_contact(d)
-        out += [problem] if global_only else [problem, problem.as_local()]
+        out += [problem, _one_contact(d, CONDENSE_MAX_DOF + 1)] + ([] if global_only else [problem.as_local()])
     return out
 
 

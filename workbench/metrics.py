@@ -265,7 +265,7 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
         raise ValueError(f"solution has length {n}, the problem has {problem.n_unknowns} unknowns")
     r = np.asarray(problem.r, dtype=float)
     mu = np.ascontiguousarray(problem.mu, dtype=float)
-    if problem.is_global and not problem.M_is_diagonal:     # N nu through the factor of M
+    if problem.is_global and not problem.M_is_diagonal and not problem.condensable:   # N nu through M's factor
         u = problem.relative_velocity(nu)
         sums = _measure_sums(nu, u, r, mu, problem.d, float(g_d), np.zeros(n), np.empty(n))
     else:

@@ -36,7 +36,22 @@ if TYPE_CHECKING:  # loaded where a general M is factorised: a cold solve with a
     import scipy.sparse.linalg as spla
 
 __all__ = ["TimeStepProblem", "check_compressed", "problem_digest", "cached_property", "apply_operator",
-           "intermediate_length"]
+           "intermediate_length", "CONDENSE_MAX_DOF", "CONDENSE_MAX_UNKNOWNS"]
+
+#: A global problem without joints of at most this many degrees of freedom and CONDENSE_MAX_UNKNOWNS
+#: contact unknowns d n_c is condensed to its local problem through a dense Cholesky factor of M
+#: (TimeStepProblem.condensed), which costs O(n_dof^3 + n_dof (d n_c)^2) against the sparse path's
+#: scipy.sparse overhead (a sparse LU of M, the products M^-1 D and D^T per call). Measured by
+#: `python -m benchmarks.bench_condense --calls 100 --sweep-calls 20` (2026-11-28 21:00 UTC, 2 cores
+#: AMD EPYC, load 0.3-0.5), APGD to 1e-8, whole Method.solve(), condensed / sparse: 3 contacts on a
+#: banded M (bandwidth 24) 0.32 at 96 dofs, 0.42 at 162, 0.55 at 216, 0.69 at 288, 1.00 at 384 (the
+#: dense factor's n_dof^3 catches up); the corpus's global files within both limits 0.3-0.7.
+CONDENSE_MAX_DOF = 256
+#: the largest d n_c of a condensed problem (CONDENSE_MAX_DOF's command): on rigid bodies (diagonal
+#: M, 6 dofs each) condensed / sparse 0.67 at 9 unknowns, 0.84 at 54, 1.00 at 120, 1.05 at 162 and
+#: 246 (a dense W iterated where the sparse path chains D^T and M^-1 D); on the banded M of 162 dofs
+#: below 1 up to 246 (the sparse path forms N there too).
+CONDENSE_MAX_UNKNOWNS = 120
 
 
 class cached_property:  # noqa: N801 - a drop-in for functools.cached_property
@@ -368,11 +383,69 @@ class TimeStepProblem:
         except RuntimeError as exc:  # singular M
             raise ProblemDataError(f"M is singular: {exc}") from None
 
+    @cached_property
+    def _condensation(self) -> tuple | None:
+        """(L, X, z) with M = L L^T (dense Cholesky; None for a diagonal M), X = L^-1 D, z = L^-1 k, for
+        a global problem without joints within CONDENSE_MAX_DOF and CONDENSE_MAX_UNKNOWNS; None otherwise, and None
+        when M is singular or numerically so (a pivot L_jj^2 <= n_dof eps max_i M_ii): such a problem
+        keeps the sparse path, which reports a singular M as it always did."""
+        if (not self.is_global or self._G is not None or self.n_dof > CONDENSE_MAX_DOF
+                or self.n_contact_unknowns > CONDENSE_MAX_UNKNOWNS):
+            return None
+        if self.M_is_diagonal:                  # L = diag(sqrt(m_i)), M^-1 applied as it always is
+            s = np.sqrt(self._M_inv_diag)
+            return None, self._D.toarray() * s[:, None], self._k * s
+        from scipy.linalg.lapack import dpotrf, dtrtrs  # LAPACK itself: the wrappers' checks cost more here
+        M = self._M.toarray()
+        L, info = dpotrf(M, lower=1, clean=1)
+        pivots = np.diagonal(L)
+        if info != 0 or not np.all(pivots * pivots > M.shape[0] * np.finfo(float).eps * M.diagonal().max()):
+            return None
+        X, _ = dtrtrs(L, self._D.toarray(), lower=1)
+        z, _ = dtrtrs(L, self._k, lower=1)
+        return L, X, z
+
+    @property
+    def condensable(self) -> bool:
+        """True when this global problem is condensed through a dense factor of M (:attr:`condensed`)."""
+        return self.condensed is not None
+
+    @cached_property
+    def condensed(self) -> "TimeStepProblem | None":
+        """The local problem (W, q) of a small global one (CONDENSE_MAX_DOF), W = D^T M^-1 D = X^T X
+        and q = b + D^T M^-1 k = b + X^T z from the dense Cholesky factor M = L L^T (X = L^-1 D,
+        z = L^-1 k); None where :attr:`_condensation` is (too large, joints, a singular M) or where W
+        or q overflowed. Its arrays derive from this problem's checked data, so it is built without
+        the constructor's checks of outside data (they cost more than a small solve)."""
+        if self._condensation is None:
+            return None
+        _, X, z = self._condensation
+        W = X.T @ X
+        W = (W + W.T) * 0.5                 # exactly symmetric: cvxpy/solvers expect it
+        q = self._b + X.T @ z
+        if not (np.all(np.isfinite(W)) and np.all(np.isfinite(q))):
+            return None
+        mask = W != 0
+        indptr = np.zeros(W.shape[0] + 1, dtype=np.int32)
+        np.cumsum(mask.sum(axis=1), out=indptr[1:])
+        W = sp.csr_matrix((W[mask], (np.flatnonzero(mask) % W.shape[1]).astype(np.int32), indptr), shape=W.shape)
+        for a in (W.data, W.indices, W.indptr, q):
+            a.setflags(write=False)
+        local = object.__new__(TimeStepProblem)
+        for key, value in (("_mu", self._mu), ("_d", self._d), ("_M", None), ("_D", None), ("_k", None),
+                           ("_b", None), ("_G", None), ("_bG", None), ("_W", W), ("_q", q), ("_h", self._h),
+                           ("_name", self._name), ("_metadata", self._metadata)):
+            object.__setattr__(local, key, value)
+        return local
+
     def solve_M(self, x: np.ndarray) -> np.ndarray:
-        """M^-1 x for a vector or a dense (n_dof, k) block."""
+        """M^-1 x for a vector or a dense (n_dof, k) block (a small M through its dense Cholesky factor)."""
         self.require_global("M^-1")
         if self.M_is_diagonal:
             return x * (self._M_inv_diag if x.ndim == 1 else self._M_inv_diag[:, None])
+        if self._condensation is not None:
+            from scipy.linalg.lapack import dpotrs
+            return dpotrs(self._condensation[0], x, lower=1)[0]
         if x.ndim == 1:
             return self._M_factor(x)
         return np.column_stack([self._M_factor(c) for c in x.T])
@@ -393,6 +466,8 @@ class TimeStepProblem:
         """Linear term r = [b; b_G] + C^T M^-1 k (Melanz et al. 2015 eq. 13), FCLib local q."""
         if not self.is_global:
             return self._q
+        if self.condensable:
+            return self.condensed.r
         bb = self._b if self._G is None else np.concatenate([self._b, self._bG])
         out = bb + self._C_T @ self.solve_M(self._k)
         out.setflags(write=False)
@@ -409,8 +484,9 @@ class TimeStepProblem:
         """N as the CSR arrays of two chained products, (A.indptr, A.indices, A.data, B.indptr,
         B.indices, B.data, chain) with N x = B (A x) when ``chain`` (a global problem with a diagonal M:
         A = M^-1 C, B = C^T, the products of :meth:`apply_N`) and N x = A x otherwise (W of a local
-        problem; N formed once, sparse, for a general M): the operator of the compiled solvers."""
-        if self.is_global and self.M_is_diagonal:
+        problem; N formed once, sparse, for a general M or a condensed problem): the operator of the
+        compiled solvers."""
+        if self.is_global and self.M_is_diagonal and not self.condensable:
             A, B = self._MinvC, self._C_T
         else:
             A = B = self.N
@@ -424,6 +500,8 @@ class TimeStepProblem:
         """
         if not self.is_global:
             return self._W
+        if self.condensable:
+            return self.condensed.N
         if self.M_is_diagonal:
             N = (self._C_T @ sp.diags(self._M_inv_diag) @ self.C).tocsr()
         else:
@@ -451,11 +529,13 @@ class TimeStepProblem:
         return (self._C_T @ sp.diags(self._M_inv_diag)).tocsr() if self.M_is_diagonal else None
 
     def apply_N(self, x: np.ndarray) -> np.ndarray:
-        """N x without forming N: C^T (M^-1 (C x)) for global problems, W x for local ones (vectors
-        through :func:`csr_product`)."""
+        """N x without forming N: C^T (M^-1 (C x)) for global problems, W x for local ones and with the
+        condensed W for a small global one (:attr:`condensed`; vectors through :func:`csr_product`)."""
         product = csr_product if np.ndim(x) == 1 else (lambda A, X: A @ X)
         if not self.is_global:
             return product(self._W, x)
+        if self.condensable:
+            return product(self.N, x)
         if self._MinvC is not None:
             return product(self._C_T, product(self._MinvC, x))
         return self._C_T @ self.solve_M(self.C @ x)

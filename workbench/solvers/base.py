@@ -240,6 +240,10 @@ class Solver(ABC):
     #: every form (2D and 3D, global and local, with and without history and warm start), and
     #: ``workbench warm-up`` fills the on-disk compile cache for them
     compiled: ClassVar[bool] = False
+    #: True when the solver treats a global problem as its local problem (W, q) = (N, r), through N and
+    #: r only: workbench.method.Method then solves a small global problem on its condensed local one
+    #: (workbench.problem.TimeStepProblem.condensed), the same method on an equivalent problem
+    condenses: ClassVar[bool] = False
     #: whom a run may hand over to on the same model (a fallback, Koziara 2017 Algorithm 1 line 3): the
     #: name of the parameter that names that solver (PQN's ``fallback``), None for a solver that runs
     #: alone; :meth:`handover_target` reads it, and workbench.method.Method.warm_up compiles that

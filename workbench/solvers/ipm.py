@@ -143,6 +143,8 @@ class IPMSolver(IterativeSolver):
     summary = ("primal-dual interior-point method, Nesterov-Todd scaling and Mehrotra predictor-corrector, "
                "sparse LDL^T of the KKT system (relaxed problems)")
 
+    #: its KKT system on a global problem holds M (never N): not the local problem's, so never condensed
+    condenses = False
     params = (Param("anti_relaxation", str, "outer", "anti-relaxed models: the shift is updated by an outer "
                     "fixed-point loop (an interior-point method cannot follow a shift that moves every iteration)",
                     ("outer",)),) + ITERATIVE_PARAMS[1:]

@@ -453,6 +453,7 @@ class IterativeSolver(Solver):
 
     accepts: ClassVar[tuple[str, ...]] = ("ccqo",)
     compiled: ClassVar[bool] = True
+    condenses: ClassVar[bool] = True
     params: ClassVar[tuple[Param, ...]] = ITERATIVE_PARAMS
     default_max_iter: ClassVar[int | None] = 10_000
 

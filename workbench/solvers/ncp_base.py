@@ -50,6 +50,7 @@ class NCPMethod(NCPSolver):
     """Template of the in-house NCP methods (module docstring)."""
     default_max_iter: ClassVar[int | None] = 200
     compiled: ClassVar[bool] = True
+    condenses: ClassVar[bool] = True
     #: names of the history columns a method adds after the schema's
     extras: ClassVar[tuple[str, ...]] = ()
 

@@ -568,14 +568,16 @@ def render(data: dict) -> str:
     lines += table(["figure", "this run", "target", ""], [list(t) for t in targets(data)])
     lines += ["", "## Exact problem: ours vs Siconos", ""]
     body = []
-    for row, r in zip(data["exact"], ex["rows"]):
+    for row in data["exact"]:  # the generated stacks too, after the corpus
+        r = ratios(row, data["settings"]["cap"])
         o, sc = r["ours"], r["siconos"]
         cells = [Path(row["problem"]).name, str(row["contacts"]), f"{row['d']}D {row['kind']}"]
         cells += [o[0], spread(o[1]["solver"]), spread(o[1]["call"])] if o else ["none reached 1e-8", "-", "-"]
         cells += [sc[0], spread(sc[1]["solver"]), spread(sc[1]["call"])] if sc else ["none reached 1e-8", "-", "-"]
         q = lambda x: "-" if x is None else f"{x:.3g}"  # noqa: E731
         note = " (time limit)" if (o is None) != (sc is None) else ""
-        note += " (round-off q: not in the means)" if r["degenerate"] else ""
+        note += " (round-off q: not in the means)" if row["degenerate"] else ""
+        note += " (generated: not in the means)" if row["problem"].startswith("generated/") else ""
         cells += [q(r["solver"]) + note, q(r["call"]) + note]
         body.append(cells)
     lines += table(["problem", "contacts", "kind", "ours best", "ours solver [s]", "ours call [s]", "Siconos best",

@@ -104,6 +104,7 @@ def test_generated_stacks_enter_the_tower_target_only():
     got = {figure.split(",")[0].split(" (")[0]: (measured, verdict) for figure, measured, _, verdict in
            bench_peers.targets(run)}
     assert got["stacked tower"] == ("1.50 (brick-wall-6x5.hdf5)", "missed")    # 0.3 over 0.2, worse than 0.10
+    assert "| brick-wall-6x5.hdf5 | 220 | 3D local | newton |" in bench_peers.render(run)  # in the exact table
 
 
 def test_generated_stacks_are_read_back_as_written(tmp_path):

@@ -31,7 +31,8 @@ docs/benchmarks.md says what each figure includes; in short:
 6. Issue 25's targets with this run's figures, met or missed.
 
 Options: ``--quick`` (3 repetitions, cap 2 s; default 5 repetitions, cap 5 s), ``--repetitions K``,
-``--problems GLOB``, ``--time-limit S``, ``--skip-relaxed``, ``--skip-cold``, ``--write`` (write
+``--problems GLOB``, ``--time-limit S``, ``--skip-relaxed``, ``--skip-cold``, ``--stacks`` (only the
+corpus's towers and the generated stacks, problems.stacks, exact part; printed, never written), ``--write`` (write
 docs/results/peers.* and the README's copy; without it the page is only printed).
 """
 
@@ -44,6 +45,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -73,6 +75,10 @@ ONE_CONTACT = "siconos/FrictionContact3D_1c.dat"
 COLD_FILE = "siconos/Rover4144.dat"
 #: the corpus's stacked towers (box stacks, most contacts sticking)
 TOWERS = ("fclib/Box_Stacks-i0122-82-5.hdf5", "siconos/BoxesStack1-i100000-32.hdf5.dat")
+#: the generated stacks (problems.stacks), written as FCLib local problems (W, q) so that Siconos reads
+#: them as it reads the corpus's; they enter the tower target, not the corpus's means
+GENERATED = (("box_tower", {"n": 12}), ("box_tower", {"n": 15, "jitter": 0.3, "seed": 3}),
+             ("brick_wall", {"courses": 6, "bricks": 5}), ("brick_wall", {"courses": 10, "bricks": 8}))
 #: .dat problems of the Siconos check (those present in the run; at most CHECK_COUNT)
 CHECK = ("siconos/Rover4144.dat", "siconos/Confeti-ex13-4contact-Fc3D-SBM.dat", "siconos/FrictionContactProblem00374.dat",
          "siconos/OneObject-i1028-138.hdf5.dat", "siconos/BoxesStack1-i100000-32.hdf5.dat",
@@ -123,6 +129,20 @@ def corpus(pattern: str) -> tuple[list[tuple[str, Path, TimeStepProblem]], list[
         if p.n_contacts:
             out.append((rel, f, p))
     return out, unread
+
+
+def generated_stacks(folder: Path) -> list[tuple[str, Path, TimeStepProblem]]:
+    """(``generated/NAME.hdf5``, file, problem) of every GENERATED stack, written to ``folder`` and
+    read back as both sides read a corpus file."""
+    from problems import stacks
+    from workbench.export import export
+    out = []
+    for name, params in GENERATED:
+        p = getattr(stacks, name)(**params)
+        path = folder / f"{p.name}.hdf5"
+        export(p, "local", "fclib", path)
+        out.append((f"generated/{path.name}", path, load_problem(path)))
+    return out
 
 
 def fresh(p: TimeStepProblem) -> TimeStepProblem:
@@ -427,8 +447,9 @@ def verdict(ok: bool | None) -> str:
 def exact_figures(data: dict) -> dict:
     """Geometric means and extremes of the exact part (the time-limit rule applied)."""
     cap = data["settings"]["cap"]
+    rows = [row for row in data["exact"] if not row["problem"].startswith("generated/")]
     rs = [dict(ratios(row, cap), problem=row["problem"], contacts=row["contacts"], kind=f"{row['d']}D {row['kind']}",
-               degenerate=row["degenerate"]) for row in data["exact"]]
+               degenerate=row["degenerate"]) for row in rows]
     both = [r for r in rs if r["solver"] is not None and not r["degenerate"]]
     small = [r for r in both if r["contacts"] <= SMALL]
     worst = max(both, key=lambda r: r["solver"], default=None)
@@ -441,7 +462,8 @@ def exact_figures(data: dict) -> dict:
             "small_n": len(small), "small": geomean([r["solver"] for r in small]),
             "small_call": geomean([r["call"] for r in small]),
             "big": geomean([r["solver"] for r in both if r["contacts"] >= 50]),
-            "worst": worst}
+            "worst": worst, "towers": [dict(ratios(row, cap), problem=row["problem"]) for row in data["exact"]
+                                       if row["problem"] in TOWERS or row["problem"].startswith("generated/")]}
 
 
 def relaxed_ratio(entry: dict, method: str) -> float | None:
@@ -465,10 +487,13 @@ def targets(data: dict) -> list[tuple[str, str, str, str]]:
     w = ex["worst"]
     out.append(("worst single problem", "-" if w is None else f"{w['solver']:.2f} ({Path(w['problem']).name})",
                 f"<= {T['worst']:g}", verdict(None if w is None else w["solver"] <= T["worst"])))
-    towers = [r for r in ex["rows"] if r["problem"] in TOWERS and r["solver"] is not None]
+    towers = [r for r in ex["towers"] if r["solver"] is not None]
     tw = max(towers, key=lambda r: r["solver"], default=None)
-    out.append(("stacked tower (sticking): the corpus's box stacks, the worse of " +
-                ", ".join(Path(t).name for t in TOWERS),
+    generated = any(r["problem"].startswith("generated/") for r in ex["towers"])
+    # a run recorded before the generated stacks (none in its rows) keeps its own label
+    what = ("the corpus's box stacks and the generated towers and walls, the worst of " if generated
+            else "the corpus's box stacks, the worse of ")
+    out.append(("stacked tower (sticking): " + what + ", ".join(Path(r["problem"]).name for r in ex["towers"]),
                 "-" if tw is None else f"{tw['solver']:.2f} ({Path(tw['problem']).name})", f"<= {T['tower']:g}",
                 verdict(None if tw is None else tw["solver"] <= T["tower"])))
     rel = data.get("relaxed")
@@ -543,14 +568,16 @@ def render(data: dict) -> str:
     lines += table(["figure", "this run", "target", ""], [list(t) for t in targets(data)])
     lines += ["", "## Exact problem: ours vs Siconos", ""]
     body = []
-    for row, r in zip(data["exact"], ex["rows"]):
+    for row in data["exact"]:  # the generated stacks too, after the corpus
+        r = ratios(row, data["settings"]["cap"])
         o, sc = r["ours"], r["siconos"]
         cells = [Path(row["problem"]).name, str(row["contacts"]), f"{row['d']}D {row['kind']}"]
         cells += [o[0], spread(o[1]["solver"]), spread(o[1]["call"])] if o else ["none reached 1e-8", "-", "-"]
         cells += [sc[0], spread(sc[1]["solver"]), spread(sc[1]["call"])] if sc else ["none reached 1e-8", "-", "-"]
         q = lambda x: "-" if x is None else f"{x:.3g}"  # noqa: E731
         note = " (time limit)" if (o is None) != (sc is None) else ""
-        note += " (round-off q: not in the means)" if r["degenerate"] else ""
+        note += " (round-off q: not in the means)" if row["degenerate"] else ""
+        note += " (generated: not in the means)" if row["problem"].startswith("generated/") else ""
         cells += [q(r["solver"]) + note, q(r["call"]) + note]
         body.append(cells)
     lines += table(["problem", "contacts", "kind", "ours best", "ours solver [s]", "ours call [s]", "Siconos best",
@@ -642,6 +669,8 @@ def main(argv=None) -> int:
     ap.add_argument("--time-limit", type=float, default=None, help="per run of the exact part [s] (default 5; quick 2)")
     ap.add_argument("--skip-relaxed", action="store_true", help="leave out the relaxed problems against Clarabel")
     ap.add_argument("--skip-cold", action="store_true", help="leave out the cold command line")
+    ap.add_argument("--stacks", action="store_true", help="only the stacks: the corpus's towers and the generated "
+                    "ones, exact part only (a quick check of the tower target; not with --write)")
     ap.add_argument("--write", action="store_true", help="also write docs/results/peers.* (default: print the page only)")
     args = ap.parse_args(argv)
     reps = args.repetitions or (3 if args.quick else 5)
@@ -650,7 +679,12 @@ def main(argv=None) -> int:
     if info is None:
         print(f"Siconos is needed for this benchmark: {why}", file=sys.stderr)
         return 2
-    problems, unread = corpus(args.problems)
+    if args.stacks and args.write:
+        print("--stacks measures a part of the page: it cannot --write it", file=sys.stderr)
+        return 2
+    problems, unread = corpus(",".join(TOWERS) if args.stacks else args.problems)
+    folder = tempfile.TemporaryDirectory(prefix="bench_peers_stacks_")
+    problems += generated_stacks(Path(folder.name))
     if not problems:
         print(f"no corpus problem with contacts matches {args.problems!r}", file=sys.stderr)
         return 2
@@ -664,11 +698,13 @@ def main(argv=None) -> int:
         restarts = peer.restarts
     finally:
         peer.close()
+        folder.cleanup()
     data = {"exact": rows, "unread": unread, "failed_sections": {}}
     # a section that fails is recorded on the page; what the others measured is kept
-    sections = [("siconos_check", lambda: siconos_check(problems, rows, reps)), ("overhead", lambda: overhead(200))]
-    sections += [] if args.skip_relaxed else [("relaxed", lambda: relaxed(reps))]
-    sections += [] if args.skip_cold else [("cold", lambda: cold(rows, 5))]
+    sections = [] if args.stacks else [("siconos_check", lambda: siconos_check(problems, rows, reps)),
+                                       ("overhead", lambda: overhead(200))]
+    sections += [] if args.skip_relaxed or args.stacks else [("relaxed", lambda: relaxed(reps))]
+    sections += [] if args.skip_cold or args.stacks else [("cold", lambda: cold(rows, 5))]
     for name, measure in sections:
         try:
             data[name] = measure()

@@ -95,6 +95,30 @@ def test_targets_of_issue_25():
     assert bench_peers.render(json.loads(json.dumps(run, sort_keys=True))) == page
 
 
+def test_generated_stacks_enter_the_tower_target_only():
+    run = made_up_run()
+    before = bench_peers.exact_figures(run)
+    run["exact"].append(row("generated/brick-wall-6x5.hdf5", 220, {"newton": [0.3] * 3}, {"ADMM": [0.2] * 3}))
+    ex = bench_peers.exact_figures(run)
+    assert (ex["n"], ex["geomean"], ex["worst"]) == (before["n"], before["geomean"], before["worst"])
+    got = {figure.split(",")[0].split(" (")[0]: (measured, verdict) for figure, measured, _, verdict in
+           bench_peers.targets(run)}
+    assert got["stacked tower"] == ("1.50 (brick-wall-6x5.hdf5)", "missed")    # 0.3 over 0.2, worse than 0.10
+    assert "| brick-wall-6x5.hdf5 | 220 | 3D local | newton |" in bench_peers.render(run)  # in the exact table
+
+
+def test_generated_stacks_are_read_back_as_written(tmp_path):
+    from problems.stacks import box_tower
+    stacks = bench_peers.generated_stacks(tmp_path)
+    assert [rel for rel, _, _ in stacks][0] == "generated/box-tower-12.hdf5"
+    tower = box_tower(n=12)
+    read, local = stacks[0][2], tower.as_local()                # Siconos's form W = N, q = r (FCLib local)
+    assert read.n_contacts == 48 and not read.is_global
+    np.testing.assert_allclose(read.N.toarray(), local.N.toarray(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(read.r, local.r, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(read.mu, local.mu)
+
+
 def test_fresh_problem_per_timed_solve(shared_data, monkeypatch):
     p = load_problem(shared_data / "siconos" / "Rover4144.dat")
     bench_peers.run_ours(p, ("anti-relaxed", "apgd"), 2.0, warm=False)

@@ -83,6 +83,10 @@ NAMED: dict[str, Named] = {
                         "first step of the 2D cannonball arrangement (Anitescu & Hart 2003, Table 1)"),
     "hexagonal_pyramid": Named("generator", "problems.lcp_scenes:hexagonal_pyramid",
                                "the hexagonal pyramid on a plane (Anitescu & Hart 2003, sec. 3)"),
+    "box_tower": Named("generator", "problems.stacks:box_tower",
+                       "a tower of n cubes at rest on a floor, jittered sideways (n, jitter, seed, ...)"),
+    "brick_wall": Named("generator", "problems.stacks:brick_wall",
+                        "a brick wall in running bond at rest on a floor (courses, bricks, ...)"),
 }
 
 #: the accepted spec forms, for error messages

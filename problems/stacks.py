@@ -1,0 +1,138 @@
+"""Stacks of boxes resting on a floor, as single time steps: a tower and a brick wall in running bond
+(the stacked-box problems of the FCLib and Siconos corpora, made here from their geometry).
+
+Every box is axis aligned (centroidal frame = world frame), at rest (v = 0) and touching: the gaps
+are zero, so b = 0. Gravity g = 9.81 m/s^2 along -z, k = M v + h f = h f (Melanz et al. 2015 eq. 5).
+Two boxes touch along the rectangle where the top face of the lower box A overlaps the bottom face of
+the upper box B; a box on the floor (the plane z = 0, body A = ground) along its bottom face. Each
+such rectangle gives 4 contacts, one at each corner p, normal n = z, frame [z, x, y]; with the
+offsets r_A = p - x_A, r_B = p - x_B the column of direction a of the Jacobian is
+[a ; r_B x a] on body B and -[a ; r_A x a] on body A (Melanz et al. 2015 eq. 5), so that D^T v is the
+relative velocity of B's contact point with respect to A's [m/s]. The dof of body j are
+[v_j (3), w_j (3)], M_j = diag(m, m, m, J_j) with J of a box of half extents (a, b, c):
+m/3 (b^2 + c^2, a^2 + c^2, a^2 + b^2).
+
+At rest, v = 0 solves the step exactly with every interface carrying the weight of what is above it:
+the normal impulses into the floor add up to the total weight times h, with no friction. The
+corner impulses of one rectangle are not unique (statically indeterminate); their sum and moment
+are unique for the tower (each box rests on one other).
+
+``box_tower``: n boxes stacked, each shifted in x and y by up to ``jitter`` times its half width
+(deterministic given ``seed``), so that the centres of pressure are off the centres.
+``brick_wall``: ``courses`` rows of ``bricks`` bricks; odd courses start and end with a half brick
+(running bond: every head joint sits over the middle of a brick of the course below).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from problems.scenes import GRAVITY
+from workbench.errors import InputError
+from workbench.problem import TimeStepProblem
+
+__all__ = ["box_tower", "brick_wall", "stack_problem", "GROUND"]
+
+#: the body index of the floor in the contact lists
+GROUND = -1
+_FRAME = np.eye(3)[[2, 0, 1]]  # rows: n = z, t1 = x, t2 = y
+_OVERLAP = 1e-9  # [m] overlaps shorter than this are no contact
+
+
+def _interfaces(centre: np.ndarray, half: np.ndarray) -> list[tuple[int, int, np.ndarray, np.ndarray, float]]:
+    """(A, B, lo, hi, z) for every touching pair, A below B (GROUND for the floor): the overlap
+    rectangle [lo, hi] in x, y at height z."""
+    bottom = centre[:, 2] - half[:, 2]
+    top = centre[:, 2] + half[:, 2]
+    out = []
+    for j in range(centre.shape[0]):
+        if abs(bottom[j]) < _OVERLAP:
+            out.append((GROUND, j, centre[j, :2] - half[j, :2], centre[j, :2] + half[j, :2], 0.0))
+        below = np.flatnonzero(np.abs(top - bottom[j]) < _OVERLAP)
+        lo = np.maximum(centre[below, :2] - half[below, :2], centre[j, :2] - half[j, :2])
+        hi = np.minimum(centre[below, :2] + half[below, :2], centre[j, :2] + half[j, :2])
+        for i, l, u in zip(below, lo, hi):
+            if np.all(u - l > _OVERLAP):
+                out.append((int(i), j, l, u, float(bottom[j])))
+    return out
+
+
+def stack_problem(centre, half, mass, mu: float, h: float, name: str, metadata: dict) -> TimeStepProblem:
+    """The time step of axis-aligned boxes at rest (module docstring): centres (n, 3) [m], half
+    extents (n, 3) [m], masses (n,) [kg]."""
+    centre = np.asarray(centre, float)
+    half = np.asarray(half, float)
+    mass = np.asarray(mass, float)
+    n = centre.shape[0]
+    rows, cols, vals = [], [], []
+    bodies = []
+    c = 0
+    for a, b, lo, hi, z in _interfaces(centre, half):
+        for px in (lo[0], hi[0]):
+            for py in (lo[1], hi[1]):
+                p = np.array([px, py, z])
+                for body, sign in ((b, 1.0), (a, -1.0)):
+                    if body == GROUND:
+                        continue
+                    r = p - centre[body]
+                    block = np.vstack([_FRAME.T, np.cross(r, _FRAME).T])  # (6, 3): [a ; r x a]
+                    rr, cc = np.nonzero(block)
+                    rows.append(6 * body + rr)
+                    cols.append(3 * c + cc)
+                    vals.append(sign * block[rr, cc])
+                bodies.append((a, b))
+                c += 1
+    D = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(6 * n, 3 * c))
+    a2 = half * half
+    inertia = mass[:, None] / 3.0 * np.column_stack([a2[:, 1] + a2[:, 2], a2[:, 0] + a2[:, 2], a2[:, 0] + a2[:, 1]])
+    M = sp.diags(np.column_stack([np.repeat(mass[:, None], 3, axis=1), inertia]).ravel())
+    f = np.zeros((n, 6))
+    f[:, 2] = -mass * GRAVITY
+    pairs = np.array(bodies, dtype=np.int64)
+    return TimeStepProblem(M=M, D=D, k=h * f.ravel(), b=np.zeros(3 * c), mu=np.full(c, mu), d=3, h=h, name=name,
+                           metadata={**metadata, "contact_bodies": pairs.tolist(),
+                                     "total_weight": float(mass.sum() * GRAVITY)})
+
+
+def _positive(**values) -> None:
+    for key, value in values.items():
+        if not value > 0:
+            raise InputError(f"{key} must be positive, got {value}")
+
+
+def box_tower(n: int = 12, size: float = 1.0, mass: float = 1.0, mu: float = 0.5, h: float = 0.01,
+              jitter: float = 0.1, seed: int = 0) -> TimeStepProblem:
+    """n cubes of edge ``size`` [m] and ``mass`` [kg] stacked on the floor (module docstring)."""
+    _positive(n=n, size=size, mass=mass, h=h)
+    if not 0 <= jitter < 0.5 or mu < 0:
+        raise InputError(f"jitter must be in [0, 0.5) and mu non-negative, got {jitter}, {mu}")
+    n = int(n)
+    shift = np.random.default_rng(seed).uniform(-jitter, jitter, (n, 2)) * size / 2
+    centre = np.column_stack([shift, size * (np.arange(n) + 0.5)])
+    return stack_problem(centre, np.full((n, 3), size / 2), np.full(n, float(mass)), mu, h, f"box-tower-{n}",
+                         {"scene": "box_tower", "n": n, "size": size, "mass": mass, "mu": mu, "h": h,
+                          "jitter": jitter, "seed": seed})
+
+
+def brick_wall(courses: int = 6, bricks: int = 5, length: float = 0.2, height: float = 0.05, depth: float = 0.1,
+               density: float = 2000.0, mu: float = 0.6, h: float = 0.01) -> TimeStepProblem:
+    """A wall of ``courses`` courses of ``bricks`` bricks (length x depth x height [m], ``density``
+    [kg/m^3]) in running bond (module docstring)."""
+    _positive(courses=courses, bricks=bricks, length=length, height=height, depth=depth, density=density, h=h)
+    if mu < 0:
+        raise InputError(f"mu must be non-negative, got {mu}")
+    lo, hi = [], []
+    for k in range(int(courses)):
+        joints = np.arange(int(bricks) + 1) * length
+        if k % 2:  # half bricks at both ends
+            joints = np.concatenate([[0.0], joints[:-1] + length / 2, [bricks * length]])
+        lo.append(np.column_stack([joints[:-1], np.full(joints.size - 1, k * height)]))
+        hi.append(np.column_stack([joints[1:], np.full(joints.size - 1, (k + 1) * height)]))
+    lo, hi = np.vstack(lo), np.vstack(hi)
+    half = np.column_stack([(hi[:, 0] - lo[:, 0]) / 2, np.full(lo.shape[0], depth / 2), np.full(lo.shape[0], height / 2)])
+    centre = np.column_stack([(lo[:, 0] + hi[:, 0]) / 2, np.zeros(lo.shape[0]), (lo[:, 1] + hi[:, 1]) / 2])
+    mass = density * 8.0 * half.prod(axis=1)
+    return stack_problem(centre, half, mass, mu, h, f"brick-wall-{courses}x{bricks}",
+                         {"scene": "brick_wall", "courses": courses, "bricks": bricks, "length": length,
+                          "height": height, "depth": depth, "density": density, "mu": mu, "h": h})

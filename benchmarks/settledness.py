@@ -14,7 +14,8 @@ committed datasets settled-00320 (cap 10,000) and unsettled-00320 (cap 10) are m
 ``CACHE/cap-NNNNN/`` (``results/settledness``, ignored by git) with its manifest; a packing there made with
 the same parameters is kept, so a re-run does not regenerate it, and the seconds its generation took are
 kept beside it (``generation.json``). A packing whose parameters are those of a committed dataset is
-checked against the committed checksum (SHA-256 of its arrays, problems/datasets/MANIFEST.json).
+checked against the committed checksum (SHA-256 of its arrays, problems/datasets/MANIFEST.json); where
+the two differ, the committed packing is measured too and shown beside the sweep (not in its fits).
 
 Per packing, all computed here from the packing file: the kinetic energy of the final state [J] (the
 generator's record), the mean penetration [m] (mean over the contacts of max(0, -Phi_i), Phi = h b in the
@@ -100,12 +101,14 @@ def mean_penetration(problem) -> float:
     return float(np.mean(np.maximum(0.0, -gap)))
 
 
-def committed_match(entry: dict) -> dict | None:
-    """The committed dataset made with the same generator parameters as the manifest ``entry`` and
-    whether the arrays are the same bit for bit (their SHA-256); None when there is none."""
-    for name, committed in sorted(read_manifest(DEFAULT_DIR).items()):
+def committed_match(entry: dict, folder: Path, apgd_cap: int) -> dict | None:
+    """The dataset of ``folder`` (its manifest) made with the same generator parameters as the manifest
+    ``entry``, whether the arrays are the same bit for bit (their SHA-256) and, where they are not, its
+    own measurement (:func:`measure`); None when there is none."""
+    for name, committed in sorted(read_manifest(folder).items()):
         if committed["generator"] == entry["generator"]:
-            return {"file": name, "same": committed["sha256"] == entry["sha256"]}
+            same = committed["sha256"] == entry["sha256"]
+            return {"file": name, "same": same, "measured": None if same else measure(folder / name, apgd_cap)}
     return None
 
 
@@ -163,8 +166,10 @@ def paper_points() -> dict:
             "slope": math.log(u["apgd"] / s["apgd"]) / math.log(u["energy"] / s["energy"])}
 
 
-def sweep(caps, cache: Path, overrides: dict | None = None, apgd_cap: int = APGD_CAP, progress: bool = True) -> dict:
-    """Make (or keep) the packing of every cap, measure each and fit the trends: the page's data."""
+def sweep(caps, cache: Path, overrides: dict | None = None, apgd_cap: int = APGD_CAP, progress: bool = True,
+          committed: Path = DEFAULT_DIR) -> dict:
+    """Make (or keep) the packing of every cap, measure each and fit the trends: the page's data.
+    ``committed``: the folder of the committed datasets each packing is checked against."""
     overrides = overrides or {}
     warm = None
     packings = []
@@ -175,7 +180,7 @@ def sweep(caps, cache: Path, overrides: dict | None = None, apgd_cap: int = APGD
             warm = solve(load_problem(path), "dual", "apgd", SolveOptions(tol=1e-14, max_iter=20, keep_history=True))
         _say(f"cap {cap:,}: {path} ({'kept' if generation['kept'] else 'made'}); interior point and APGD")
         packings.append({"cap": cap, "file": str(path.relative_to(cache)), "sha256": entry["sha256"],
-                         "generator": entry["generator"], "committed": committed_match(entry),
+                         "generator": entry["generator"], "committed": committed_match(entry, committed, apgd_cap),
                          "generation": generation, **measure(path, apgd_cap)})
     from workbench.threads import in_use
 
@@ -192,6 +197,18 @@ def _num(v, spec: str = ".3g") -> str:
 
 def _generation(g: dict) -> str:
     return "-" if g.get("seconds") is None else f"{g['seconds']:.1f} (load {g['load']})"
+
+
+def _row(cap: str, p: dict, generation: str, committed: str, data: dict) -> str:
+    """One packing's row of the table."""
+    ref = p["reference"]
+    obj = "-" if ref["objective"] is None else \
+        f"{ref['objective']:.8g} ({ref['status']}, {ref['judged']} {_num(ref['error'], '.1e')})"
+    cells = [f"{h[0]:,} [{h[1]:.2f} s]" if h is not None else f"> {data['apgd_cap']:,}"
+             for h in (p["apgd"][t] for t in data["thresholds"])]
+    return (f"| {cap} | {p['n_contacts']:,} | {p['kinetic_energy']:.3g} | {p['mean_penetration']:.3g} | "
+            f"{p['max_penetration']:.3g} | {p['settle_mean_iterations']:.3g} | {generation} | {committed} | {obj} | "
+            + " | ".join(cells) + " |")
 
 
 def render(data: dict) -> str:
@@ -213,13 +230,12 @@ def render(data: dict) -> str:
     for p in pk:
         c = p["committed"]
         same = "-" if c is None else f"{c['file']}: {'same sha256' if c['same'] else 'DIFFERENT sha256'}"
-        ref = p["reference"]
-        obj = "-" if ref["objective"] is None else f"{ref['objective']:.8g} ({ref['status']}, {ref['judged']} {_num(ref['error'], '.1e')})"
-        cells = [f"{h[0]:,} [{h[1]:.2f} s]" if h is not None else f"> {data['apgd_cap']:,}"
-                 for h in (p["apgd"][t] for t in th)]
-        lines.append(f"| {p['cap']:,} | {p['n_contacts']:,} | {p['kinetic_energy']:.3g} | {p['mean_penetration']:.3g} | "
-                     f"{p['max_penetration']:.3g} | {p['settle_mean_iterations']:.3g} | "
-                     f"{_generation(p['generation'])} | {same} | {obj} | " + " | ".join(cells) + " |")
+        lines.append(_row(f"{p['cap']:,}", p, _generation(p["generation"]), same, data))
+        if c is not None and c["measured"] is not None:
+            lines.append(_row(f"{p['cap']:,}, committed", c["measured"], "-", f"{c['file']} itself", data))
+    if any(p["committed"] is not None and not p["committed"]["same"] for p in pk):
+        lines += ["", "A committed packing of the same parameters whose arrays differ from the sweep's is measured "
+                  "too (rows \"committed\", not in the fits); why they differ: docs/datasets.md, Checksums."]
     lvl = f"{100 * data['level']:g} %"
     lines += ["", f"Trends: least squares of log y against log x over the packings, slope k (y ~ x^k) with its standard "
               f"error and {lvl} confidence interval (t, n - 2 degrees of freedom). The verdict on \"poorly settled is "
@@ -260,6 +276,7 @@ def figure(data: dict):
     fig = Figure(figsize=(10, 7.5), layout="constrained")
     axes = fig.subplots(2, 2, squeeze=False)
     pk = data["packings"]
+    others = [p["committed"]["measured"] for p in pk if p["committed"] is not None and p["committed"]["measured"]]
     for row, (y, col) in enumerate((("iterations", 0), ("seconds", 1))):
         for c, x in enumerate(AXES):
             ax = axes[row][c]
@@ -274,6 +291,10 @@ def figure(data: dict):
                     line = np.geomspace(xs.min(), xs.max(), 20)
                     ax.plot(line, np.exp(f["intercept"]) * line ** f["slope"], "-", color=f"C{i}", lw=1,
                             label=f"fit, k = {f['slope']:.2f}" + (f" ± {f['se']:.2f}" if f["se"] is not None else ""))
+                extra = [(p[x], p["apgd"][t][col]) for p in others if p["apgd"][t] is not None]
+                if extra:
+                    ax.plot(*np.array(extra).T, "D", color=f"C{i}", mfc="none",
+                            label="committed datasets (not fitted)" if i == 0 else None)
             if (y, x) == ("iterations", "kinetic_energy"):
                 i = data["thresholds"].index(data["paper_threshold"])
                 paper = data["paper"]

@@ -94,6 +94,28 @@ def test_a_second_sweep_keeps_the_packings_and_measures_the_same_iterations(smal
         assert [h[0] for h in q["apgd"].values()] == [h[0] for h in p["apgd"].values()]
 
 
+def test_a_committed_packing_of_the_same_parameters_is_checked_and_measured_where_it_differs(small_sweep, tmp_path):
+    import shutil
+
+    cache, data = small_sweep
+    three, two_hundred = data["packings"]
+    shutil.copy(cache / two_hundred["file"], tmp_path / "other.npz")    # other arrays under cap 3's parameters
+    shutil.copy(cache / three["file"], tmp_path / "same.npz")
+    manifest = {"other.npz": {"generator": three["generator"], "sha256": two_hundred["sha256"]}}
+    (tmp_path / "MANIFEST.json").write_text(json.dumps(manifest))
+    got = settledness.sweep((3,), cache, SMALL, apgd_cap=5000, progress=False, committed=tmp_path)["packings"][0]
+    assert got["committed"]["file"] == "other.npz" and not got["committed"]["same"]
+    measured = got["committed"]["measured"]
+    assert measured["kinetic_energy"] == two_hundred["kinetic_energy"] != three["kinetic_energy"]
+    assert [h[0] for h in measured["apgd"].values()] == [h[0] for h in two_hundred["apgd"].values()]
+    page = settledness.render({**data, "packings": [got]})
+    assert "| 3, committed | " in page and "DIFFERENT sha256" in page
+    (tmp_path / "MANIFEST.json").write_text(json.dumps({"same.npz": {"generator": three["generator"],
+                                                                      "sha256": three["sha256"]}}))
+    got = settledness.sweep((3,), cache, SMALL, apgd_cap=5000, progress=False, committed=tmp_path)["packings"][0]
+    assert got["committed"] == {"file": "same.npz", "same": True, "measured": None}
+
+
 def test_the_page_and_figure_of_a_small_sweep(small_sweep, tmp_path):
     from workbench.provenance import check_docs, write_results
 

@@ -123,6 +123,7 @@ def measure(path: Path, apgd_cap: int) -> dict:
     return {"n_contacts": int(problem.n_contacts), "kinetic_energy": float(meta["kinetic_energy"]),
             "max_penetration": float(meta["max_penetration"]), "mean_penetration": mean_penetration(problem),
             "settle_mean_iterations": meta["settling"]["mean_iterations"],
+            "settle_max_iterations": int(meta["settling"]["max_iterations"]),
             "reference": {"solver": ref.solver, "status": ref.status,
                           "objective": float(ref.objective) if usable else None,
                           "judged": ref.judged_name, "error": _plain(float(ref.metrics.get(ref.judged_name, math.nan))),
@@ -130,9 +131,21 @@ def measure(path: Path, apgd_cap: int) -> dict:
             "apgd": {f"{t:g}": None if hits.get(t) is None else list(hits[t]) for t in THRESHOLDS}}
 
 
+def distinct(packings: list[dict]) -> list[tuple[dict, list[int]]]:
+    """Each packing once (by the SHA-256 of its arrays) with the caps that made it: a cap that no step
+    reached makes the same packing as any larger one."""
+    caps: dict[str, list[int]] = {}
+    first: dict[str, dict] = {}
+    for p in packings:
+        first.setdefault(p["sha256"], p)
+        caps.setdefault(p["sha256"], []).append(p["cap"])
+    return [(first[k], caps[k]) for k in first]
+
+
 def fits(packings: list[dict]) -> dict:
-    """Per y (APGD iterations, seconds), x (AXES) and threshold: :func:`loglog_fit` over the packings
-    whose APGD run reached the threshold."""
+    """Per y (APGD iterations, seconds), x (AXES) and threshold: :func:`loglog_fit` over the
+    :func:`distinct` packings whose APGD run reached the threshold."""
+    packings = [p for p, _ in distinct(packings)]
     out: dict = {}
     for y, col in (("iterations", 0), ("seconds", 1)):
         for x in AXES:
@@ -207,7 +220,8 @@ def _row(cap: str, p: dict, generation: str, committed: str, data: dict) -> str:
     cells = [f"{h[0]:,} [{h[1]:.2f} s]" if h is not None else f"> {data['apgd_cap']:,}"
              for h in (p["apgd"][t] for t in data["thresholds"])]
     return (f"| {cap} | {p['n_contacts']:,} | {p['kinetic_energy']:.3g} | {p['mean_penetration']:.3g} | "
-            f"{p['max_penetration']:.3g} | {p['settle_mean_iterations']:.3g} | {generation} | {committed} | {obj} | "
+            f"{p['max_penetration']:.3g} | {p['settle_mean_iterations']:.3g} / {p['settle_max_iterations']:,} | "
+            f"{generation} | {committed} | {obj} | "
             + " | ".join(cells) + " |")
 
 
@@ -223,10 +237,10 @@ def render(data: dict) -> str:
              "of the run that made the packing (kept since), with the load average after it. Figure: "
              "[settledness.png](settledness.png) ([PDF](settledness.pdf)).", "",
              "| cap / step | contacts | kinetic energy [J] | mean penetration [m] | max penetration [m] | "
-             "mean iterations / step while settling | generation [s] | committed packing | reference objective (status, "
+             "mean / max iterations per step while settling | generation [s] | committed packing | reference objective (status, "
              "judged error) | "
              + " | ".join(f"APGD to {t}" for t in th) + " |",
-             "|---:|---:|---:|---:|---:|---:|---:|---|---:|" + "---:|" * len(th)]
+             "|---|---:|---:|---:|---:|---:|---:|---|---:|" + "---:|" * len(th)]
     for p in pk:
         c = p["committed"]
         same = "-" if c is None else f"{c['file']}: {'same sha256' if c['same'] else 'DIFFERENT sha256'}"
@@ -236,12 +250,18 @@ def render(data: dict) -> str:
     if any(p["committed"] is not None and not p["committed"]["same"] for p in pk):
         lines += ["", "A committed packing of the same parameters whose arrays differ from the sweep's is measured "
                   "too (rows \"committed\", not in the fits); why they differ: docs/datasets.md, Checksums."]
+    same = [caps for _, caps in distinct(pk) if len(caps) > 1]
+    if same:
+        lines += ["", "Caps that no step reached make the same packing (the same SHA-256 of its arrays): "
+                  + "; ".join(" = ".join(f"{cap:,}" for cap in caps) for caps in same) + ". Each packing counts once "
+                  "in the fits."]
     lvl = f"{100 * data['level']:g} %"
     lines += ["", f"Trends: least squares of log y against log x over the packings, slope k (y ~ x^k) with its standard "
               f"error and {lvl} confidence interval (t, n - 2 degrees of freedom). The verdict on \"poorly settled is "
               "harder for APGD\" is the sign of the slope of the iterations against the kinetic energy: holds when "
               "the interval lies above 0, contradicted when below, undecided when it contains 0; seconds are "
-              "shown, never judged (they depend on the machine and its load).", "",
+              "shown, never judged (they depend on the machine and its load). The interval assumes log y linear in "
+              "log x with independent scatter over these packings; it says nothing outside their range.", "",
               f"| y | x | threshold | points | slope k | standard error | {lvl} interval | verdict |",
               "|---|---|---:|---:|---:|---:|---|---|"]
     for y in ("iterations", "seconds"):
@@ -273,9 +293,9 @@ def figure(data: dict):
     (iterations against kinetic energy, at its stop about 5e-5)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(10, 7.5), layout="constrained")
+    fig = Figure(figsize=(12, 7.5), layout="constrained")
     axes = fig.subplots(2, 2, squeeze=False)
-    pk = data["packings"]
+    pk = [p for p, _ in distinct(data["packings"])]
     others = [p["committed"]["measured"] for p in pk if p["committed"] is not None and p["committed"]["measured"]]
     for row, (y, col) in enumerate((("iterations", 0), ("seconds", 1))):
         for c, x in enumerate(AXES):
@@ -285,12 +305,13 @@ def figure(data: dict):
                 if not pts:
                     continue
                 xs, ys = np.array(pts).T
-                ax.plot(xs, ys, "o", color=f"C{i}", label=f"APGD to {t}")
                 f = data["fits"][y][x][t]
+                ax.plot(xs, ys, "o", color=f"C{i}", label=None if f["slope"] is not None else f"to {t}")
                 if f["slope"] is not None:
                     line = np.geomspace(xs.min(), xs.max(), 20)
                     ax.plot(line, np.exp(f["intercept"]) * line ** f["slope"], "-", color=f"C{i}", lw=1,
-                            label=f"fit, k = {f['slope']:.2f}" + (f" ± {f['se']:.2f}" if f["se"] is not None else ""))
+                            label=f"to {t}: fit k = {f['slope']:.2f}"
+                            + (f" ± {f['se']:.2f} (s.e.)" if f["se"] is not None else ""))
                 extra = [(p[x], p["apgd"][t][col]) for p in others if p["apgd"][t] is not None]
                 if extra:
                     ax.plot(*np.array(extra).T, "D", color=f"C{i}", mfc="none",
@@ -300,20 +321,20 @@ def figure(data: dict):
                 paper = data["paper"]
                 ax.plot([paper[k]["kinetic_energy"] for k in ("unsettled", "settled")],
                         [paper[k]["apgd"] for k in ("unsettled", "settled")], "s--", color=f"C{i}", mfc="none",
-                        label="Mazhar et al. 2014 sec. 5.1 (mass not stated)")
-            if c == 0:
-                for p in pk:
-                    hit = p["apgd"][data["paper_threshold"]]
-                    if hit is not None:
-                        ax.annotate(f"{p['cap']:,}", (p[x], hit[col]), textcoords="offset points", xytext=(3, 3),
-                                    fontsize=7, color="0.4")
+                        label=f"Mazhar et al. 2014 sec. 5.1\n(its stop; sphere mass not stated)")
+            for p, caps in distinct(data["packings"]):
+                hit = p["apgd"][data["paper_threshold"]]
+                if hit is not None:
+                    ax.annotate(" = ".join(f"{cap:,}" for cap in caps), (p[x], hit[col]), textcoords="offset points",
+                                xytext=(4, -3), fontsize=7, color="0.35")
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel(AXES[x])
             ax.set_ylabel(f"APGD {y} to the reference objective")
             ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.suptitle("320 spheres settled with per-step iteration caps (labels: the cap); "
-                 "APGD to the interior-point objective")
+    fig.suptitle(f"{data['packings'][0]['generator']['n']} spheres settled with per-step iteration caps (grey: the "
+                 f"caps, at {data['paper_threshold']})\nAPGD to the interior-point objective; fits over the "
+                 "distinct packings")
     return fig
 
 

@@ -56,6 +56,18 @@ def test_the_papers_two_points_give_their_slope():
     assert paper["slope"] == pytest.approx(np.log(825 / 561) / np.log(1.5637 / 0.0215), rel=1e-12)
 
 
+def test_a_packing_made_by_several_caps_counts_once_in_the_fits():
+    def packing(cap, sha, energy, iterations):
+        return {"cap": cap, "sha256": sha, "kinetic_energy": energy, "mean_penetration": energy / 10,
+                "apgd": {f"{t:g}": [iterations, iterations / 1000] for t in settledness.THRESHOLDS}}
+    made = [packing(10, "a", 1e-2, 100), packing(50, "b", 1e-4, 1000), packing(500, "c", 1e-5, 1500),
+            packing(1000, "c", 1e-5, 1500), packing(10000, "c", 1e-5, 1500)]
+    assert [caps for _, caps in settledness.distinct(made)] == [[10], [50], [500, 1000, 10000]]
+    fit = settledness.fits(made)["iterations"]["kinetic_energy"]["5e-05"]
+    once = loglog_fit([1e-2, 1e-4, 1e-5], [100, 1000, 1500])
+    assert fit["n"] == 3 and fit["slope"] == pytest.approx(once["slope"]) and fit["se"] == pytest.approx(once["se"])
+
+
 @pytest.fixture(scope="module")
 def small_sweep(tmp_path_factory):
     cache = tmp_path_factory.mktemp("settledness")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["shifted_geometric_mean", "loglog_slope", "first_within"]
+__all__ = ["shifted_geometric_mean", "loglog_slope", "loglog_fit", "first_within"]
 
 
 def shifted_geometric_mean(values, shift: float = 10.0) -> float:
@@ -41,6 +41,34 @@ def loglog_slope(x, y) -> float:
     if len(np.unique(x[keep])) < 2:
         return float("nan")
     return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+def loglog_fit(x, y, level: float = 0.95) -> dict[str, float | int]:
+    """Ordinary least squares of log y = a + k log x (natural logs) over the points with positive, finite
+    x and y: the slope k, its standard error se = sqrt(s^2 / sum (log x - mean)^2) with s^2 the residual
+    variance on n - 2 degrees of freedom, and the two-sided ``level`` confidence interval k +- t se
+    (Student's t, n - 2 degrees of freedom). With fewer than three distinct x the standard error is
+    undefined: slope (two points) or everything NaN, the interval NaN."""
+    from scipy import stats
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    keep = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
+    lx, ly = np.log(x[keep]), np.log(y[keep])
+    n = int(lx.size)
+    nan = float("nan")
+    out = {"n": n, "slope": nan, "intercept": nan, "se": nan, "low": nan, "high": nan, "level": level}
+    if len(np.unique(lx)) < 2:
+        return out
+    sxx = float(np.sum((lx - lx.mean()) ** 2))
+    k = float(np.sum((lx - lx.mean()) * (ly - ly.mean())) / sxx)
+    a = float(ly.mean() - k * lx.mean())
+    out.update(slope=k, intercept=a)
+    if n < 3:
+        return out
+    se = float(np.sqrt(np.sum((ly - a - k * lx) ** 2) / (n - 2) / sxx))
+    half = float(stats.t.ppf(0.5 + level / 2, n - 2)) * se
+    out.update(se=se, low=k - half, high=k + half)
+    return out
 
 
 def first_within(x, objective, reference: float, rel_tol: float) -> float:

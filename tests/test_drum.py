@@ -100,3 +100,24 @@ def test_drum_bad_shape_is_bad_input(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "shape must be one of ellipsoid, sphere" in err and "Traceback" not in err
+
+
+def test_drum_counts_for_the_reproduction_agree_with_the_step_records():
+    """benchmarks.drum_pqn.run counts what the stepper records: the iterations of converged steps, the
+    steps with contacts, and keeps the sampled steps' problems; solving a sample again with the same
+    method and warm start takes the same iterations (the sensitivity rows' premise)."""
+    from benchmarks.drum_pqn import run, sensitivity
+
+    params = {"delta": 0.01, "delta_mode": "avg", "eps": 0.25, "m": 10}
+    out = run(scenario("drum", n=8, h=0.004), "ncp", "pqn", params, 100, 1e-6, 1000, 10, 60)
+    sc = scenario("drum", n=8, h=0.004)
+    records = Simulation(sc.world, sc.h, "ncp", "pqn", SolveOptions(tol=1e-6, max_iter=1000, keep_history=False,
+                                                                    params=params)).run(100)
+    touching = [r for r in records if r.contacts]
+    assert out.contact_steps == len(touching) > 0 and out.divs == sum(r.status != "solved" or bool(r.handover)
+                                                                       for r in touching)
+    assert out.converged_iterations == sum(r.iterations for r in touching if r.status == "solved" and not r.handover)
+    sampled = [k for k in range(60, 100, 10) if records[k].contacts]
+    assert sampled and [p.metadata["step"] for p, _ in out.samples] == sampled
+    again = sensitivity(out.samples[:1], params, 1e-6, 1000)
+    assert again.steps == 1 and again.converged_iterations == records[sampled[0]].iterations > 0

@@ -11,7 +11,7 @@ has the same SHA-256: the committed datasets stay reproducible.
 - :func:`detect`: sphere-sphere pairs from the compiled cell grid (:mod:`problems.broadphase`), then
   sphere-plane contacts, Phi = n . x - n . p0 - R (the few planes' gaps of all spheres in one matrix
   product, as the reference has them), sphere by sphere and plane by plane, in the order of
-  :func:`problems.contact.detect`. A world with boxes goes to the reference.
+  :func:`problems.contact.detect`. A world with boxes, ellipsoids or a drum goes to the reference.
 - :func:`frames`: [n, u, w] (3D), u the coordinate axis least aligned with n projected on the tangent
   plane and normalised, w = n x u; [n, t], t = (n_y, -n_x) (2D).
 - :func:`jacobian`: per contact column d c + k (direction a_k, the frame's column k), the rows of
@@ -85,9 +85,10 @@ def _sphere_contacts(x, radius, mu, pi, pj, dist, plane_phi, p_normal, p_mu, env
 
 def detect(world: World) -> Contacts:
     """All contacts of the world with gap <= envelope, as :func:`problems.contact.detect` finds them
-    (the same arrays in the same order); compiled when every body is a sphere, else the reference."""
+    (the same arrays in the same order); compiled when every body is a sphere and there is no drum,
+    else the reference."""
     bodies, planes = world.bodies, world.planes
-    if not np.all(bodies.shape == SPHERE):
+    if not np.all(bodies.shape == SPHERE) or world.drum is not None:
         return detect_reference(world)
     x, radius = np.ascontiguousarray(bodies.x, dtype=float), np.ascontiguousarray(bodies.size[:, 0])
     pi, pj, dist = sphere_pairs(x, radius, world.envelope)

@@ -15,8 +15,15 @@ velocity of the contact points in the contact frame. Fixed planes have no degree
 
 Detection uses a compiled cell grid for sphere-sphere pairs (:mod:`problems.broadphase`) and a
 spatial index (scipy.spatial.cKDTree) for the few sphere-box candidate pairs; planes are few and
-are tested against every sphere and box corner by broadcasting. Supported pairs: sphere-sphere, sphere-plane, box corner-plane, sphere-box (3D). Box-box contacts are not
+are tested against every sphere and box corner by broadcasting. Supported pairs: sphere-sphere, sphere-plane, box corner-plane, sphere-box (3D),
+and with ellipsoids (3D, :mod:`problems.ellipsoid`): ellipsoid-ellipsoid and ellipsoid-sphere
+(candidates from the cell grid over bounding spheres), ellipsoid-plane, and spheres and ellipsoids
+inside a turning drum (:class:`problems.rigid.Drum`). Box-box and box-ellipsoid contacts are not
 detected (no scene needs them).
+
+A moving obstacle (the drum) adds its surface velocity v_wall at the contact point (``wall_velocity``;
+zero for fixed planes and between bodies): the relative velocity in the contact frame is
+u = D^T v - A_p^T v_wall, so the stepper puts -A_p^T v_wall into b.
 """
 
 from __future__ import annotations
@@ -28,10 +35,11 @@ import scipy.sparse as sp
 from scipy.spatial import cKDTree
 
 from problems.broadphase import sphere_pairs
-from problems.rigid import BOX, SPHERE, World, box_corners_local
+from problems.ellipsoid import cylinder_gaps, ellipsoid_matrices, pair_gaps, plane_gap
+from problems.rigid import BOX, ELLIPSOID, SPHERE, World, box_corners_local
 
-__all__ = ["Contacts", "detect", "sphere_sphere", "sphere_plane", "box_plane", "sphere_box",
-           "contact_frames", "jacobian"]
+__all__ = ["Contacts", "detect", "sphere_sphere", "sphere_plane", "box_plane", "sphere_box", "ellipsoid_pairs",
+           "ellipsoid_plane", "inside_drum", "contact_frames", "jacobian"]
 
 #: features per body pair in a contact key (box corners)
 _FEATURES = 8
@@ -49,6 +57,7 @@ class Contacts:
     phi: np.ndarray     # (n_c,) gap [m]
     mu: np.ndarray      # (n_c,)
     key: np.ndarray     # (n_c,) int64
+    wall_velocity: np.ndarray | None = None  # (n_c, dim) surface velocity of a moving obstacle A; None: all zero
 
     @property
     def n(self) -> int:
@@ -65,8 +74,12 @@ class Contacts:
             z = np.zeros((0, dim))
             return Contacts(np.zeros(0, np.int64), np.zeros(0, np.int64), z, z, z, np.zeros(0), np.zeros(0),
                             np.zeros(0, np.int64))
+        moving = None
+        if any(p.wall_velocity is not None for p in parts):
+            moving = np.concatenate([np.zeros_like(p.normal) if p.wall_velocity is None else p.wall_velocity
+                                     for p in parts])
         return Contacts(*(np.concatenate([getattr(p, f) for p in parts]) for f in
-                          ("a", "b", "ra", "rb", "normal", "phi", "mu", "key")))
+                          ("a", "b", "ra", "rb", "normal", "phi", "mu", "key")), wall_velocity=moving)
 
 
 def _key(id_a: np.ndarray, id_b: np.ndarray, feature, n_ids: int) -> np.ndarray:
@@ -165,10 +178,78 @@ def sphere_box(xs: np.ndarray, radius: np.ndarray, sphere_ids: np.ndarray, mu_s:
                     mu=np.minimum(mu_b[bi], mu_s[si]), key=_key(box_ids[bi], sphere_ids[si], 0, n_ids))
 
 
+def _semi_axes(bodies, idx: np.ndarray) -> np.ndarray:
+    """Semi-axes (k, 3) of round bodies: (R, R, R) for spheres, the sizes of ellipsoids."""
+    size = bodies.size[idx]
+    return np.where((bodies.shape[idx] == SPHERE)[:, None], size[:, :1], size)
+
+
+def ellipsoid_pairs(x: np.ndarray, sigma: np.ndarray, bound: np.ndarray, is_ellipsoid: np.ndarray, ids: np.ndarray,
+                    mu: np.ndarray, envelope: float, n_ids: int) -> Contacts:
+    """Contacts of the pairs of round bodies (centres x, Sigma, bounding radii ``bound``) with at least one
+    ellipsoid and gap <= envelope: candidates from the cell grid over the bounding spheres, then the common
+    normal of :func:`problems.ellipsoid.pair_gaps`. A is the lower index of each pair."""
+    i, j, _ = sphere_pairs(x, bound, envelope)
+    keep = is_ellipsoid[i] | is_ellipsoid[j]
+    i, j = i[keep], j[keep]
+    normal, phi, ra, rb = pair_gaps(np.ascontiguousarray(x[j] - x[i]), np.ascontiguousarray(sigma[i]),
+                                    np.ascontiguousarray(sigma[j]))
+    on = phi <= envelope
+    i, j = i[on], j[on]
+    return Contacts(a=ids[i], b=ids[j], ra=ra[on], rb=rb[on], normal=normal[on], phi=phi[on],
+                    mu=np.minimum(mu[i], mu[j]), key=_key(ids[i], ids[j], 0, n_ids))
+
+
+def ellipsoid_plane(x: np.ndarray, sigma: np.ndarray, ids: np.ndarray, mu: np.ndarray, world_planes,
+                    plane_ids: np.ndarray, envelope: float, n_ids: int) -> Contacts:
+    """Ellipsoids against fixed planes: Phi = n . (x - p0) - sqrt(n^T Sigma n) at the lowest point
+    (:func:`problems.ellipsoid.plane_gap`), every pair tested."""
+    planes = world_planes
+    phi, offset = plane_gap(x, sigma, planes.point, planes.normal)
+    e, p = np.nonzero(phi <= envelope)
+    n = planes.normal[p]
+    return Contacts(a=np.full(e.shape, -1, np.int64), b=ids[e], ra=np.zeros_like(n), rb=offset[e, p], normal=n,
+                    phi=phi[e, p], mu=np.minimum(mu[e], planes.mu[p]), key=_key(plane_ids[p], ids[e], 0, n_ids))
+
+
+def inside_drum(x: np.ndarray, sigma: np.ndarray, ids: np.ndarray, mu: np.ndarray, drum, drum_id: int,
+                envelope: float, n_ids: int) -> Contacts:
+    """Round bodies inside a turning drum (:class:`problems.rigid.Drum`): the point farthest from the axis
+    (:func:`problems.ellipsoid.cylinder_gaps`), normal towards the axis, the drum's surface velocity there."""
+    phi, out, offset = cylinder_gaps(np.ascontiguousarray(x - drum.centre[None, :]), np.ascontiguousarray(sigma),
+                                     drum.axis, drum.radius)
+    on = np.flatnonzero(phi <= envelope)
+    rb = offset[on]
+    return Contacts(a=np.full(on.shape, -1, np.int64), b=ids[on], ra=np.zeros_like(rb), rb=rb, normal=-out[on],
+                    phi=phi[on], mu=np.minimum(mu[on], drum.mu), key=_key(drum_id, ids[on], 0, n_ids),
+                    wall_velocity=drum.surface_velocity(x[on] + rb))
+
+
+def _round_bodies(world: World, n_ids: int, plane_ids: np.ndarray) -> list[Contacts]:
+    """The contacts of ellipsoids (with ellipsoids, spheres and planes) and of spheres and ellipsoids
+    with the drum."""
+    b, planes, env = world.bodies, world.planes, world.envelope
+    e = np.flatnonzero(b.shape == ELLIPSOID)
+    if not e.size and world.drum is None:
+        return []
+    rnd = np.flatnonzero(b.shape != BOX)
+    sigma = ellipsoid_matrices(b.rotations()[rnd], _semi_axes(b, rnd))
+    parts = []
+    if e.size:
+        is_e = b.shape[rnd] == ELLIPSOID
+        parts.append(ellipsoid_pairs(b.x[rnd], sigma, b.radius[rnd], is_e, rnd, b.mu[rnd], env, n_ids))
+        if planes.n:
+            parts.append(ellipsoid_plane(b.x[rnd[is_e]], sigma[is_e], rnd[is_e], b.mu[rnd[is_e]], planes, plane_ids,
+                                         env, n_ids))
+    if world.drum is not None:
+        parts.append(inside_drum(b.x[rnd], sigma, rnd, b.mu[rnd], world.drum, n_ids - 1, env, n_ids))
+    return parts
+
+
 def detect(world: World) -> Contacts:
     """All contacts of the world with gap <= envelope, in a canonical order (pair kind, then indices)."""
     b, planes, env = world.bodies, world.planes, world.envelope
-    n_ids = b.n + planes.n
+    n_ids = b.n + planes.n + (world.drum is not None)
     plane_ids = b.n + np.arange(planes.n)
     s = np.flatnonzero(b.shape == SPHERE)
     bx = np.flatnonzero(b.shape == BOX)
@@ -176,6 +257,7 @@ def detect(world: World) -> Contacts:
     parts = [sphere_sphere(b.x[s], rs, s, b.mu[s], env, n_ids)]
     if planes.n:
         parts.append(sphere_plane(b.x[s], rs, s, b.mu[s], planes, plane_ids, env, n_ids))
+    parts += _round_bodies(world, n_ids, plane_ids)
     if bx.size:
         rot = b.rotations()[bx]
         if planes.n:

@@ -7,10 +7,14 @@ the quaternion rate). With centroidal principal axes the mass matrix is constant
 
     M_j = diag(m_j, m_j, m_j, J_j,1, J_j,2, J_j,3)   (3D, 6 dof)      M_j = diag(m_j, m_j, J_j)  (2D, 3 dof)
 
-Shapes: spheres of radius R, J = 2/5 m R^2 (in 2D too: a ball in planar motion, Melanz et al. 2015 section 3.1), and
-rectangular boxes of half extents (a, b, c), J = m/3 (b^2 + c^2, a^2 + c^2, a^2 + b^2). Fixed
-geometry is a set of planes (lines in 2D) {p : n . (p - p0) >= 0}, the free side being the one the
-unit normal n points into; a box container is five of them (floor and four walls, infinite).
+Shapes: spheres of radius R, J = 2/5 m R^2 (in 2D too: a ball in planar motion, Melanz et al. 2015 section 3.1),
+rectangular boxes of half extents (a, b, c), J = m/3 (b^2 + c^2, a^2 + c^2, a^2 + b^2), and (3D)
+ellipsoids of semi-axes (a, b, c) along the body axes, J = m/5 (b^2 + c^2, a^2 + c^2, a^2 + b^2)
+(mass m = rho 4/3 pi a b c for density rho). Fixed geometry is a set of planes (lines in 2D)
+{p : n . (p - p0) >= 0}, the free side being the one the unit normal n points into; a box container
+is five of them (floor and four walls, infinite). A world may also hold a :class:`Drum`: the inside
+of a circular cylinder that turns about its axis at a prescribed rate (a kinematic obstacle: its
+motion is given, its mass plays no part), which drives the bodies by friction (Koziara 2017 sec. 8.1).
 
 Position update (Melanz et al. 2015 eq. 6, Mazhar et al. 2014 eq. 2a): x^{l+1} = x^l + h v^{l+1}; the rotation uses the
 exact exponential map e^{l+1} = e^l * exp(h w^{l+1} / 2) (quaternion product, body-frame increment),
@@ -26,10 +30,10 @@ import numpy as np
 from problems.scenes import GRAVITY
 from workbench.errors import InputError
 
-__all__ = ["SPHERE", "BOX", "Bodies", "Planes", "World", "GRAVITY", "quat_to_matrix", "quat_multiply",
+__all__ = ["SPHERE", "BOX", "ELLIPSOID", "Bodies", "Planes", "Drum", "World", "GRAVITY", "quat_to_matrix", "quat_multiply",
            "axis_angle_quat", "rotation_matrices", "box_corners_local", "container_planes"]
 
-SPHERE, BOX = 0, 1
+SPHERE, BOX, ELLIPSOID = 0, 1, 2
 
 
 def quat_multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -94,7 +98,8 @@ class _Rows:
 class Bodies(_Rows):
     """The movable rigid bodies, as arrays over bodies (the stepper updates x, orientation, v, w in place).
 
-    shape: SPHERE or BOX per body; size: radius (spheres, column 0) or half extents (boxes) [m];
+    shape: SPHERE, BOX or ELLIPSOID per body; size: radius (spheres, column 0), half extents (boxes) or
+    semi-axes (ellipsoids) along the body axes [m];
     mass [kg]; inertia: principal moments in the body frame [kg m^2] (n, 3) in 3D, (n, 1) in 2D;
     mu: friction coefficient per body (a contact takes the smaller of its two bodies').
     """
@@ -122,7 +127,8 @@ class Bodies(_Rows):
     @property
     def radius(self) -> np.ndarray:
         """Radius of each body's bounding sphere [m] (the sphere itself for spheres)."""
-        return np.where(self.shape == SPHERE, self.size[:, 0], np.linalg.norm(self.size, axis=1))
+        return np.where(self.shape == SPHERE, self.size[:, 0],
+                        np.where(self.shape == BOX, np.linalg.norm(self.size, axis=1), self.size.max(axis=1)))
 
     def rotations(self) -> np.ndarray:
         return rotation_matrices(self.orientation, self.dim)
@@ -166,32 +172,33 @@ class Bodies(_Rows):
 
     @classmethod
     def create(cls, *, dim: int = 3, shape, size, mass, mu, x, orientation=None, v=None, w=None) -> "Bodies":
-        """Validated bodies; inertia from the shapes (module docstring). Boxes exist in 3D only."""
+        """Validated bodies; inertia from the shapes (module docstring). Boxes and ellipsoids exist in 3D only."""
         if dim not in (2, 3):
             raise InputError(f"dimension must be 2 or 3, got {dim}")
         shape = np.asarray(shape, dtype=np.int64).reshape(-1)
         n = shape.shape[0]
         if n == 0:
             raise InputError("a scene needs at least one body")
-        if not np.all(np.isin(shape, (SPHERE, BOX))):
-            raise InputError("body shapes must be SPHERE (0) or BOX (1)")
-        if dim == 2 and np.any(shape == BOX):
-            raise InputError("boxes are 3D only (2D scenes have disks)")
+        if not np.all(np.isin(shape, (SPHERE, BOX, ELLIPSOID))):
+            raise InputError("body shapes must be SPHERE (0), BOX (1) or ELLIPSOID (2)")
+        if dim == 2 and np.any(shape != SPHERE):
+            raise InputError("boxes and ellipsoids are 3D only (2D scenes have disks)")
         size = np.asarray(size, dtype=float)
         if size.ndim <= 1:  # one radius (or one per body): the same in every column
             size = np.repeat(np.broadcast_to(size, (n,))[:, None], 3, axis=1)
         size = _rows("size", size, n, 3)
         mass = _rows("mass", np.broadcast_to(np.asarray(mass, float), (n,)), n, 1)[:, 0]
         mu = _rows("mu", np.broadcast_to(np.asarray(mu, float), (n,)), n, 1)[:, 0]
-        if np.any(size[:, 0] <= 0) or np.any(size[shape == BOX] <= 0) or np.any(mass <= 0) or np.any(mu < 0):
+        if np.any(size[:, 0] <= 0) or np.any(size[shape != SPHERE] <= 0) or np.any(mass <= 0) or np.any(mu < 0):
             raise InputError("sizes and masses must be positive and mu non-negative")
         rot = 3 if dim == 3 else 1
         r = size[:, 0]
         if dim == 3:
             a2 = size * size
-            box = mass[:, None] / 3.0 * np.column_stack([a2[:, 1] + a2[:, 2], a2[:, 0] + a2[:, 2], a2[:, 0] + a2[:, 1]])
+            pairs = mass[:, None] * np.column_stack([a2[:, 1] + a2[:, 2], a2[:, 0] + a2[:, 2], a2[:, 0] + a2[:, 1]])
             sphere = np.repeat((0.4 * mass * r * r)[:, None], 3, axis=1)
-            inertia = np.where((shape == BOX)[:, None], box, sphere)
+            inertia = np.where((shape == BOX)[:, None], pairs / 3.0, np.where((shape == ELLIPSOID)[:, None],
+                                                                               pairs / 5.0, sphere))
         else:  # a ball in planar motion (Melanz et al. 2015 section 3.1, M = diag(1, 1, 0.4))
             inertia = (0.4 * mass * r * r)[:, None]
         if orientation is None:
@@ -236,14 +243,41 @@ def container_planes(width: float, depth: float, mu: float) -> Planes:
     return Planes.create(point, normal, mu)
 
 
+@dataclass(frozen=True)
+class Drum:
+    """The inside of a circular cylinder of ``radius`` [m] about the line through ``centre`` along the
+    unit ``axis`` (infinite along it: end walls are planes), turning at ``omega`` [rad/s] about
+    ``axis`` (right-handed); friction coefficient ``mu``. Its surface at a point p moves at
+    omega axis x (p - centre) [m/s]; its geometry does not change as it turns."""
+    centre: np.ndarray
+    axis: np.ndarray
+    radius: float
+    omega: float
+    mu: float
+
+    @classmethod
+    def create(cls, centre, axis, radius: float, omega: float, mu: float) -> "Drum":
+        centre = _rows("drum centre", centre, 1, 3)[0]
+        axis = _rows("drum axis", axis, 1, 3)[0]
+        if np.linalg.norm(axis) == 0 or not radius > 0 or not np.isfinite(omega) or not mu >= 0:
+            raise InputError("a drum needs a nonzero axis, a positive radius, a finite rate and mu >= 0")
+        return cls(centre, axis / np.linalg.norm(axis), float(radius), float(omega), float(mu))
+
+    def surface_velocity(self, point: np.ndarray) -> np.ndarray:
+        """omega axis x (p - centre) (n, 3) [m/s] at points p (n, 3)."""
+        return self.omega * np.cross(self.axis[None, :], point - self.centre[None, :])
+
+
 @dataclass
 class World:
     """Bodies, fixed planes, gravity [m/s^2] and the collision envelope delta [m]: contacts with a gap
-    Phi <= delta enter the time step (Mazhar et al. 2014 eq. 2d, the active set A(q, delta))."""
+    Phi <= delta enter the time step (Mazhar et al. 2014 eq. 2d, the active set A(q, delta)); and an
+    optional turning :class:`Drum` (3D)."""
     bodies: Bodies
     planes: Planes
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -GRAVITY]))
     envelope: float = 0.05
+    drum: Drum | None = None
 
     @property
     def dim(self) -> int:

@@ -11,7 +11,7 @@ envelope delta:
 The stepper detects the contacts and builds the contact frames and D with the compiled assembly
 (:mod:`problems.assembly`: bit for bit the numbers of the numpy reference :mod:`problems.contact`),
 makes the workbench's :class:`~workbench.problem.TimeStepProblem` (M diagonal, D of Melanz et al. 2015 eq. 5, k = M v^l + h f,
-b = [Phi_i / h, 0, 0] per contact) and hands it to any formulation x solver, a
+b = [Phi_i / h, 0, 0] per contact, minus A_p^T v_wall where body A is a moving obstacle: a turning drum) and hands it to any formulation x solver, a
 :class:`workbench.method.Method` resolved and checked once for the whole simulation: the relaxed formulations solve the CCP with the mu ||u_t|| tilting
 term of Mazhar et al. 2014 eq. 2d, the exact ones (anti-relaxed, fixed point, ...) eqs. 8-9 as written. The
 new velocities are v^{l+1} = M^-1 (k + D gamma) (Mazhar et al. 2014 eq. 9) from the returned impulses.
@@ -109,6 +109,8 @@ class Simulation:
         d = b.dim
         stab = np.zeros(d * contacts.n)
         stab[::d] = contacts.phi / h
+        if contacts.wall_velocity is not None:  # a moving obstacle: u = D^T v - A_p^T v_wall
+            stab -= np.einsum("nij,ni->nj", frames(contacts.normal), contacts.wall_velocity).ravel()
         problem = TimeStepProblem(
             M=M, D=jacobian(renumbered, b.rotations()[bodies], bodies.shape[0]), k=k, b=stab, mu=contacts.mu,
             d=d, h=h, name=f"{self.name}-step{self.step_index}",

@@ -77,6 +77,8 @@ NAMED: dict[str, Named] = {
     "filling-2d": Named("scenario", "problems.dynamic_scenes:filling_2d", "disks falling into a planar container"),
     "compaction": Named("scenario", "problems.dynamic_scenes:compaction",
                         "spheres compacted by a heavy slab (Melanz et al. 2015, sec. 3.3)"),
+    "drum": Named("scenario", "problems.drum:drum",
+                  "ellipsoids (or spheres) in a rotating drum (Koziara 2017, sec. 8.1)"),
     "sphere_packing": Named("generator", "problems.synthetic:sphere_packing",
                             "one step of a jittered dense sphere packing in a box (n_spheres, seed, ...)"),
     "cannonball": Named("generator", "problems.lcp_scenes:cannonball",

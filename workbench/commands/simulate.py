@@ -4,7 +4,7 @@
                        [--set KEY=VALUE ...] [--every K] [--tol T] [--max-iter N] ...
 
 Scenes: the dynamic scenes of workbench.sources.NAMED (ball-on-plane, ball-on-plane-2d, box-on-plane,
-box-on-incline, box-incline-to-rest, filling, filling-2d, compaction); ``--set`` changes a scene parameter
+box-on-incline, box-incline-to-rest, filling, filling-2d, compaction, drum); ``--set`` changes a scene parameter
 (n=200, mu=0.1, v0=3, angle=30, duration=1, ...). Writes into DIR (default sim-SCENE), each file
 atomically (workbench.files):
 

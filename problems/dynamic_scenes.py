@@ -14,9 +14,10 @@ when rolling without slip; n the plane normal, s the sliding direction):
   sin a) t, 0), at rest from t = 1.68 s on (tan 25 deg < 0.6: it stays).
 - ball-on-plane-2d: the same ball in planar motion (q = [x, y, theta], Melanz et al. 2015 eqs. 41-45, y up);
   its first time step is :func:`problems.scenes.rolling_ball_2d`.
-- filling, compaction: spheres falling into a container (Melanz et al. 2015 sections 3.2-3.3); at rest the
-  total contact force on the container equals the total weight (spheres and slab). filling-2d: the
-  same with disks in a planar container (y up).
+- filling: spheres falling into a container (Melanz et al. 2015 section 3.2); compaction: a slab pressing
+  settled spheres in a container (section 3.3). At rest the total contact force on the container
+  equals the total weight (spheres and slab). filling-2d: the filling with disks in a planar
+  container (y up).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Callable
 
 import numpy as np
 
-from problems.granular import compaction_world, container_world, container_world_2d
+from problems.granular import container_world, container_world_2d, slab_world
 from problems.rigid import BOX, GRAVITY, SPHERE, Bodies, Planes, World, axis_angle_quat
 
 __all__ = ["Scenario", "ball_on_plane", "box_on_plane", "box_on_incline",
@@ -39,7 +40,9 @@ class Scenario:
 
     ``tracked`` is the body the observables describe; ``slope`` and ``normal`` the sliding direction
     and the plane normal (world frame); ``analytic(t)`` maps times to the exact curves (keys among
-    v_slope, v_normal, rolling); ``weight`` the total weight [N] the container force tends to."""
+    v_slope, v_normal, rolling); ``weight`` the total weight [N] the container force tends to; ``up``
+    (the unit vector against gravity) where the tracked body's height [m] and upward velocity [m/s]
+    are observed (the compaction test's slab)."""
     name: str
     world: World
     h: float
@@ -50,18 +53,20 @@ class Scenario:
     normal: np.ndarray | None = None
     analytic: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None
     weight: float | None = None
+    up: np.ndarray | None = None
 
     @property
     def steps(self) -> int:
         return int(round(self.duration / self.h))
 
     def observe(self) -> dict[str, float]:
-        """v_slope, v_normal and (spheres) the rolling speed of the tracked body now."""
-        b = self.world.bodies
+        """The tracked body now: v_slope, v_normal and (spheres) the rolling speed where the scene has a
+        slope; its height and v_up where it has ``up``."""
+        b, j = self.world.bodies, self.tracked
+        out = {} if self.up is None else {"height": float(b.x[j] @ self.up), "v_up": float(b.v[j] @ self.up)}
         if self.slope is None:
-            return {}
-        j = self.tracked
-        out = {"v_slope": float(b.v[j] @ self.slope), "v_normal": float(b.v[j] @ self.normal)}
+            return out
+        out.update({"v_slope": float(b.v[j] @ self.slope), "v_normal": float(b.v[j] @ self.normal)})
         if b.shape[j] == SPHERE:
             w = b.world_angular_velocity()[j]
             if b.dim == 2:  # w . (n x s) with both in the plane: -w_z (n_x s_y - n_y s_x)
@@ -179,10 +184,21 @@ def filling_2d(n: int = 100, h: float = 0.01, duration: float = 3.0, mu: float =
                     weight=float(world.bodies.mass.sum() * GRAVITY))
 
 
-def compaction(n: int = 1000, h: float = 0.001, duration: float = 4.0, mu: float = 0.25, slab_mass: float = 4000.0,
-               seed: int = 0, width: float | None = None) -> Scenario:
-    """Melanz et al. 2015 section 3.3: n spheres in a container compacted by a slab of slab_mass kg."""
-    world = compaction_world(n, slab_mass=slab_mass, mu=mu, seed=seed, width=width)
+def compaction(bed: str = "scaling-01024", h: float = 0.001, duration: float = 4.0, slab_mass: float = 4000.0,
+               slab_thickness: float = 1.0, mu: float = 0.25, gap: float = 0.0) -> Scenario:
+    """Melanz et al. 2015 section 3.3: a slab of slab_mass kg (friction mu) compacts the settled spheres
+    of the committed packing ``bed`` (problems/datasets: its final state, at rest), starting at rest
+    with its lower face ``gap`` m above the highest sphere; 4 s at h = 0.001 s (the paper's). The
+    default bed is the settled packing nearest the paper's 1,000 spheres (scaling-01024, 1,024 in a
+    30 m container); the final state of the section 3.2 filling (filling-01000) is not at rest: the
+    relaxed solver's jitter leaves spheres in the air, and the slab would fall freely onto them. The
+    slab is the tracked (last) body."""
+    from problems.generator import settled_packing  # the datasets' reader: loaded only for this scene
+
+    spheres, width = settled_packing(bed)
+    world = slab_world(spheres, width, slab_mass=slab_mass, slab_thickness=slab_thickness, gap=gap, mu=mu)
     return Scenario("compaction", world, h, duration,
-                    f"{n} spheres compacted by a {slab_mass} kg slab, mu = {mu} (Melanz et al. 2015 section 3.3)",
-                    weight=float(world.bodies.mass.sum() * GRAVITY))
+                    f"{spheres.n} settled spheres ({bed}) compacted by a {slab_mass:g} kg slab, mu = {mu} "
+                    "(Melanz et al. 2015 section 3.3)",
+                    tracked=world.bodies.n - 1, weight=float(world.bodies.mass.sum() * GRAVITY),
+                    up=-world.gravity / np.linalg.norm(world.gravity))

@@ -70,10 +70,11 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from problems.granular import container_width_for, container_world
+from problems.rigid import SPHERE, Bodies
 from problems.scenes import GRAVITY
 from problems.stepper import Simulation, StepRecord
 from workbench.errors import InputError, unknown
-from workbench.files import atomic_output
+from workbench.files import atomic_output, plain_name
 from workbench.limits import check
 from workbench.method import Method
 from workbench.problem import TimeStepProblem, problem_digest
@@ -82,7 +83,7 @@ from workbench.params import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
            "DEFAULT_DIR", "MANIFEST", "COMMITTED", "read_manifest", "render_manifest", "packing_metadata", "load_state",
-           "method", "simulation"]
+           "method", "simulation", "settled_packing"]
 
 #: where the committed datasets live
 DEFAULT_DIR = Path(__file__).resolve().parent / "datasets"
@@ -391,6 +392,27 @@ def load_state(path: Path) -> dict[str, np.ndarray]:
     """The final simulation state stored beside the packing file ``path``."""
     with np.load(state_path(path), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
+
+
+def settled_packing(name: str, folder: str | Path = DEFAULT_DIR) -> tuple[Bodies, float]:
+    """The spheres of the packing ``name`` (a file NAME.npz of the folder's manifest, with its state) at
+    their final positions and orientations, at rest (the packing's residual velocities dropped), and
+    the floor width of its container [m]; radius, mass and mu are the generator's. An InputError (one
+    line) for a name that is not such a packing."""
+    plain_name(name, "packing")
+    entry = read_manifest(folder).get(f"{name}.npz")
+    path = Path(folder) / f"{name}.npz"
+    if entry is None or not state_path(path).exists():
+        stored = sorted(f[:-len(".npz")] for f in read_manifest(folder) if state_path(Path(folder) / f).exists())
+        raise unknown("packing with a stored state", name, stored)
+    g = entry["generator"]
+    state = load_state(path)
+    x = state["x"]
+    if x.shape != (g["n"], 3):
+        raise InputError(f"packing {name}: its state holds {x.shape[0]} spheres, its manifest {g['n']}")
+    bodies = Bodies.create(shape=np.full(g["n"], SPHERE), size=g["radius"], mass=g["mass"], mu=g["mu"], x=x,
+                           orientation=state["orientation"])
+    return bodies, float(g["width"])
 
 
 def save_checkpoint(sim: Simulation, records: list[StepRecord], spec: PackingSpec, path: Path) -> None:

@@ -7,8 +7,9 @@ floor; horizontal jitter (uniform, +-``jitter`` * R, seeded) breaks the symmetry
 The nested lattice (every other layer in the hollows of the one below, :func:`lattice`) starts the
 dataset packings (:mod:`problems.generator`) close to a body-centred stacking, so they settle in
 seconds. :func:`container_world_2d` is the planar version (disks, floor and two walls).
-The compaction world adds a heavy slab (a box spanning the container, clearance 0.05 m to the walls)
-resting on top of the lattice; it is a free rigid body that the walls guide through its corners.
+:func:`slab_world` puts a heavy slab (a box spanning the container, clearance 0.05 m to the walls) on
+top of given spheres (the compaction test, on a settled packing); it is a free rigid body that the
+walls guide through its corners.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from problems.rigid import BOX, GRAVITY, SPHERE, Bodies, Planes, World, container_planes
 from workbench.errors import InputError
 
-__all__ = ["lattice", "container_world", "container_world_2d", "compaction_world", "container_width_for"]
+__all__ = ["lattice", "container_world", "container_world_2d", "slab_world", "container_width_for", "SLAB_CLEARANCE"]
 
 
 def container_width_for(n: int, radius: float = 1.0, layers: float = 5.0) -> float:
@@ -92,18 +93,27 @@ def container_world_2d(n: int, *, width: float | None = None, radius: float = 1.
     return World(bodies, planes, gravity=np.array([0.0, -GRAVITY]), envelope=0.05 * radius)
 
 
-def compaction_world(n: int, *, slab_mass: float = 4000.0, slab_thickness: float = 1.0, width: float | None = None,
-                     radius: float = 1.0, mass: float = 1.0, mu: float = 0.25, seed: int = 0,
-                     spacing: float = 1.1, jitter: float = 0.1) -> World:
-    """:func:`container_world` plus a slab of mass ``slab_mass`` spanning the container (clearance
-    0.05 m to each wall), placed one radius above the top of the lattice."""
-    spheres = container_world(n, width=width, radius=radius, mass=mass, mu=mu, seed=seed, spacing=spacing,
-                              jitter=jitter).bodies
-    width = container_width_for(n, radius) if width is None else float(width)
-    half = np.array([width / 2 - 0.05, width / 2 - 0.05, slab_thickness / 2])
-    top = spheres.x[:, 2].max() + radius
-    x = np.vstack([spheres.x, [0.0, 0.0, top + radius + half[2]]])
-    size = np.vstack([np.repeat(spheres.size[:, :1], 3, axis=1), half])
-    bodies = Bodies.create(shape=np.append(np.full(n, SPHERE), BOX), size=size,
-                           mass=np.append(np.full(n, mass), slab_mass), mu=mu, x=x)
-    return World(bodies, container_planes(width, width, mu), envelope=0.05 * radius)
+#: the slab's clearance to each wall of the container [m]
+SLAB_CLEARANCE = 0.05
+
+
+def slab_world(spheres: Bodies, width: float, *, slab_mass: float, slab_thickness: float = 1.0, gap: float = 0.0,
+               mu: float = 0.25, envelope: float | None = None) -> World:
+    """The spheres in a square container of floor ``width`` [m] under a slab: a box of mass
+    ``slab_mass`` [kg] spanning the container (clearance SLAB_CLEARANCE to each wall), ``slab_thickness``
+    [m] thick, friction ``mu``, at rest with its lower face ``gap`` [m] above the top of the highest
+    sphere. The slab is the last body; the walls guide it through its corners. ``envelope`` defaults
+    to 0.05 of the largest radius."""
+    if not (slab_mass > 0 and slab_thickness > 0 and gap >= 0 and width > 2 * SLAB_CLEARANCE):
+        raise InputError(f"the slab needs a positive mass and thickness, a gap >= 0 and a container wider than "
+                         f"{2 * SLAB_CLEARANCE} m; got {slab_mass} kg, {slab_thickness} m, gap {gap} m, width {width} m")
+    radius = spheres.size[:, 0]
+    half = np.array([width / 2 - SLAB_CLEARANCE, width / 2 - SLAB_CLEARANCE, slab_thickness / 2])
+    top = float((spheres.x[:, 2] + radius).max())
+    bodies = Bodies.create(shape=np.append(spheres.shape, BOX), size=np.vstack([spheres.size, half]),
+                           mass=np.append(spheres.mass, slab_mass), mu=np.append(spheres.mu, mu),
+                           x=np.vstack([spheres.x, [0.0, 0.0, top + gap + half[2]]]),
+                           orientation=np.vstack([spheres.orientation, [1.0, 0.0, 0.0, 0.0]]),
+                           v=np.vstack([spheres.v, np.zeros(3)]), w=np.vstack([spheres.w, np.zeros(3)]))
+    return World(bodies, container_planes(width, width, mu),
+                 envelope=0.05 * float(radius.max()) if envelope is None else envelope)

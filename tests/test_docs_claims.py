@@ -46,6 +46,20 @@ def test_a_changed_number_is_caught(tmp_path):
     assert provenance.check_docs(root, [_table]) != []
 
 
+def test_the_load_at_the_start_is_the_process_start_not_the_write(tmp_path, monkeypatch):
+    """A run of an hour writes its page at its end: the header's "load at the start" is the load when the
+    process imported the workbench, and the load at the end is written beside it."""
+    monkeypatch.setattr(provenance, "START_LOAD", (0.25, 0.5, 0.75))
+    monkeypatch.setattr(provenance.os, "getloadavg", lambda: (7.0, 6.0, 5.0))
+    page = provenance.write_results("demo", {"rows": {"x": 1.0}}, _table, command="demo", folder=tmp_path)
+    record = json.loads((tmp_path / "demo.json").read_text())
+    assert (record["provenance"]["load"], record["provenance"]["load_end"]) == ("0.2 0.5 0.8", "7.0 6.0 5.0")
+    assert "load average at the start 0.2 0.5 0.8, at the end 7.0 6.0 5.0." in page.read_text()
+    # a record written before the end was kept renders as it did
+    del record["provenance"]["load_end"]
+    assert "load average at the start 0.2 0.5 0.8. Do not edit" in provenance.render(record, _table)
+
+
 def test_a_renderer_of_a_command_run_as_a_module_is_found_again(tmp_path, monkeypatch):
     """``python -m workbench.study.conformance ... --results-page``: the renderer's module is __main__
     there; the record names the module the command was run as."""

@@ -20,7 +20,8 @@ NOT_PACKAGES = ("tests", "build")
 #: package's ``__init__``). A layer named here whose modules do not exist yet is simply empty.
 LAYERS = [
     ("foundation", ["workbench.errors", "workbench.files", "workbench.params", "workbench.numbers",
-                    "workbench.shared_data", "workbench.provenance", "workbench.limits"]),
+                    "workbench.shared_data", "workbench.provenance", "workbench.limits",
+                    "workbench.process_start"]),
     ("time-step problem", ["workbench", "workbench.threads", "workbench.blocks", "workbench.problem",
                            "workbench.cones", "workbench.metrics", "workbench.lcp_metrics"]),
     ("I/O", ["workbench.io"]),

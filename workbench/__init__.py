@@ -7,6 +7,8 @@ gamma the contact impulses.
 
 import os
 
+from workbench.process_start import START_LOAD  # noqa: F401 - taken now, at the run's start
+
 __version__ = "0.1.0"
 
 #: BLAS/OpenMP threads: one, unless the user's environment says otherwise. Set here, before numpy loads
@@ -28,7 +30,7 @@ if _threads.isdigit() and int(_threads) > 0:     # a bad value is reported by wo
     os.environ["NUMBA_NUM_THREADS"] = str(min(int(_threads), len(os.sched_getaffinity(0))
                                               if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
 
-__all__ = ["TimeStepProblem", "THREAD_ENV", "__version__"]
+__all__ = ["TimeStepProblem", "THREAD_ENV", "START_LOAD", "__version__"]
 
 
 def __getattr__(name: str):

@@ -147,10 +147,9 @@ WHY = {
             "the time limit. On the small packing's primal it stops at its absolute tolerance on the quadratic cone "
             "||mu u_t||^2 <= u_n^2, which lets a slowly sliding contact's velocity leave the cone by about that "
             "tolerance over 2 u_n.",
-    "mosek+clarabel": "on the pyramid primal, Clarabel's primal residual on the model MOSEK's reader parsed stalls just "
-                      "above its tolerance 1e-8 and it ends \"AlmostSolved\"; the same model read from the CBF "
-                      "(MOSEK's reader leaves out the round-off entries, about 1e-17, of the pyramid's rows) ends "
-                      "\"Solved\": the model sits at the edge of Clarabel's default tolerances.",
+    "mosek+clarabel": "the model MOSEK's reader parsed, its objective's epigraph handed back to Clarabel as a "
+                      "quadratic objective; kept as a rotated cone, the pyramid primal sits at the edge of Clarabel's "
+                      "default tolerances (\"AlmostSolved\" on the parsed model, \"Solved\" on the CBF by round-off).",
 }
 
 

@@ -5,7 +5,8 @@ asserts.
 - ``clarabel``: a CBF v3 file parsed here from the CBF specification (independent of the workbench's
   writer, :func:`read_cbf`) and fed to Clarabel;
 - ``mosek+clarabel``: a PTF or .task file parsed by MOSEK's own reader (no licence needed), the parsed task
-  taken out through MOSEK's API and solved by Clarabel (MOSEK cannot optimise without a licence);
+  taken out through MOSEK's API and solved by Clarabel (MOSEK cannot optimise without a licence), a quadratic
+  objective's rotated-cone epigraph handed back as the objective (:func:`_objective_epigraph`);
 - ``highs``: an LP or MPS file read and solved by HiGHS (its QP solver: pyramid models only, since HiGHS
   takes no quadratic constraints);
 - ``scip``: an LP, MPS or AMPL .nl file read and solved by SCIP (pyscipopt);
@@ -175,10 +176,17 @@ def solve_mosek_task(task, tol: float | None = None) -> Reading:
         A_rows.append(-sp.vstack(nonneg_rows))
         b_rows.append(np.zeros(len(nonneg_rows)))
         cones.append(clarabel.NonnegativeConeT(len(nonneg_rows)))
-    for i in range(task.getnumacc()):
-        idx = np.array(task.getaccafeidxlist(i))
+    accs = [(np.array(task.getaccafeidxlist(i)), task.getaccdomain(i)) for i in range(task.getnumacc())]
+    epigraph = _objective_epigraph(task, c, F, g, accs, nonneg_rows)
+    P, offset = None, task.getcfix()
+    if epigraph is not None:
+        skip, t, P, q, constant = epigraph
+        c = c + q
+        offset += constant
+    for i, (idx, dom) in enumerate(accs):
+        if epigraph is not None and i == skip:
+            continue
         Fi, gi = F[idx], g[idx] - np.array(task.getaccb(i))      # F x + g - b in the domain
-        dom = task.getaccdomain(i)
         kind, size = task.getdomaintype(dom), task.getdomainn(dom)
         if kind == mosek.domaintype.rquadratic_cone:      # 2 z0 z1 >= ||z2:||^2 -> a second-order cone
             T = rotated_to_second_order(size)
@@ -191,8 +199,36 @@ def solve_mosek_task(task, tol: float | None = None) -> Reading:
             raise ValueError(f"unexpected MOSEK domain {kind}")
         A_rows.append(-Fi)                                # s = F x + g in K  <=>  -F x + s = g
         b_rows.append(gi)
-    out = clarabel_minimum(c, A_rows, b_rows, cones, tol=tol)
-    return out if out.value is None else Reading(out.value + task.getcfix(), out.status, out.seconds)
+    if epigraph is not None:                               # t is in no other row: it leaves the problem
+        keep = np.arange(n) != t
+        A_rows, c, P = [sp.csc_matrix(A)[:, keep] for A in A_rows], c[keep], P[keep][:, keep]
+    return clarabel_minimum(c, A_rows, b_rows, cones, P=P, offset=offset, tol=tol)
+
+
+def _objective_epigraph(task, c, F, g, accs, nonneg_rows):
+    """The epigraph on which a conic writer puts a convex quadratic objective, recognised as SCIP's readers' is
+    in :func:`scip_clarabel`: c = c_t e_t (c_t > 0, t free) and one rotated cone (a t, z1, F2 x + g2) with a > 0,
+    z1 > 0 constant and t in no other row, i.e. the objective c_t ||F2 x + g2||^2 / (2 a z1). Returns (that
+    cone's index, t, P, q, constant) with the objective 1/2 x^T P x + q^T x + constant, or None when the task
+    has no such epigraph (its cones then go to Clarabel as they are)."""
+    import mosek
+    (t,) = np.flatnonzero(c) if np.count_nonzero(c) == 1 else (None,)
+    if t is None or c[t] <= 0 or nonneg_rows and any(row.indices[0] == t for row in nonneg_rows):
+        return None
+    holding = [i for i, (idx, _) in enumerate(accs) if F[idx][:, t].nnz]
+    if len(holding) != 1:
+        return None
+    i = holding[0]
+    idx, dom = accs[i]
+    if task.getdomaintype(dom) != mosek.domaintype.rquadratic_cone:
+        return None
+    Fi, gi = F[idx].tocsr(), g[idx] - np.array(task.getaccb(i))
+    row0, row1 = Fi[0], Fi[1]
+    a = row0[0, t]
+    if row0.nnz != 1 or a <= 0 or gi[0] != 0 or row1.nnz or gi[1] <= 0 or Fi[2:][:, t].nnz:
+        return None
+    F2, g2, scale = Fi[2:], gi[2:], c[t] / (a * gi[1])
+    return i, t, scale * (F2.T @ F2), scale * (F2.T @ g2), 0.5 * scale * float(g2 @ g2)
 
 
 def mosek_clarabel(path, tol: float | None = None) -> Reading:

@@ -327,12 +327,19 @@ def test_quick_reproduction_refuses_write(capsys):
     assert exc.value.code == 2 and "not written into docs/" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("module", ["reproduce", "bench_cold_start", "bench_generate", "bench_peers",
-                                    "bench_time_limits", "bench_firstorder", "bench_scale", "bench_first_call",
-                                    "bench_export"])
+#: every benchmark that writes a results page (found, so that a new one is checked without being listed)
+PAGE_WRITERS = sorted(p.stem for p in (REPO / "benchmarks").glob("*.py") if "write_results(" in p.read_text("utf-8"))
+
+
+def test_the_page_writers_are_found():
+    assert {"reproduce", "bench_peers", "bench_export", "settledness"} <= set(PAGE_WRITERS)
+
+
+@pytest.mark.parametrize("module", PAGE_WRITERS)
 def test_benchmarks_write_into_docs_only_when_asked(module):
     """Every benchmark with a docs/results page takes --write, and nothing else writes: the call to
-    workbench.provenance.write_results sits behind ``args.write``."""
+    workbench.provenance.write_results sits behind ``args.write`` (or writes into a temporary folder
+    unless it is given)."""
     text = (REPO / "benchmarks" / f"{module}.py").read_text(encoding="utf-8")
     assert '"--write"' in text and "--no-write" not in text
     guarded = text.split("write_results(")[1:]

@@ -559,8 +559,11 @@ def render(data: dict) -> str:
     s = data["settings"]
     cap = s["cap"]
     ex = exact_figures(data)
+    # settings' problems counts the generated stacks too (read as the corpus's files are)
+    generated = sum(row["problem"].startswith("generated/") for row in data["exact"])
+    counted = f"{s['problems'] - generated} corpus problems" + (f" and {generated} generated stack{'s' * (generated != 1)}" if generated else "")
     lines = [f"{s['repetitions']} interleaved repetitions, time limit {cap:g} s per run, Siconos error "
-             f"{TOL:g} judged by the workbench's siconos_error for both sides; {s['problems']} corpus problems"
+             f"{TOL:g} judged by the workbench's siconos_error for both sides; {counted}"
              f"{' (quick run)' if s['quick'] else ''}; Siconos {s['siconos']}; load average {s['load_start']} at the "
              f"start, {s['load_end']} at the end; {s['wall_s']:.0f} s in all. Seconds, median [min-max]; a "
              "fresh problem object for every timed solve on both sides; docs/benchmarks.md says what each figure "

@@ -98,7 +98,10 @@ def test_targets_of_issue_25():
 def test_generated_stacks_enter_the_tower_target_only():
     run = made_up_run()
     before = bench_peers.exact_figures(run)
+    assert "; 6 corpus problems (quick run);" in bench_peers.render(run)
     run["exact"].append(row("generated/brick-wall-6x5.hdf5", 220, {"newton": [0.3] * 3}, {"ADMM": [0.2] * 3}))
+    run["settings"]["problems"] += 1            # the run counts every problem it read, the generated ones too
+    assert "; 6 corpus problems and 1 generated stack (quick run);" in bench_peers.render(run)
     ex = bench_peers.exact_figures(run)
     assert (ex["n"], ex["geomean"], ex["worst"]) == (before["n"], before["geomean"], before["worst"])
     got = {figure.split(",")[0].split(" (")[0]: (measured, verdict) for figure, measured, _, verdict in

@@ -107,6 +107,11 @@ DEGENERATE = 1e-12
 ACCURATE_TOL = 1e-10
 TARGETS = {"geomean": 0.8, "small": 1.5, "small_call": 2.5, "worst": 2.0, "tower": 1.0, "first_order": 3.0,
            "ipm": 0.6, "version_s": 0.15, "version_MiB": 60.0, "solve_s": 0.5}
+#: issue 33's targets: APGD's whole solve() call on the one-contact file [us]; at most SMALL contacts, the geometric
+#: mean of the solver-time ratios and the worst ratio; the corpus's geometric mean; every stack (the corpus's and
+#: the generated ones); the cold `workbench solve` [s]; ipm to the accurate objective over Clarabel's own time
+TARGETS_33 = {"call_us": 20.0, "small": 2.0, "small_worst": 3.0, "geomean": 0.8, "stacks": 1.0, "solve_s": 0.5,
+              "ipm": 0.6}
 
 
 # ---------------------------------------------------------------------------------------------- problems
@@ -444,6 +449,51 @@ def verdict(ok: bool | None) -> str:
     return "not measured" if ok is None else ("met" if ok else "missed")
 
 
+def by_how_much(value: float | None, limit: float) -> str:
+    """A figure against an upper limit: "met", "missed by 1.25x" (value / limit) or "not measured"."""
+    if value is None:
+        return "not measured"
+    return "met" if value <= limit else f"missed by {value / limit:.2f}x"
+
+
+def targets_33(data: dict) -> list[tuple[str, str, str, str]]:
+    """Issue 33's targets: (figure, this run, target, met / missed by how much / not measured)."""
+    T, ex = TARGETS_33, exact_figures(data)
+    out = []
+    call = next((o["call_us"] for o in data.get("overhead", []) if o["method"] == "apgd"), None)
+    out.append((f"APGD's whole `solve()` call, one iteration on {Path(ONE_CONTACT).name} (1 contact)",
+                "-" if call is None else f"{call:.0f} us", f"<= {T['call_us']:g} us", by_how_much(call, T["call_us"])))
+    out.append((f"geometric mean ours / Siconos best, problems <= {SMALL} contacts, solver time",
+                "-" if ex["small"] is None else f"{ex['small']:.2f} over {ex['small_n']}", f"<= {T['small']:g}",
+                by_how_much(ex["small"], T["small"])))
+    small = [r for r in ex["rows"] if r["solver"] is not None and not r["degenerate"] and r["contacts"] <= SMALL]
+    worst = max(small, key=lambda r: r["solver"], default=None)
+    over = sum(r["solver"] > T["small_worst"] for r in small)
+    out.append((f"worst problem <= {SMALL} contacts, solver time",
+                "-" if worst is None else f"{worst['solver']:.2f} ({Path(worst['problem']).name}); {over} of "
+                                          f"{len(small)} above {T['small_worst']:g}x",
+                f"<= {T['small_worst']:g}", by_how_much(None if worst is None else worst["solver"], T["small_worst"])))
+    out.append(("geometric mean ours / Siconos best, every corpus problem, solver time",
+                "-" if ex["geomean"] is None else f"{ex['geomean']:.2f} over {ex['n']}", f"<= {T['geomean']:g}",
+                by_how_much(ex["geomean"], T["geomean"])))
+    towers = [r for r in ex["towers"] if r["solver"] is not None]
+    tw = max(towers, key=lambda r: r["solver"], default=None)
+    out.append(("every stack, the corpus's and the generated towers and walls, the worst: "
+                + ", ".join(f"{Path(r['problem']).name} {r['solver']:.2f}" for r in towers),
+                "-" if tw is None else f"{tw['solver']:.2f} ({Path(tw['problem']).name})", f"<= {T['stacks']:g}",
+                by_how_much(None if tw is None else tw["solver"], T["stacks"])))
+    c = data.get("cold")
+    s = float(np.median(c["solve"]["s"])) if c else None
+    out.append((f"`workbench solve` of a 4-contact file ({Path(COLD_FILE).name}), cold process",
+                "-" if s is None else f"{s:.2f} s", f"<= {T['solve_s']:g} s", by_how_much(s, T["solve_s"])))
+    rel = data.get("relaxed") or {}
+    for spec in (SETTLED, SCALING):
+        q = relaxed_ratio(rel[spec], "ipm") if spec in rel else None
+        out.append((f"{spec.split(':')[1]}, ipm to the accurate objective / Clarabel's own time",
+                    "-" if q is None else f"{q:.2f}", f"<= {T['ipm']:g}", by_how_much(q, T["ipm"])))
+    return out
+
+
 def exact_figures(data: dict) -> dict:
     """Geometric means and extremes of the exact part (the time-limit rule applied)."""
     cap = data["settings"]["cap"]
@@ -547,10 +597,18 @@ def table(head: list[str], rows: list[list[str]], align: str | None = None) -> l
     return ["| " + " | ".join(head) + " |", align] + ["| " + " | ".join(r) + " |" for r in rows]
 
 
+def target_tables(data: dict) -> list[str]:
+    """Issue 33's targets, then issue 25's (each figure met, missed or not measured)."""
+    lines = ["## Targets (issue 33)", ""]
+    lines += table(["figure", "this run", "target", ""], [list(t) for t in targets_33(data)])
+    lines += ["", "## Targets (issue 25)", ""]
+    return lines + table(["figure", "this run", "target", ""], [list(t) for t in targets(data)])
+
+
 def render_targets(data: dict) -> str:
-    """The targets table of a run alone (the README's copy); the whole page is :func:`render`'s."""
-    lines = table(["figure", "this run", "target", ""], [list(t) for t in targets(data)])
-    return "\n".join(lines + ["", "All figures of the run, with what each includes: docs/results/peers.md."])
+    """The targets tables of a run alone (the README's copy); the whole page is :func:`render`'s."""
+    return "\n".join(target_tables(data) + ["", "All figures of the run, with what each includes: "
+                                                 "docs/results/peers.md."])
 
 
 def render(data: dict) -> str:
@@ -559,13 +617,16 @@ def render(data: dict) -> str:
     s = data["settings"]
     cap = s["cap"]
     ex = exact_figures(data)
+    # settings' problems counts the generated stacks too (read as the corpus's files are)
+    generated = sum(row["problem"].startswith("generated/") for row in data["exact"])
+    counted = f"{s['problems'] - generated} corpus problems" + (f" and {generated} generated stack{'s' * (generated != 1)}" if generated else "")
     lines = [f"{s['repetitions']} interleaved repetitions, time limit {cap:g} s per run, Siconos error "
-             f"{TOL:g} judged by the workbench's siconos_error for both sides; {s['problems']} corpus problems"
+             f"{TOL:g} judged by the workbench's siconos_error for both sides; {counted}"
              f"{' (quick run)' if s['quick'] else ''}; Siconos {s['siconos']}; load average {s['load_start']} at the "
              f"start, {s['load_end']} at the end; {s['wall_s']:.0f} s in all. Seconds, median [min-max]; a "
              "fresh problem object for every timed solve on both sides; docs/benchmarks.md says what each figure "
-             "includes.", "", "## Targets (issue 25)", ""]
-    lines += table(["figure", "this run", "target", ""], [list(t) for t in targets(data)])
+             "includes.", ""]
+    lines += target_tables(data)
     lines += ["", "## Exact problem: ours vs Siconos", ""]
     body = []
     for row in data["exact"]:  # the generated stacks too, after the corpus

@@ -98,7 +98,10 @@ def test_targets_of_issue_25():
 def test_generated_stacks_enter_the_tower_target_only():
     run = made_up_run()
     before = bench_peers.exact_figures(run)
+    assert "; 6 corpus problems (quick run);" in bench_peers.render(run)
     run["exact"].append(row("generated/brick-wall-6x5.hdf5", 220, {"newton": [0.3] * 3}, {"ADMM": [0.2] * 3}))
+    run["settings"]["problems"] += 1            # the run counts every problem it read, the generated ones too
+    assert "; 6 corpus problems and 1 generated stack (quick run);" in bench_peers.render(run)
     ex = bench_peers.exact_figures(run)
     assert (ex["n"], ex["geomean"], ex["worst"]) == (before["n"], before["geomean"], before["worst"])
     got = {figure.split(",")[0].split(" (")[0]: (measured, verdict) for figure, measured, _, verdict in
@@ -327,12 +330,19 @@ def test_quick_reproduction_refuses_write(capsys):
     assert exc.value.code == 2 and "not written into docs/" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("module", ["reproduce", "bench_cold_start", "bench_generate", "bench_peers",
-                                    "bench_time_limits", "bench_firstorder", "bench_scale", "bench_first_call",
-                                    "bench_export"])
+#: every benchmark that writes a results page (found, so that a new one is checked without being listed)
+PAGE_WRITERS = sorted(p.stem for p in (REPO / "benchmarks").glob("*.py") if "write_results(" in p.read_text("utf-8"))
+
+
+def test_the_page_writers_are_found():
+    assert {"reproduce", "bench_peers", "bench_export", "settledness"} <= set(PAGE_WRITERS)
+
+
+@pytest.mark.parametrize("module", PAGE_WRITERS)
 def test_benchmarks_write_into_docs_only_when_asked(module):
     """Every benchmark with a docs/results page takes --write, and nothing else writes: the call to
-    workbench.provenance.write_results sits behind ``args.write``."""
+    workbench.provenance.write_results sits behind ``args.write`` (or writes into a temporary folder
+    unless it is given)."""
     text = (REPO / "benchmarks" / f"{module}.py").read_text(encoding="utf-8")
     assert '"--write"' in text and "--no-write" not in text
     guarded = text.split("write_results(")[1:]

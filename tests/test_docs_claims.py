@@ -60,6 +60,19 @@ def test_the_load_at_the_start_is_the_process_start_not_the_write(tmp_path, monk
     assert "load average at the start 0.2 0.5 0.8. Do not edit" in provenance.render(record, _table)
 
 
+def test_a_page_rendered_again_keeps_its_numbers_and_provenance(tmp_path):
+    page = provenance.write_results("demo", {"rows": {"x": 1.25}}, _table, command="demo cmd", folder=tmp_path)
+    before = json.loads((tmp_path / "demo.json").read_text())
+
+    def _wide(data):
+        return _table(data) + "\nthe same numbers, presented anew\n"
+    provenance.rerender("demo", _wide, folder=tmp_path)
+    after = json.loads((tmp_path / "demo.json").read_text())
+    assert (after["data"], after["provenance"]) == (before["data"], before["provenance"])
+    assert page.read_text() == provenance.render(before, _wide) and "presented anew" in page.read_text()
+    assert after["renderer"].endswith(":_wide")
+
+
 def test_a_renderer_of_a_command_run_as_a_module_is_found_again(tmp_path, monkeypatch):
     """``python -m workbench.study.conformance ... --results-page``: the renderer's module is __main__
     there; the record names the module the command was run as."""

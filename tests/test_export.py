@@ -407,6 +407,40 @@ print(json.dumps({"info": int(info), "r": r.tolist(), "mu": list(p.mu), "d": int
 """
 
 
+#: run by /usr/bin/python3: Siconos reads a local .dat with its own reader and solves it with its NSGS at its default
+#: settings (SolverOptions as made: tolerance, iterations, local solver); prints its status, its own error and r
+SICONOS_DEFAULTS = r"""
+import json, sys
+import numpy as np
+import siconos.numerics as sn
+p = sn.frictionContact_new_from_filename(sys.argv[1])
+opts = sn.SolverOptions(sn.SICONOS_FRICTION_3D_NSGS)
+r, u = np.zeros(p.numberOfContacts * 3), np.zeros(p.numberOfContacts * 3)
+info = sn.fc3d_driver(p, r, u, opts)
+print(json.dumps({"info": int(info), "error": float(opts.dparam[sn.SICONOS_DPARAM_RESIDU]),
+                  "tol": float(opts.dparam[sn.SICONOS_DPARAM_TOL]), "r": r.tolist()}))
+"""
+
+
+@pytest.mark.skipif(not siconos_available(), reason=f"python3-siconos is not importable by {SICONOS_PYTHON}")
+@pytest.mark.parametrize("spec", [SMALL, SETTLED])
+def test_siconos_solves_the_packing_dat_at_its_defaults(tmp_path, spec):
+    """The .dat of the small and the settled packing, read by Siconos's own reader and solved by its NSGS at its
+    default settings: it converges, and its answer judged on the workbench's problem has the error Siconos
+    computed on what it read (to 1e-6 relative), i.e. the file is the problem, and below Siconos's tolerance."""
+    from workbench.sources import load
+    p = load(spec).as_local()
+    path = tmp_path / "p.dat"
+    export(p, "local", "dat", path)
+    proc = subprocess.run([SICONOS_PYTHON, "-I", "-c", SICONOS_DEFAULTS, str(path)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["info"] == 0, out["error"]
+    ours = evaluate(p, np.array(out["r"]))["siconos_error_q"]
+    assert ours == pytest.approx(out["error"], rel=1e-6) and ours <= out["tol"]
+
+
 @pytest.mark.skipif(not siconos_available(), reason=f"python3-siconos is not importable by {SICONOS_PYTHON}")
 @pytest.mark.parametrize("formulation", ["local", "raw"])
 def test_siconos_reads_and_solves_the_exported_dat(tmp_path, formulation):

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable
 from workbench.files import atomic_output
 from workbench.process_start import START_LOAD
 
-__all__ = ["RESULTS_DIR", "write_results", "write_view", "render", "check_docs", "provenance", "header", "embed",
+__all__ = ["RESULTS_DIR", "write_results", "write_view", "rerender", "render", "check_docs", "provenance", "header", "embed",
            "label"]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,6 +145,15 @@ def write_view(name: str, source: str, renderer: Callable[[Any], str], folder: o
     view = {"renderer": label(renderer), "provenance": record["provenance"], "data": record["data"],
             "view_of": source}
     return _write_record(folder, name, view, renderer)
+
+
+def rerender(name: str, renderer: Callable[[Any], str], folder: os.PathLike | str | None = None) -> Path:
+    """Write ``NAME.md`` again from the stored ``NAME.json`` by ``renderer`` (its data and provenance as
+    measured; the record's renderer label set to ``renderer``'s): for a change of how a page presents the
+    same numbers, never of the numbers. The path of the page."""
+    folder = Path(folder) if folder is not None else RESULTS_DIR
+    record = json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+    return _write_record(folder, name, {**record, "renderer": label(renderer)}, renderer)
 
 
 def check_docs(root: os.PathLike | str = ROOT, renderers: Iterable[Callable[[Any], str]] = ()) -> list[str]:

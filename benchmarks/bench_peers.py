@@ -619,7 +619,8 @@ def render(data: dict) -> str:
     ex = exact_figures(data)
     # settings' problems counts the generated stacks too (read as the corpus's files are)
     generated = sum(row["problem"].startswith("generated/") for row in data["exact"])
-    counted = f"{s['problems'] - generated} corpus problems" + (f" and {generated} generated stack{'s' * (generated != 1)}" if generated else "")
+    counted = f"{s['problems'] - generated} corpus problems"
+    counted += f" and {generated} generated stack{'s' * (generated != 1)}" if generated else ""
     lines = [f"{s['repetitions']} interleaved repetitions, time limit {cap:g} s per run, Siconos error "
              f"{TOL:g} judged by the workbench's siconos_error for both sides; {counted}"
              f"{' (quick run)' if s['quick'] else ''}; Siconos {s['siconos']}; load average {s['load_start']} at the "

@@ -95,6 +95,27 @@ def test_targets_of_issue_25():
     assert bench_peers.render(json.loads(json.dumps(run, sort_keys=True))) == page
 
 
+def test_targets_of_issue_33_say_by_how_much():
+    run = made_up_run()
+    call, small, worst, corpus, stacks, cold, _, scaling = [(m, v) for _, m, _, v in bench_peers.targets_33(run)]
+    assert call == ("-", "not measured")                                       # no overhead section in this run
+    # Rover4144 2.0 and Tiny 2000 (ours at the 2 s cap over Siconos's 1e-3): sqrt(4000) = 63.25 over the limit 2
+    assert small == ("63.25 over 2", "missed by 31.62x")
+    assert worst == ("2000.00 (Tiny.dat); 1 of 2 above 3x", "missed by 666.67x")  # Rover4144 2.0 is under 3
+    assert corpus == ("3.16 over 4", "missed by 3.95x")                        # (2 x 2000 x 0.1 x 0.25)^(1/4)
+    assert stacks == ("0.10 (Box_Stacks-i0122-82-5.hdf5)", "met")
+    assert cold == ("0.65 s", "missed by 1.30x")
+    assert scaling == ("0.75", "missed by 1.25x")                              # ipm 3.0 over Clarabel's 4.0
+    run["overhead"] = [{"method": "bb", "call_us": 10.0, "solver_us": 5.0},
+                       {"method": "apgd", "call_us": 25.0, "solver_us": 10.0}]
+    first = bench_peers.targets_33(run)[0]
+    assert first[1:] == ("25 us", "<= 20 us", "missed by 1.25x")
+    assert bench_peers.by_how_much(0.8, 0.8) == "met" and bench_peers.by_how_much(None, 1.0) == "not measured"
+    page = bench_peers.render(run)
+    assert page.index("## Targets (issue 33)") < page.index("## Targets (issue 25)") < page.index("## Exact problem")
+    assert "| missed by 1.25x |" in bench_peers.render_targets(run)
+
+
 def test_generated_stacks_enter_the_tower_target_only():
     run = made_up_run()
     before = bench_peers.exact_figures(run)

@@ -140,3 +140,22 @@ def test_lemke_outcomes_and_verdicts_do_not_depend_on_blas_threads_or_kernel(tmp
     assert runs[0] and all(len(h) == 16 for *_, h in runs[0])
     for blas, other in zip(BLAS_SETTINGS[1:], runs[1:]):
         assert other == runs[0], blas
+
+
+def test_poorly_settled_is_harder_is_judged_on_the_sweeps_trend(tmp_path, monkeypatch):
+    """Mazhar et al. 2014's "poorly settled is harder for APGD" row reads the settledness sweep's slope of
+    log(iterations) against log(kinetic energy): it holds only when the interval lies above 0; no sweep is
+    "not measured"; the one-pair rows are never judged."""
+    from benchmarks import reproduce
+    monkeypatch.setattr(reproduce, "RESULTS_DIR", tmp_path)
+    assert verdict(reproduce._settledness_trend_row())[0] == NOT_MEASURED
+
+    def sweep(low, high):
+        fit = {"slope": (low + high) / 2, "low": low, "high": high, "n": 6, "level": 0.95, "se": 0.1, "intercept": 0}
+        data = {"caps": [10, 10000], "paper_threshold": "5e-05",
+                "fits": {"iterations": {"kinetic_energy": {"5e-05": fit}}}}
+        (tmp_path / "settledness.json").write_text(json.dumps({"data": data}))
+        return verdict(reproduce._settledness_trend_row())[0]
+    assert sweep(0.05, 0.4) == REPRODUCED
+    assert sweep(-0.6, -0.1) == NOT_REPRODUCED         # contradicted
+    assert sweep(-0.2, 0.3) == NOT_REPRODUCED          # undecided: the finding is not shown either

@@ -144,3 +144,14 @@ def test_joints_size_and_other_solvers_are_not_condensed(monkeypatch):
         assert res.status == "solved" and "condensed" not in res.info, slv
     monkeypatch.setattr(problem_module, "CONDENSE_MAX_UNKNOWNS", 2)
     assert not sliding_sphere(rotate=True)[0].condensable
+
+
+def test_a_condensed_diagonal_mass_keeps_exact_entries_exact():
+    """Melanz et al. 2015 eq. 46: the planar ball's first step has N = diag(1, 3.5) and r = (-0.0981, 2) exactly
+    (M = diag(1, 1, 0.4)); the condensation of a diagonal M applies M^-1 without square roots, so they stay exact
+    (with L = sqrt(M) the 3.5 came out as 3.5000000000000004)."""
+    from workbench import sources
+    p = sources.load("scene:rolling-ball-2d")
+    assert p.condensable
+    assert p.N.toarray().tolist() == [[1.0, 0.0], [0.0, 3.5]]
+    assert [round(float(x), 12) for x in p.r] == [-0.0981, 2.0]

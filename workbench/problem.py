@@ -385,16 +385,17 @@ class TimeStepProblem:
 
     @cached_property
     def _condensation(self) -> tuple | None:
-        """(L, X, z) with M = L L^T (dense Cholesky; None for a diagonal M), X = L^-1 D, z = L^-1 k, for
-        a global problem without joints within CONDENSE_MAX_DOF and CONDENSE_MAX_UNKNOWNS; None otherwise, and None
-        when M is singular or numerically so (a pivot L_jj^2 <= n_dof eps max_i M_ii): such a problem
-        keeps the sparse path, which reports a singular M as it always did."""
+        """(L, X, z) with M = L L^T (dense Cholesky), X = L^-1 D, z = L^-1 k, for a global problem without
+        joints within CONDENSE_MAX_DOF and CONDENSE_MAX_UNKNOWNS; (None, D, k) for a diagonal M, whose
+        M^-1 is applied as it always is (no square roots: D^T M^-1 D keeps the sparse path's arithmetic,
+        so an N with exact entries, such as Melanz et al. 2015 eq. 46, stays exact); None otherwise, and
+        None when M is singular or numerically so (a pivot L_jj^2 <= n_dof eps max_i M_ii): such a
+        problem keeps the sparse path, which reports a singular M as it always did."""
         if (not self.is_global or self._G is not None or self.n_dof > CONDENSE_MAX_DOF
                 or self.n_contact_unknowns > CONDENSE_MAX_UNKNOWNS):
             return None
-        if self.M_is_diagonal:                  # L = diag(sqrt(m_i)), M^-1 applied as it always is
-            s = np.sqrt(self._M_inv_diag)
-            return None, self._D.toarray() * s[:, None], self._k * s
+        if self.M_is_diagonal:
+            return None, self._D.toarray(), self._k
         from scipy.linalg.lapack import dpotrf, dtrtrs  # LAPACK itself: the wrappers' checks cost more here
         M = self._M.toarray()
         L, info = dpotrf(M, lower=1, clean=1)
@@ -419,10 +420,14 @@ class TimeStepProblem:
         the constructor's checks of outside data (they cost more than a small solve)."""
         if self._condensation is None:
             return None
-        _, X, z = self._condensation
-        W = X.T @ X
+        L, X, z = self._condensation
+        if L is None:                       # a diagonal M: X = D, z = k
+            W = X.T @ (X * self._M_inv_diag[:, None])
+            q = self._b + X.T @ (self._M_inv_diag * z)
+        else:
+            W = X.T @ X
+            q = self._b + X.T @ z
         W = (W + W.T) * 0.5                 # exactly symmetric: cvxpy/solvers expect it
-        q = self._b + X.T @ z
         if not (np.all(np.isfinite(W)) and np.all(np.isfinite(q))):
             return None
         mask = W != 0

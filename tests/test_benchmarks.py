@@ -329,7 +329,7 @@ def test_quick_reproduction_refuses_write(capsys):
 
 @pytest.mark.parametrize("module", ["reproduce", "bench_cold_start", "bench_generate", "bench_peers",
                                     "bench_time_limits", "bench_firstorder", "bench_scale", "bench_first_call",
-                                    "bench_export"])
+                                    "bench_export", "calibrate"])
 def test_benchmarks_write_into_docs_only_when_asked(module):
     """Every benchmark with a docs/results page takes --write, and nothing else writes: the call to
     workbench.provenance.write_results sits behind ``args.write``."""

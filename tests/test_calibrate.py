@@ -112,7 +112,8 @@ def test_mass_fit_measures_exponent_one_and_hits_the_target():
 def _fake_floor(monkeypatch, count):
     monkeypatch.setattr(calibrate, "floor_packing", lambda width, n, cache, progress=False, **kw: width)
     monkeypatch.setattr(calibrate, "floor_entry", lambda width: {"contacts": count(width), "kinetic_energy": 0.0,
-                                                                 "sha256": "-", "committed_same": None})
+                                                                 "energy_ratio": 0.0, "sha256": "-",
+                                                                 "committed_same": None})
 
 
 def test_floor_fit_reports_the_bracket_and_the_closest_count_when_the_target_is_jumped(monkeypatch, tmp_path):
@@ -139,10 +140,10 @@ def _data(low=-0.64, high=-0.14):
     mass = {"target": -0.0232, "made_with": 1.0, "evaluations": [{"mass": 1.0, **ref}, {"mass": 2.0, **ref}],
             "exponent": 1.0, "exponent_tol": 1e-6, "mass": 6.0, "check": {"mass": 6.0, **ref, "objective": -0.0232},
             "residual": 0.0}
-    packings = [{"width": 10.0, "contacts": 188, "kinetic_energy": 0.09, "sha256": "a", "committed_same": True},
-                {"width": 17.47, "contacts": 144, "kinetic_energy": 0.0, "sha256": "b", "committed_same": None},
-                {"width": 17.5, "contacts": 70, "kinetic_energy": 0.0, "sha256": "c", "committed_same": None},
-                {"width": 24.0, "contacts": 70, "kinetic_energy": 0.0, "sha256": "d", "committed_same": None}]
+    packings = [{"width": w, "contacts": c, "kinetic_energy": e, "energy_ratio": e / 628, "sha256": "-",
+                 "committed_same": same}
+                for w, c, e, same in ((10.0, 188, 0.09, True), (17.47, 144, 0.0, None), (17.5, 70, 0.0, None),
+                                      (17.503, 72, 0.0, None), (24.0, 70, 0.0, None))]
     floor = {"n": 64, "target": 77, "bracket": [10.0, 24.0], "resolution": 0.05, "overrides": {}, "packings": packings,
              "fit": {"value": 17.5, "lo": 17.47, "hi": 17.5, "residual": -7.0, "closest": 17.5, "closest_residual": -7}}
     tests = {"settled": {"dataset": "settled-00320", "contacts": 1095, "kinetic_energy": 0.0215 / 6, "mass": 1.0,
@@ -154,7 +155,8 @@ def _data(low=-0.64, high=-0.14):
              "settled_scaled": {"0.0001": 500, "5e-05": 561, "1e-05": 700, "1e-06": None}}
     found = {"fit": {"slope": (low + high) / 2, "low": low, "high": high, "level": 0.95, "n": 6}, "threshold": "5e-05",
              "verdict": "contradicted", "provenance": {"date": "d", "commit": "c", "command": "python -m x"}}
-    data = {"quick": False, "apgd_cap": 20000, "mass": mass, "floor": floor, "tests": tests, "settledness": found}
+    data = {"quick": False, "apgd_cap": 20000, "mass": mass, "floor": floor, "tests": tests, "settledness": found,
+            "large": None}
     data["rows"] = calibrate.test_rows(data)
     return data
 
@@ -173,7 +175,7 @@ def test_rows_apply_the_fitted_mass_by_linearity_and_judge_every_quantity():
     assert judged["poorly settled is harder for APGD"] == "not reproduced"
     assert verdict(rows["contacts, thoroughly settled"])[0] == "not comparable"
     assert "by the rule alone: reproduced" in verdict(rows["contacts, thoroughly settled"])[1]
-    assert judged["contacts, 2,560 spheres, on the fitted floor"] == "not measured"
+    assert judged["contacts, 2,560 spheres, in the fitted container"] == "not measured"
     assert judged["settling steps reach the 10,000-iteration cap, thoroughly settled"] == "not reproduced"
     assert sum(v == "not measured" for v in judged.values()) == 4
     # an interval above 0 reproduces the finding
@@ -187,7 +189,7 @@ def test_page_shows_the_fits_their_residuals_and_every_verdict():
     assert "in the bracket [17.47, 17.5]" in page and "-7 contacts" in page and "closest reached: 70 at 17.5 m" in page
     assert "not reached by the floor width alone: the count goes from 144 at 17.47 m to 70 at 17.5 m" in page
     assert "p = 1.000000000, within 1e-06 of 1" in page and "the same: the iterations do not depend" in page
-    assert "yes (scaling-00064)" in page
+    assert "yes (scaling-00064)" in page and "Within 5 mm of the fitted width the packings have 70 to 72" in page
     assert "Verdicts: 3 reproduced, 4 not reproduced, 2 not comparable, 4 not measured." in page
 
 
@@ -203,3 +205,29 @@ def test_a_bad_option_is_one_line_and_exit_code_2(capsys):
     assert err.count("\n") == 1 and err.startswith("calibrate: ") and "--bogus" in err
     assert calibrate.main(["--quick", "--write"]) == 2
     assert calibrate.main(["--threads", "0"]) == 2
+
+
+def test_the_largest_packing_in_the_fitted_container_is_judged_and_an_unsettled_one_is_not_comparable():
+    floor = _data()["floor"]
+    big = {"width": 17.5, "contacts": 9000, "kinetic_energy": 1e-3, "energy_ratio": 4e-8, "sha256": "-",
+           "committed_same": None}
+    assert verdict(calibrate.large_row(floor, big))[0] == "reproduced"                  # 2.5 % off 9,228
+    assert verdict(calibrate.large_row(floor, {**big, "contacts": 5000}))[0] == "not reproduced"
+    label, reason = verdict(calibrate.large_row(floor, {**big, "energy_ratio": 0.01}))
+    assert label == "not comparable" and "not settled" in reason and "by the rule alone: reproduced" in reason
+    assert verdict(calibrate.large_row(floor, None)) == ("not measured", calibrate.large_row(floor, None)["missing"])
+
+
+def test_the_quick_run_end_to_end_prints_and_leaves_docs_alone(tmp_path, capsys):
+    """--quick on the committed packings: CI-sized (seconds), printed, never written."""
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    assert calibrate.main(["--quick", "--cache", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "Quick run (--quick)" in out.out and "| common sphere mass [kg] |" in out.out and "Verdicts: " in out.out
+    assert "docs/ unchanged" in out.err
+    assert (tmp_path / "quick").is_dir()
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout == before

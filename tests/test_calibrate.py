@@ -209,13 +209,23 @@ def test_a_bad_option_is_one_line_and_exit_code_2(capsys):
 
 def test_the_largest_packing_in_the_fitted_container_is_judged_and_an_unsettled_one_is_not_comparable():
     floor = _data()["floor"]
-    big = {"width": 17.5, "contacts": 9000, "kinetic_energy": 1e-3, "energy_ratio": 4e-8, "sha256": "-",
-           "committed_same": None}
+    big = {"width": 17.5, "finished": True, "contacts": 9000, "kinetic_energy": 1e-3, "energy_ratio": 4e-8,
+           "sha256": "-", "committed_same": None, "steps_done": 800, "settle_max_iterations": 10000, "steps_at_cap": 40}
     assert verdict(calibrate.large_row(floor, big))[0] == "reproduced"                  # 2.5 % off 9,228
     assert verdict(calibrate.large_row(floor, {**big, "contacts": 5000}))[0] == "not reproduced"
     label, reason = verdict(calibrate.large_row(floor, {**big, "energy_ratio": 0.01}))
     assert label == "not comparable" and "not settled" in reason and "by the rule alone: reproduced" in reason
     assert verdict(calibrate.large_row(floor, None)) == ("not measured", calibrate.large_row(floor, None)["missing"])
+    begun = {"width": 17.5, "finished": False, "steps_done": 327, "contacts": 7550, "settle_max_iterations": 10000,
+             "steps_at_cap": 12, "last_step_seconds": 8.0}
+    label, reason = verdict(calibrate.large_row(floor, begun))
+    assert label == "not measured" and "step 327 of 800" in reason and "8.0 s each" in reason
+    # the settling record of the large packing, finished or not, judges "up to 10,000 iterations"
+    data = _data()
+    data["large"] = begun
+    rows = {r["quantity"]: r for r in calibrate.test_rows(data)}
+    cap = rows["settling steps reach the 10,000-iteration cap, 2,560 spheres in the fitted container"]
+    assert verdict(cap)[0] == "reproduced" and "the packing unfinished" in cap["shown"]
 
 
 def test_the_quick_run_end_to_end_prints_and_leaves_docs_alone(tmp_path, capsys):

@@ -472,10 +472,10 @@ def _fit_table(data: dict) -> list[str]:
         by = {p["width"]: p for p in floor["packings"]}
         closest = by[f["closest"]]
         lines.append(f"| floor width [m] | contacts at {floor['n']} spheres, {floor['target']} (sec. 5.2) | "
-                     f"{f['value']:.4g}, in the bracket [{f['lo']:.4g}, {f['hi']:.4g}] where the count crosses "
+                     f"{f['value']:.6g}, in the bracket [{f['lo']:.6g}, {f['hi']:.6g}] where the count crosses "
                      f"{floor['target']} | {by[f['value']]['contacts']} contacts; closest reached: "
-                     f"{closest['contacts']} at {closest['width']:.4g} m | {f['residual']:+g} contacts; closest "
-                     f"{f['closest_residual']:+d} |")
+                     f"{closest['contacts']} at {closest['width']:.6g} m | {f['residual']:g} contacts; closest "
+                     f"{f['closest_residual']:d} |")
     return lines
 
 
@@ -507,7 +507,7 @@ def render(data: dict) -> str:
               f"{fmt(mass['made_with'])} kg and at the fitted {mass['mass']:.4g} kg (at most {data['apgd_cap']:,} "
               f"iterations): " + "; ".join(
                   f"{t}: {fmt(tests['settled']['apgd'][t])} vs {fmt(tests['settled_scaled'][t])}"
-                  for t in tests["settled"]["apgd"]) +
+                  for t in (f"{x:g}" for x in THRESHOLDS)) +
               (" — the same: the iterations do not depend on the common mass." if same else
                " — they differ: the iterations depend on the common mass through round-off or the step size.")]
     f = floor["fit"]
@@ -515,9 +515,9 @@ def render(data: dict) -> str:
     lines += ["", f"**Floor.** Each packing: the generator's `scaling` recipe (problems/generator.py, as the committed "
               f"scaling-00064) at {floor['n']} spheres with the floor width overridden{'; ' + over if over else ''}. "
               f"Bisection of the width over [{floor['bracket'][0]:g}, {floor['bracket'][1]:g}] m until the bracket "
-              f"is at most {floor['resolution']:g} m wide. The count is a step function of the width (the starting "
-              "lattice holds a whole number of spheres per side), so the target may be jumped over: the bracket, "
-              "the closest count reached and its residual are what the fit gives.", "",
+              f"is at most {floor['resolution']:g} m wide. The count is an integer that falls as the floor widens (the "
+              "starting lattice holds fewer layers), not smoothly: it may jump over the target, so the fit gives the "
+              "bracket, the closest count reached and its residual.", "",
               "| floor width [m] | contacts | kinetic energy [J] (over sum m g R) | same arrays as the committed packing |",
               "|---:|---:|---:|---|"]
     for pk in floor["packings"]:

@@ -241,3 +241,11 @@ def test_the_quick_run_end_to_end_prints_and_leaves_docs_alone(tmp_path, capsys)
     assert "docs/ unchanged" in out.err
     assert (tmp_path / "quick").is_dir()
     assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout == before
+
+
+def test_the_page_renders_the_same_from_its_stored_record():
+    """The record is stored with sorted keys (workbench.provenance): the page must not depend on key order."""
+    import json
+
+    data = _data()
+    assert calibrate.render(json.loads(json.dumps(data, sort_keys=True))) == calibrate.render(data)

@@ -1,4 +1,6 @@
-"""The fits that calibrate the generator's unstated parameters against Mazhar et al. 2014.
+"""The fits that calibrate the generator's unstated parameters against Mazhar et al. 2014 (issue 32 item 2):
+
+    .venv/bin/python -m benchmarks.calibrate [--write] [--quick] [--large] [--tight] [--threads N] [--cache DIR]
 
 Mazhar et al. 2014 (sec. 5.1, 5.2) give neither the spheres' mass nor the container's floor. Both are
 fitted here, each on one of the paper's numbers, and everything else they report is kept for the test:
@@ -6,17 +8,51 @@ fitted here, each on one of the paper's numbers, and everything else they report
 * the floor width w [m] on a contact count C(w) (sec. 5.2: 77 contacts at 64 spheres). C falls as the
   floor widens (fewer layers, fewer sphere-sphere contacts), and it is an integer, so the fit is a
   bisection over w to the narrowest bracket [w_lo, w_hi] where C crosses the target
-  (:func:`fit_monotone`);
+  (:func:`fit_monotone`); a count that jumps over the target is reported as the bracket, the closest
+  count reached and its residual. Each packing is the generator's dataset ``scaling`` at 64 spheres with
+  the floor width overridden (the recipe of the committed scaling-00064, docs/datasets.md), made once into
+  ``CACHE/width-W/`` (ignored by git) and kept;
 * the common sphere mass m [kg] on the settled objective f(m) (sec. 5.1: -0.0232). The exponent p of
-  f proportional to m^p is measured, not assumed: the log-log slope of f over masses actually solved
-  (:func:`scaling_exponent`), then m = (f_target / f(1 kg))^(1/p) (:func:`fit_power`).
+  f proportional to m^p is measured, not assumed: the committed settled-00320 step solved with every mass
+  (and so every weight) scaled by a few factors (:func:`mass_scaled`, the interior point to 1e-10 of
+  :func:`benchmarks.reproduce.interior_point_solve`), the log-log slope of f over them
+  (:func:`scaling_exponent`), then m = (f_target / f(1 kg))^(1/p) (:func:`fit_power`), and the step solved
+  again at m: the fit's residual.
+
+Under a uniform mass scaling the whole settling trajectory is the same (impulses scale with m, velocities
+and positions do not), so kinetic energies and objectives scale linearly with m and the exponent is 1 up to
+round-off. The test quantities (the poorly settled objective, both kinetic energies and their mass-free
+ratio, the contact counts at 320 spheres, APGD's iterations to the interior-point objective, "poorly
+settled is harder") are untouched by the fits; the fitted mass is applied to them by that linearity, and
+APGD's iterations are measured at 1 kg and, once, at the fitted mass (an invariance check). Each row is
+judged by :mod:`workbench.report.reproduction`'s rules with benchmarks.reproduce's tolerances.
+
+``--tight`` settles the 320 spheres of settled-00320 again with each step solved to 1e-8 (not 1e-6) and
+tests whether that drives the settling steps to the paper's 10,000-iteration cap. ``--large`` also settles sec. 5.2's largest packing, 2,560 spheres, in the container fitted at 64 (one
+container for the whole series: the paper gives none) and tests its contacts (9,228); without it that row
+is "not measured". Without ``--write`` the page is printed only; ``--write`` writes docs/results/calibration.{json,md}
+(:func:`workbench.provenance.write_results`) and its copy in docs/reproductions.md. ``--quick`` is a
+CI-sized run (fewer mass factors, 64-sphere packings settled for 0.5 s only, a 7 m bracket, APGD capped
+at 2,000) that is never written.
 """
 from __future__ import annotations
 
+import argparse
+import json
+import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+
+from benchmarks.reproduce import (ENERGY_FACTOR, MAZHAR_CAPS, MAZHAR_STATIC, PACKING_TOL,
+                                  PAPER_THRESHOLD, THRESHOLDS, apgd_to_target, interior_point_solve, protocol_gap)
+from benchmarks.settledness import APGD_CAP, verdict as settledness_verdict
+from workbench.problem import TimeStepProblem
+from workbench.provenance import RESULTS_DIR, ROOT
+from workbench.report.reproduction import fmt, render_table, row
 
 
 @dataclass(frozen=True)
@@ -74,3 +110,548 @@ def fit_power(value_at_unit: float, target: float, exponent: float) -> float:
     if exponent == 0 or value_at_unit == 0 or np.sign(value_at_unit) != np.sign(target):
         raise ValueError(f"no power fit of {target} from {value_at_unit} with exponent {exponent}")
     return float((target / value_at_unit) ** (1.0 / exponent))
+
+
+# --------------------------------------------------------------------------- the measures
+# Everything below measures: it solves the committed time steps and makes 64-sphere packings.
+
+#: where the floor fit's packings are kept between runs (ignored by git)
+CACHE = ROOT / "results" / "calibration"
+#: the page under docs/results, and the page it reads the settledness verdict from
+NAME = "calibration"
+SETTLEDNESS = RESULTS_DIR / "settledness.json"
+#: the committed packings of Mazhar et al. 2014 sec. 5.1 (1 kg spheres)
+DATASETS = {"settled": "settled-00320", "unsettled": "unsettled-00320"}
+#: the mass factors at which the exponent p of objective ~ m^p is measured (1: the committed packing)
+MASS_FACTORS = (0.5, 1.0, 2.0, 8.0)
+#: Mazhar et al. 2014 sec. 5.2: contacts of the smallest and the largest packing of the series
+PAPER_CONTACTS = {64: 77, 2560: 9228}
+#: the floor widths [m] the bisection starts from: the generator's own floor for 64 spheres (the
+#: committed scaling-00064, several layers) and one wide enough for a single layer
+FLOOR_BRACKET = (10.0, 24.0)
+#: the size of sec. 5.2's largest packing, made in the fitted container with --large
+LARGE_N = 2560
+#: the per-step tolerance of the thoroughly settled packing settled again with --tight (the committed: 1e-6)
+TIGHT_TOL = 1e-8
+#: the bisection stops when the bracket is at most this wide [m]
+FLOOR_RESOLUTION = 0.001
+#: the window [m] around the fitted width over which the page gives the spread of the counts
+NEAR = 0.005
+#: how far from 1 the measured exponent may be and still count as 1 "within round-off"
+EXPONENT_TOL = 1e-6
+#: --quick: a CI-sized run that is never written
+QUICK = {"factors": (0.5, 1.0, 2.0), "duration": 0.5, "resolution": 7.0, "apgd_cap": 2_000}
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def mass_scaled(problem: TimeStepProblem, factor: float) -> TimeStepProblem:
+    """The time step of the same packing with every mass (and inertia) times ``factor``: M and k = M v + h f
+    scale (the applied forces are weights, m g); D, b, mu and h do not. N = D^T M^-1 D scales by 1 / factor
+    and r = b + D^T M^-1 k not at all, so the relaxed dual's optimal impulses and objective scale by
+    ``factor``."""
+    problem.require_global("a mass scaling")
+    return TimeStepProblem(mu=problem.mu, d=problem.d, M=problem.M * factor, D=problem.D, k=problem.k * factor,
+                           b=problem.b, h=problem.h, name=f"{problem.name} x{factor:g} mass",
+                           metadata={**problem.metadata, "mass_factor": factor})
+
+
+def interior_point(problem: TimeStepProblem) -> dict:
+    """The sec. 5.1 reference objective of ``problem`` (:func:`benchmarks.reproduce.interior_point_solve`)
+    with its solver, status, judged error and iterations."""
+    res = interior_point_solve(problem)
+    error = float(res.metrics.get(res.judged_name, math.nan))
+    return {"objective": float(res.objective), "solver": res.solver, "status": res.status, "judged": res.judged_name,
+            "error": error if math.isfinite(error) else None, "iterations": int(res.iterations)}
+
+
+def fit_mass(problem: TimeStepProblem, mass: float, target: float, factors=MASS_FACTORS) -> dict:
+    """The common sphere mass [kg] at which the interior-point objective of ``problem`` (a packing of
+    spheres of ``mass`` kg) is ``target``: the objective at each mass factor x ``mass``, the exponent p of
+    objective ~ m^p over them (:func:`scaling_exponent`), the mass from the objective at ``mass``
+    (:func:`fit_power`, in units of ``mass``) and the objective solved again at the fitted mass: the residual."""
+    if 1.0 not in factors:
+        raise ValueError("the mass factors must include 1 (the packing as made)")
+    evaluations = []
+    for factor in factors:
+        _say(f"mass x{factor:g}: interior point")
+        evaluations.append({"mass": float(factor * mass), **interior_point(mass_scaled(problem, factor))})
+    exponent = scaling_exponent([e["mass"] for e in evaluations], [e["objective"] for e in evaluations])
+    at_mass = next(e["objective"] for e in evaluations if e["mass"] == mass)
+    fitted = mass * fit_power(at_mass, target, exponent)
+    _say(f"fitted mass {fitted:.6g} kg: interior point again")
+    check = {"mass": fitted, **interior_point(mass_scaled(problem, fitted / mass))}
+    return {"target": target, "made_with": mass, "evaluations": evaluations, "exponent": exponent,
+            "exponent_tol": EXPONENT_TOL, "mass": fitted, "check": check, "residual": check["objective"] - target}
+
+
+def floor_packing(width: float, n: int, cache: Path, progress: bool = False, **overrides) -> Path:
+    """The generator's ``scaling`` packing of ``n`` spheres on a ``width`` m floor (all else the committed
+    series' recipe, ``overrides`` aside), made once into ``cache/width-W`` and kept."""
+    from problems.generator import generate_dataset
+
+    folder = cache / f"width-{width:.6f}"
+    return generate_dataset("scaling", folder, sizes=[n], width=float(width), progress=progress, **overrides)[0]
+
+
+def floor_entry(path: Path) -> dict:
+    """A floor packing's contacts, kinetic energy [J], that energy over sum m g R (settled when at most
+    problems.generator.SETTLED_ENERGY), and whether its arrays are those of the committed packing of the same
+    name and parameters (None: none such committed)."""
+    from problems.generator import DEFAULT_DIR, GRAVITY, read_manifest
+
+    entry = read_manifest(path.parent)[path.name]
+    committed = read_manifest(DEFAULT_DIR).get(path.name)
+    same = None if committed is None or committed["generator"] != entry["generator"] else \
+        committed["sha256"] == entry["sha256"]
+    g = entry["generator"]
+    energy = float(entry["kinetic_energy"])
+    return {"contacts": int(entry["n_contacts"]), "kinetic_energy": energy,
+            "energy_ratio": energy / (g["n"] * g["mass"] * GRAVITY * g["radius"]), "sha256": entry["sha256"],
+            "committed_same": same}
+
+
+def fit_floor(n: int, target: int, cache: Path, bracket=FLOOR_BRACKET, resolution: float = FLOOR_RESOLUTION,
+              progress: bool = False, **overrides) -> dict:
+    """The floor width [m] at which ``n`` spheres settle to ``target`` contacts: :func:`fit_monotone` over
+    :func:`floor_packing` counts; every packing made, with its count and kinetic energy."""
+    packings: dict[float, dict] = {}
+
+    def contacts(width: float) -> int:
+        _say(f"floor {width:g} m: {n} spheres")
+        packings[width] = {"width": width, **floor_entry(floor_packing(width, n, cache, progress, **overrides))}
+        return packings[width]["contacts"]
+
+    try:
+        fit = fit_monotone(contacts, target, *bracket, width=resolution)
+    except ValueError as exc:   # the bracket does not cross: reported, not fitted
+        return {"n": n, "target": target, "bracket": list(bracket), "resolution": resolution, "fit": None,
+                "reason": str(exc), "packings": [packings[w] for w in sorted(packings)], "overrides": overrides}
+    closest = min(packings.values(), key=lambda p: (abs(p["contacts"] - target), p["width"]))
+    return {"n": n, "target": target, "bracket": list(bracket), "resolution": resolution,
+            "fit": {"value": fit.value, "lo": fit.lo, "hi": fit.hi, "residual": fit.residual,
+                    "closest": closest["width"], "closest_residual": closest["contacts"] - target},
+            "packings": [packings[w] for w in sorted(packings)], "overrides": overrides}
+
+
+def large_state(width: float, cache: Path, n: int = LARGE_N) -> dict | None:
+    """What the cache holds of the ``n``-sphere packing on the ``width`` m floor (:func:`packing_state`)."""
+    state = packing_state(cache / f"width-{width:.6f}" / f"scaling-{n:05d}.npz")
+    return None if state is None else {"width": width, **state}
+
+
+def tight_packing(cache: Path, tol: float = TIGHT_TOL, progress: bool = False) -> Path:
+    """The thoroughly settled packing (the generator's ``settled``, as settled-00320) settled again with every
+    step solved to ``tol``, made once into ``cache/settled-tol-TOL`` and kept."""
+    from problems.generator import generate_dataset
+
+    return generate_dataset("settled", cache / f"settled-tol-{tol:g}", progress=progress, tol=tol)[0]
+
+
+def packing_state(path: Path) -> dict | None:
+    """What the cache holds of the packing file ``path``, without making anything: the finished packing
+    (:func:`floor_entry` and its settling record), else its checkpoint's progress (steps done, contacts, the
+    settling iterations and seconds of its steps so far), else None."""
+    from problems.generator import checkpoint_path
+
+    if path.exists():
+        from workbench.io import load_problem
+
+        settling = load_problem(path).metadata.get("settling", {})
+        return {"finished": True, **floor_entry(path), "steps_done": settling.get("steps"),
+                "settle_max_iterations": settling.get("max_iterations"),
+                "steps_at_cap": settling.get("statuses", {}).get("max_iter", 0)}
+    check = checkpoint_path(path)
+    if not check.exists():
+        return None
+    with np.load(check, allow_pickle=False) as z:
+        its, secs, status = z["record_iterations"], z["record_solve_seconds"], z["record_status"]
+        return {"finished": False, "steps_done": int(z["state_step_index"]),
+                "contacts": int(z["record_contacts"][-1]), "settle_max_iterations": int(its.max()),
+                "steps_at_cap": int(np.sum(status == "max_iter")), "last_step_seconds": float(np.mean(secs[-20:]))}
+
+
+def settledness_finding() -> dict | None:
+    """The verdict on "poorly settled is harder for APGD" of docs/results/settledness.json (its fit of
+    log(iterations) against log(kinetic energy) at the paper's threshold), read, not recomputed; None
+    when there is no such page."""
+    if not SETTLEDNESS.exists():
+        return None
+    record = json.loads(SETTLEDNESS.read_text(encoding="utf-8"))
+    data = record["data"]
+    fit = data["fits"]["iterations"]["kinetic_energy"][data["paper_threshold"]]
+    return {"fit": fit, "threshold": data["paper_threshold"], "verdict": settledness_verdict(fit),
+            "provenance": {k: record["provenance"][k] for k in ("date", "commit", "command")}}
+
+
+def measure_tests(mass: dict, apgd_cap: int) -> dict:
+    """The test side, at 1 kg (the committed packings): contacts, kinetic energies, interior-point objectives,
+    APGD's iterations to them; APGD once more on the settled step at the fitted mass (against the check
+    solve's objective there)."""
+    from benchmarks.reproduce import dataset_meta, unstated
+    from workbench import sources
+
+    out: dict = {}
+    for kind, name in DATASETS.items():
+        meta = dataset_meta(name)
+        problem = sources.load(f"dataset:{name}")
+        ref = interior_point(problem) if kind != "settled" else \
+            next({k: v for k, v in e.items() if k != "mass"} for e in mass["evaluations"] if e["mass"] == mass["made_with"])
+        _say(f"{name}: APGD up to {apgd_cap:,} iterations")
+        hits = apgd_to_target(problem, ref["objective"], apgd_cap)
+        out[kind] = {"dataset": name, "contacts": int(problem.n_contacts), "kinetic_energy": meta.get("kinetic_energy"),
+                     "mass": meta.get("generator", {}).get("mass"), "gap": protocol_gap(meta, MAZHAR_CAPS[kind]),
+                     "unstated": unstated(meta), "settle_max_iterations": meta.get("settling", {}).get("max_iterations"),
+                     "reference": ref, "apgd": {f"{t:g}": None if h is None else h[0] for t, h in hits.items()}}
+        if kind == "settled":
+            _say(f"{name} at {mass['mass']:.4g} kg: APGD up to {apgd_cap:,} iterations")
+            scaled = mass_scaled(problem, mass["mass"] / mass["made_with"])
+            hits = apgd_to_target(scaled, mass["check"]["objective"], apgd_cap)
+            out["settled_scaled"] = {f"{t:g}": None if h is None else h[0] for t, h in hits.items()}
+    return out
+
+
+# --------------------------------------------------------------------------- the test rows
+
+LABEL = {"settled": "thoroughly settled", "unsettled": "poorly settled"}
+#: the criterion of the APGD rows (benchmarks.reproduce's)
+APGD_CRITERION = (f"first iteration with |f - f_IP| <= {PAPER_THRESHOLD:g} |f_IP| (the paper stops at -0.023199 vs "
+                  "-0.0232, 4.3e-5, and -0.53119 vs -0.5312, 1.9e-5)")
+
+
+def large_row(floor: dict, large: dict | None) -> dict:
+    """Sec. 5.2's contacts at 2,560 spheres in the container fitted at 64: one container for the whole series,
+    the reading that needs no rule beyond the fit (the paper gives none); not measured without ``large``."""
+    from problems.generator import SETTLED_ENERGY
+
+    n = LARGE_N
+    if large is not None and not large["finished"]:
+        return row(f"contacts, {n:,} spheres, in the fitted container", "sec. 5.2", PAPER_CONTACTS[n], None,
+                   {"rule": "within", "rel_tol": PACKING_TOL}, criterion="contacts of the stored step",
+                   differences=f"the floor fitted at {floor['n']} spheres kept for {n:,} (one container for the series)",
+                   missing=f"begun, not finished: the packing in the cache reached step {large['steps_done']:,} of "
+                           f"800 ({large['contacts']:,} contacts), its last 20 steps {large['last_step_seconds']:.1f} s "
+                           f"each with APGD at up to {large['settle_max_iterations']:,} of its 10,000 iterations: the "
+                           "rest is beyond this run's time on 2 shared cores")
+    if large is None:
+        return row(f"contacts, {n:,} spheres, in the fitted container", "sec. 5.2", PAPER_CONTACTS[n], None,
+                   {"rule": "within", "rel_tol": PACKING_TOL}, criterion="contacts of the stored step",
+                   differences=f"the floor fitted at {floor['n']} spheres kept for {n:,} (one container for the series)",
+                   missing=f"not run (--large): one {n:,}-sphere packing takes about 1,000 s or more on 2 cores "
+                           "(docs/results/generate.md)")
+    settled = large["energy_ratio"] <= SETTLED_ENERGY
+    return row(f"contacts, {n:,} spheres, in the fitted container", "sec. 5.2", PAPER_CONTACTS[n], large["contacts"],
+               {"rule": "within", "rel_tol": PACKING_TOL},
+               criterion=f"contacts of the stored step, within {PACKING_TOL:.0%} (a random packing)",
+               shown=f"{large['contacts']:,} (kinetic energy {large['kinetic_energy']:.3g} J at 1 kg, "
+                     f"{large['energy_ratio']:.2g} of sum m g R)",
+               differences=f"{n:,} spheres settled by the scaling recipe on the {large['width']:.6g} m floor fitted at "
+                           f"{floor['n']} spheres: one container for the whole series (the paper gives none; the "
+                           "generator's own series widens the floor with n)",
+               obstacle=None if settled else f"the packing is not settled after the recipe's 4 s (kinetic energy "
+                                             f"{large['energy_ratio']:.2g} of sum m g R, above {SETTLED_ENERGY:g})")
+
+
+def tight_row(tight: dict | None, committed_max: int | None) -> dict:
+    """Whether a tighter per-step tolerance while settling drives the steps to the paper's 10,000-iteration cap:
+    the 320 spheres settled again at TIGHT_TOL (finished, or as far as the cache's checkpoint got)."""
+    what = f"explains the paper's 'up to 10,000' settling iterations: settling tolerance {TIGHT_TOL:g}"
+    kw = dict(criterion="the largest APGD iterations of one settling step >= 10,000",
+              differences=f"the 320 spheres of settled-00320 settled again (h = 0.0005 s, 8,000 steps, warm-started) "
+                          f"with each step solved to {TIGHT_TOL:g} instead of 1e-6 (largest "
+                          f"{fmt(committed_max)} iterations there)")
+    rule = {"rule": "holds", "op": ">=", "finding": "the settling solver reaches its cap"}
+    if tight is None:
+        return row(what, "Table 1; sec. 5.2", "up to 10,000 iterations per step", None, rule,
+                   missing="not run (--tight): the 320 spheres settled again (8,000 steps) at the tighter tolerance", **kw)
+    if not tight["finished"] and tight["settle_max_iterations"] < 10_000:
+        return row(what, "Table 1; sec. 5.2", "up to 10,000 iterations per step", None, rule,
+                   missing=f"begun, not finished: step {tight['steps_done']:,} of 8,000 reached, largest "
+                           f"{tight['settle_max_iterations']:,} iterations so far", **kw)
+    return row(what, "Table 1; sec. 5.2", "up to 10,000 iterations per step", [tight["settle_max_iterations"], 10_000],
+               rule, shown=f"{tight['settle_max_iterations']:,} vs 10,000 ({tight['steps_at_cap']:,} steps at the cap "
+                           f"over {tight['steps_done']:,} steps" + ("" if tight["finished"] else ", unfinished") + ")",
+               **kw)
+
+
+def test_rows(data: dict) -> list[dict]:
+    """The rows of the test quantities, each judged by its declared rule (workbench.report.reproduction); the
+    fitted mass enters by linearity, the fitted floor nowhere (the committed packings were not regenerated)."""
+    mass, tests, cap = data["mass"], data["tests"], data["apgd_cap"]
+    m = mass["mass"]
+    linear = (f"fitted mass {m:.4g} kg applied by linearity (the quantity is proportional to the common mass; "
+              f"measured exponent p = {mass['exponent']:.9f}) to the committed 1 kg packing")
+    rows = []
+    for kind in ("settled", "unsettled"):
+        t, p = tests[kind], MAZHAR_STATIC[kind]
+        scale = m / t["mass"]
+        if kind == "unsettled":
+            f1 = t["reference"]["objective"]
+            rows.append(row(f"interior-point objective (relaxed dual), {LABEL[kind]}", p["where"], p["objective"],
+                            f1 * scale, {"rule": "within", "rel_tol": PACKING_TOL},
+                            shown=f"{fmt(f1 * scale)} (= {fmt(f1)} at 1 kg x {m:.4g})",
+                            criterion="the dual objective 1/2 gamma^T N gamma + r^T gamma at the interior-point "
+                                      "solution",
+                            differences=f"{t['reference']['solver']} to 1e-10 (MOSEK, default settings, in the "
+                                        f"paper); {linear} {t['dataset']}", obstacle=t["gap"]))
+        e1 = t["kinetic_energy"]
+        rows.append(row(f"kinetic energy after settling [J], {LABEL[kind]}", "Table 1", p["energy"],
+                        None if e1 is None else e1 * scale, {"rule": "factor", "factor": ENERGY_FACTOR},
+                        shown=None if e1 is None else f"{fmt(e1 * scale)} (= {fmt(e1)} J at 1 kg x {m:.4g})",
+                        criterion="kinetic energy of the spheres at the stored step, within a factor "
+                                  f"{ENERGY_FACTOR:g} (a residual motion: its order of magnitude)",
+                        differences=f"{linear} {t['dataset']}", obstacle=t["gap"],
+                        missing="no kinetic energy in the dataset's metadata"))
+    s, u = tests["settled"], tests["unsettled"]
+    paper_ratio = MAZHAR_STATIC["unsettled"]["energy"] / MAZHAR_STATIC["settled"]["energy"]
+    ratio = u["kinetic_energy"] / s["kinetic_energy"] if s["kinetic_energy"] and u["kinetic_energy"] else None
+    gap = "; ".join(g for g in (s["gap"], u["gap"]) if g) or None
+    rows.append(row("kinetic energy ratio, poorly / thoroughly settled (mass-free)", "Table 1", round(paper_ratio, 1),
+                    ratio, {"rule": "factor", "factor": ENERGY_FACTOR},
+                    paper_shown=f"{paper_ratio:.0f} (1.5637 J / 0.0215 J)",
+                    criterion="ratio of the kinetic energies at the stored steps: free of the common sphere mass, "
+                              "so untouched by the mass fit",
+                    differences=f"{u['dataset']} / {s['dataset']}", obstacle=gap,
+                    missing="a kinetic energy missing from the datasets' metadata"))
+    for kind in ("settled", "unsettled"):
+        t, p = tests[kind], MAZHAR_STATIC[kind]
+        rows.append(row(f"contacts, {LABEL[kind]}", p["where"], p["contacts"], t["contacts"],
+                        {"rule": "within", "rel_tol": PACKING_TOL},
+                        criterion=f"contacts of the stored step, within {PACKING_TOL:.0%} (a random packing)",
+                        differences=f"the committed {t['dataset']} as made: {t['unstated']}",
+                        obstacle="contact envelope and container not given, and the committed packings sit in the "
+                                 "generator's container, not on a fitted floor: the floor fitted here (sec. 5.2, 64 "
+                                 "spheres) does not change them unless they are regenerated on it, which this command "
+                                 "does not do"))
+    for kind in ("settled", "unsettled"):
+        t, p = tests[kind], MAZHAR_STATIC[kind]
+        n = t["apgd"][f"{PAPER_THRESHOLD:g}"]
+        shown = None
+        if kind == "settled" and n is not None:
+            k = tests["settled_scaled"][f"{PAPER_THRESHOLD:g}"]
+            shown = f"{fmt(n)} at 1 kg; {'> ' + fmt(cap) if k is None else fmt(k)} at the fitted {m:.4g} kg"
+        rows.append(row(f"APGD iterations to the interior-point objective, {LABEL[kind]}", p["where"], p["apgd"], n,
+                        {"rule": "within", "rel_tol": PACKING_TOL}, shown=shown, criterion=APGD_CRITERION,
+                        differences=f"reference objective from {t['reference']['solver']} to 1e-10; APGD at most "
+                                    f"{cap:,} iterations; {t['dataset']} at 1 kg (iterations do not depend on the "
+                                    "common mass: checked on the settled step, see the mass fit)", obstacle=t["gap"],
+                        missing=f"not within {cap:,} iterations"))
+    found = data["settledness"]
+    if found is None:
+        rows.append(row("poorly settled is harder for APGD", "sec. 5.1 (825 vs 561)", "harder", None,
+                        {"rule": "holds", "op": ">", "finding": "poorly settled needs more APGD iterations"},
+                        criterion="the settledness sweep's slope", missing="no docs/results/settledness.json"))
+    else:
+        f = found["fit"]
+        rows.append(row("poorly settled is harder for APGD", "sec. 5.1 (825 vs 561)",
+                        "iterations grow as the kinetic energy grows",
+                        None if f["low"] is None else [f["low"], 0.0],
+                        {"rule": "holds", "op": ">", "finding": "poorly settled needs more APGD iterations"},
+                        shown=f"slope k = {f['slope']:.3f}, {100 * f['level']:g} % interval [{f['low']:.3f}, "
+                              f"{f['high']:.3f}] over {f['n']} packings: {found['verdict']}",
+                        criterion=f"the lower end of the {100 * f['level']:g} % interval of the slope of log(APGD "
+                                  f"iterations to {found['threshold']}) against log(kinetic energy) > 0, over the "
+                                  "320 spheres settled with every per-step cap of the sweep",
+                        differences=f"read from docs/results/settledness.md (`{found['provenance']['command']}`, "
+                                    f"{found['provenance']['date']}, commit {found['provenance']['commit']}), not "
+                                    "recomputed here; a slope is free of the common mass",
+                        missing="fewer than three packings in the sweep"))
+    rows.append(large_row(data["floor"], data.get("large")))
+    settle = s.get("settle_max_iterations")
+    rows.append(row("settling steps reach the 10,000-iteration cap, thoroughly settled", "Table 1; sec. 5.2 on Fig. 6",
+                    "up to 10,000 iterations per step", None if settle is None else [settle, 10_000],
+                    {"rule": "holds", "op": ">=", "finding": "the settling solver reaches its cap"},
+                    criterion="the largest APGD iterations of one settling step of the committed packing >= 10,000",
+                    differences=f"{s['dataset']}: tol 1e-6 per step, warm-started from the previous step's impulses "
+                                "(the paper gives neither)", obstacle=s["gap"],
+                    missing="no settling record in the dataset's metadata"))
+    large = data.get("large")
+    if large is not None:
+        rows.append(row(f"settling steps reach the 10,000-iteration cap, {LARGE_N:,} spheres in the fitted container",
+                        "sec. 5.2 on Fig. 6", "10,000 iterations not enough for the larger problems",
+                        [large["settle_max_iterations"], 10_000],
+                        {"rule": "holds", "op": ">=", "finding": "the settling solver reaches its cap"},
+                        shown=f"{large['settle_max_iterations']:,} vs 10,000 ({large['steps_at_cap']:,} steps at the "
+                              f"cap over {large['steps_done']:,} steps"
+                              + ("" if large["finished"] else ", the packing unfinished") + ")",
+                        criterion="the largest APGD iterations of one settling step >= 10,000",
+                        differences=f"the scaling recipe (tol 1e-6, warm-started) on the {large['width']:.6g} m floor "
+                                    f"fitted at 64 spheres: a column of about {LARGE_N // 64} sphere layers"))
+    rows.append(tight_row(data.get("tight"), s["settle_max_iterations"]))
+    rows.append(row("explains the paper's 'up to 10,000' settling iterations: no warm start", "Table 1; sec. 5.2",
+                    "up to 10,000 iterations per step", None,
+                    {"rule": "holds", "op": ">=", "finding": "the settling solver reaches its cap"},
+                    criterion="the largest APGD iterations of one settling step >= 10,000",
+                    differences="settled with no warm start",
+                    missing="the generator has no switch for it (problems/stepper.py warm-starts every step) and the "
+                            "packing would need settling again; not run"))
+    return rows
+
+
+# --------------------------------------------------------------------------- the page
+
+def _fit_table(data: dict) -> list[str]:
+    """The fitted parameters with their targets and residuals."""
+    mass, floor = data["mass"], data["floor"]
+    lines = ["| parameter | fitted on (Mazhar et al. 2014) | fitted value | measured at the fitted value | residual |",
+             "|---|---|---|---|---|"]
+    c = mass["check"]
+    lines.append(f"| common sphere mass [kg] | interior-point objective of the thoroughly settled step, "
+                 f"{fmt(mass['target'])} (sec. 5.1.1) | {mass['mass']:.6g} | {c['objective']:.8g} ({c['solver']}, "
+                 f"{c['status']}) | {mass['residual']:.3g} (relative {mass['residual'] / abs(mass['target']):.2g}) |")
+    f = floor["fit"]
+    if f is None:
+        lines.append(f"| floor width [m] | contacts at {floor['n']} spheres, {floor['target']} (sec. 5.2) | "
+                     f"not fitted: {floor['reason']} | - | - |")
+    else:
+        by = {p["width"]: p for p in floor["packings"]}
+        closest = by[f["closest"]]
+        lines.append(f"| floor width [m] | contacts at {floor['n']} spheres, {floor['target']} (sec. 5.2) | "
+                     f"{f['value']:.6g}, in the bracket [{f['lo']:.6g}, {f['hi']:.6g}] where the count crosses "
+                     f"{floor['target']} | {by[f['value']]['contacts']} contacts; closest reached: "
+                     f"{closest['contacts']} at {closest['width']:.6g} m | {f['residual']:g} contacts; closest "
+                     f"{f['closest_residual']:d} |")
+    return lines
+
+
+def render(data: dict) -> str:
+    """The page (docs/results/calibration.md)."""
+    mass, floor, tests = data["mass"], data["floor"], data["tests"]
+    quick = " **Quick run (--quick): CI-sized, not the calibration.**" if data["quick"] else ""
+    lines = ["Mazhar et al. 2014 (sec. 5.1, 5.2) give neither the spheres' mass nor the container's floor. Declared "
+             "split: the common sphere mass is FITTED on the thoroughly settled interior-point objective and the "
+             "floor width on the contact count of the smallest sec. 5.2 packing; every other number below is a "
+             "TEST, untouched by the fits." + quick, "", "### Fitted parameters", ""]
+    lines += _fit_table(data)
+    p, tol = mass["exponent"], mass["exponent_tol"]
+    lines += ["", f"**Mass.** Under a uniform scaling of every mass the whole settling trajectory is the same (impulses "
+              "scale with m, velocities and positions do not), so the kinetic energies and the relaxed dual's objective "
+              f"scale linearly with m. Measured: the committed {tests['settled']['dataset']} step (spheres of "
+              f"{fmt(mass['made_with'])} kg) solved with M and k = M v + h f (the weights) scaled, D, b, mu, h kept; "
+              f"log-log slope of |objective| over the masses p = {p:.9f}, "
+              f"{'within' if abs(p - 1) <= tol else 'NOT within'} {tol:g} of 1 (round-off). The fitted mass is "
+              f"{fmt(mass['made_with'])} kg x (target / objective at {fmt(mass['made_with'])} kg)^(1/p); the step is "
+              "solved again at it for the residual.", "",
+              "| mass [kg] | interior-point objective | solver, status | judged error | iterations |",
+              "|---:|---:|---|---:|---:|"]
+    for e in [*mass["evaluations"], {**mass["check"], "fitted": True}]:
+        lines.append(f"| {e['mass']:.6g}{' (fitted)' if e.get('fitted') else ''} | {e['objective']:.10g} | "
+                     f"{e['solver']}, {e['status']} | {e['judged']} {fmt(e['error'])} | {e['iterations']} |")
+    same = tests["settled"]["apgd"] == tests["settled_scaled"]
+    lines += ["", f"APGD's iterations to each threshold of the interior-point objective on the settled step, at "
+              f"{fmt(mass['made_with'])} kg and at the fitted {mass['mass']:.4g} kg (at most {data['apgd_cap']:,} "
+              f"iterations): " + "; ".join(
+                  f"{t}: {fmt(tests['settled']['apgd'][t])} vs {fmt(tests['settled_scaled'][t])}"
+                  for t in (f"{x:g}" for x in THRESHOLDS)) +
+              (" — the same: the iterations do not depend on the common mass." if same else
+               " — they differ: the iterations depend on the common mass through round-off or the step size.")]
+    f = floor["fit"]
+    over = ", ".join(f"{k} = {v:g}" for k, v in floor["overrides"].items())
+    lines += ["", f"**Floor.** Each packing: the generator's `scaling` recipe (problems/generator.py, as the committed "
+              f"scaling-00064) at {floor['n']} spheres with the floor width overridden{'; ' + over if over else ''}. "
+              f"Bisection of the width over [{floor['bracket'][0]:g}, {floor['bracket'][1]:g}] m until the bracket "
+              f"is at most {floor['resolution']:g} m wide. The count is an integer that falls as the floor widens (the "
+              "starting lattice holds fewer layers), not smoothly: it may jump over the target, so the fit gives the "
+              "bracket, the closest count reached and its residual.", "",
+              "| floor width [m] | contacts | kinetic energy [J] (over sum m g R) | same arrays as the committed packing |",
+              "|---:|---:|---:|---|"]
+    for pk in floor["packings"]:
+        same = {None: "-", True: "yes (scaling-00064)", False: "no"}[pk["committed_same"]]
+        lines.append(f"| {pk['width']:.6g} | {pk['contacts']} | {pk['kinetic_energy']:.3g} ({pk['energy_ratio']:.2g}) "
+                     f"| {same} |")
+    if f is not None:
+        near = [p["contacts"] for p in floor["packings"] if abs(p["width"] - f["value"]) <= NEAR]
+        lines += ["", f"Within {1000 * NEAR:g} mm of the fitted width the packings have {min(near)} to {max(near)} "
+                  f"contacts: the fit holds to the bracket's width, not beyond it."]
+    if f is not None and f["closest_residual"] != 0:
+        lines += ["", f"The target {floor['target']} is not reached by the floor width alone: the count goes from "
+                  f"{next(p['contacts'] for p in floor['packings'] if p['width'] == f['lo'])} at {f['lo']:.4g} m to "
+                  f"{next(p['contacts'] for p in floor['packings'] if p['width'] == f['hi'])} at {f['hi']:.4g} m."]
+    lines += ["", render_table({"title": "Tests: the paper's other numbers at the fitted parameters",
+                                "setup": "Rules as docs/reproductions.md (workbench/report/reproduction.py): objectives, "
+                                         f"counts and iterations of a random packing within {PACKING_TOL:.0%}, kinetic "
+                                         f"energies within a factor {ENERGY_FACTOR:g}, the paper's findings as "
+                                         "inequalities; a row not run is not measured.",
+                                "rows": data["rows"]}).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- command
+
+def calibrate(quick: bool, cache: Path, progress: bool = False, large: bool = False, tight: bool = False) -> dict:
+    """Both fits and the test rows: the page's data. ``large``: the 2,560-sphere packing in the fitted
+    container too (made once into the cache, then kept)."""
+    from workbench import sources
+
+    settings = QUICK if quick else {"factors": MASS_FACTORS, "resolution": FLOOR_RESOLUTION, "apgd_cap": APGD_CAP}
+    settled = sources.load(f"dataset:{DATASETS['settled']}")
+    made_with = float(settled.metadata.get("generator", {}).get("mass", 1.0))
+    mass = fit_mass(settled, made_with, MAZHAR_STATIC["settled"]["objective"], settings["factors"])
+    overrides = {"duration": settings["duration"]} if quick else {}
+    floor = fit_floor(64, PAPER_CONTACTS[64], cache / ("quick" if quick else "full"),
+                      resolution=settings["resolution"], progress=progress, **overrides)
+    made = None
+    if floor["fit"] is not None:
+        width, folder = floor["fit"]["value"], cache / ("quick" if quick else "full")
+        if large:
+            _say(f"floor {width:g} m: {LARGE_N:,} spheres")
+            floor_packing(width, LARGE_N, folder, progress, **overrides)
+        made = large_state(width, folder)
+    tight_state = None
+    if not quick:
+        if tight:
+            _say(f"settled-00320 again at tol {TIGHT_TOL:g}")
+            tight_packing(cache / "full", progress=progress)
+        tight_state = packing_state(cache / "full" / f"settled-tol-{TIGHT_TOL:g}" / "settled-00320.npz")
+    tests = measure_tests(mass, settings["apgd_cap"])
+    data = {"tight": tight_state, "quick": quick, "apgd_cap": settings["apgd_cap"], "mass": mass, "floor": floor, "tests": tests,
+            "settledness": settledness_finding(), "large": made}
+    data["rows"] = test_rows(data)
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    from workbench.commands._args import Parser, positive
+    from workbench.errors import InputError
+
+    ap = Parser(prog="python -m benchmarks.calibrate", description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="write docs/results/calibration.* and its copy in "
+                                                         "docs/reproductions.md (default: print only)")
+    ap.add_argument("--quick", action="store_true", help="a CI-sized run, never written")
+    ap.add_argument("--large", action="store_true", help=f"make (or keep) the {LARGE_N:,}-sphere packing in the fitted "
+                                                         "container (about 1,000 s or more the first time)")
+    ap.add_argument("--tight", action="store_true", help=f"settle the 320 spheres again with each step solved to "
+                                                         f"{TIGHT_TOL:g} (minutes the first time; kept in the cache)")
+    ap.add_argument("--threads", type=positive(int), default=1, help="threads of the compiled kernels (default 1)")
+    ap.add_argument("--cache", default=str(CACHE), help="folder of the floor fit's packings, kept between runs")
+    try:
+        args = ap.parse_args(argv)
+        if args.quick and args.write:
+            raise InputError("--quick makes a CI-sized page, not the calibration: it is not written (drop --write "
+                             "or --quick)")
+        from workbench import threads
+        threads.use(args.threads)
+        data = calibrate(args.quick, Path(args.cache), progress=sys.stderr.isatty(), large=args.large,
+                         tight=args.tight)
+    except InputError as exc:
+        print(f"calibrate: {exc}", file=sys.stderr)
+        return 2
+    command = "python -m benchmarks.calibrate" + "".join(f" --{k}" for k in ("quick", "large", "tight", "write") if getattr(args, k))
+    if args.write:
+        from workbench.provenance import embed, write_results
+        page = write_results(NAME, data, render, command)
+        print(page.read_text(encoding="utf-8"), end="")
+        if embed(RESULTS_DIR.parent / "reproductions.md", NAME):
+            print("embedded in: docs/reproductions.md", file=sys.stderr)
+    else:
+        from workbench.provenance import provenance, render as render_record
+        record = {"provenance": provenance(command), "data": json.loads(json.dumps(data, allow_nan=False))}
+        print(render_record(record, render), end="")
+        print("docs/ unchanged: add --write to store the page in docs/results", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -356,7 +356,7 @@ PAGE_WRITERS = sorted(p.stem for p in (REPO / "benchmarks").glob("*.py") if "wri
 
 
 def test_the_page_writers_are_found():
-    assert {"reproduce", "bench_peers", "bench_export", "settledness"} <= set(PAGE_WRITERS)
+    assert {"reproduce", "bench_peers", "bench_export", "settledness", "calibrate"} <= set(PAGE_WRITERS)
 
 
 @pytest.mark.parametrize("module", PAGE_WRITERS)

@@ -61,3 +61,202 @@ def test_scaling_and_power_fit_refuse_what_has_no_answer():
     with pytest.raises(ValueError):
         fit_power(-0.01, 0.02, 1.0)
     assert np.isfinite(fit_power(1.0, 1.0, 0.5))
+
+
+# --------------------------------------------------------------------------- the command's measures and page
+
+import scipy.sparse as sp
+
+from benchmarks import calibrate
+from workbench.problem import TimeStepProblem
+from workbench.report.reproduction import verdict
+
+
+def _two_spheres():
+    """Two unit spheres resting on a floor, one contact each (d = 3): a global problem with weights."""
+    mass, inertia, h, g = 1.0, 0.4, 0.01, 9.81
+    M = sp.diags([mass, mass, mass, inertia, inertia, inertia] * 2).tocsr()
+    D = np.zeros((12, 6))
+    for i in range(2):
+        D[6 * i + 2, 3 * i] = 1.0              # normal: up
+        D[6 * i + 0, 3 * i + 1] = 1.0          # tangents, with the lever arm of the contact point
+        D[6 * i + 4, 3 * i + 1] = -1.0
+        D[6 * i + 1, 3 * i + 2] = 1.0
+        D[6 * i + 3, 3 * i + 2] = 1.0
+    v = np.zeros(12)
+    v[0], v[8] = 0.3, -0.2
+    k = M @ v - h * mass * g * np.array([0, 0, 1, 0, 0, 0] * 2)
+    return TimeStepProblem(mu=[0.25, 0.25], M=M, D=sp.csr_matrix(D), k=k, b=np.array([-0.01, 0, 0, 0.02, 0, 0]), h=h)
+
+
+def test_a_uniform_mass_scaling_scales_N_down_and_leaves_r():
+    p = _two_spheres()
+    s = calibrate.mass_scaled(p, 4.0)
+    assert np.allclose(s.N.toarray(), p.N.toarray() / 4.0) and np.allclose(s.r, p.r)
+    assert s.metadata["mass_factor"] == 4.0 and np.array_equal(s.b, p.b)
+
+
+def test_mass_fit_measures_exponent_one_and_hits_the_target():
+    """The interior point on the scaled steps: objective ~ m^1 within round-off, and the fitted mass gives the
+    target again when solved."""
+    p = _two_spheres()
+    at_one = calibrate.interior_point(p)["objective"]
+    fit = calibrate.fit_mass(p, 1.0, 3.0 * at_one, factors=(0.5, 1.0, 2.0))
+    assert fit["exponent"] == pytest.approx(1.0, abs=1e-6)
+    assert fit["mass"] == pytest.approx(3.0, rel=1e-6)
+    assert abs(fit["residual"]) <= 1e-6 * abs(fit["target"])
+    with pytest.raises(ValueError, match="include 1"):
+        calibrate.fit_mass(p, 1.0, at_one, factors=(0.5, 2.0))
+
+
+def _fake_floor(monkeypatch, count):
+    monkeypatch.setattr(calibrate, "floor_packing", lambda width, n, cache, progress=False, **kw: width)
+    monkeypatch.setattr(calibrate, "floor_entry", lambda width: {"contacts": count(width), "kinetic_energy": 0.0,
+                                                                 "energy_ratio": 0.0, "sha256": "-",
+                                                                 "committed_same": None})
+
+
+def test_floor_fit_reports_the_bracket_and_the_closest_count_when_the_target_is_jumped(monkeypatch, tmp_path):
+    # two layers (144) up to 17.5 m, one (70) beyond: 77 is never reached
+    _fake_floor(monkeypatch, lambda w: 144 if w < 17.5 else 70)
+    out = calibrate.fit_floor(64, 77, tmp_path, bracket=(10.0, 24.0), resolution=0.05)
+    f = out["fit"]
+    assert f["lo"] < 17.5 <= f["hi"] and f["hi"] - f["lo"] <= 0.05
+    assert f["value"] == f["hi"] and f["residual"] == -7 and f["closest_residual"] == -7
+    assert [p["width"] for p in out["packings"]] == sorted(p["width"] for p in out["packings"])
+
+
+def test_floor_fit_that_does_not_cross_is_reported_not_fitted(monkeypatch, tmp_path):
+    _fake_floor(monkeypatch, lambda w: 60)
+    out = calibrate.fit_floor(64, 77, tmp_path, bracket=(10.0, 24.0), resolution=0.05)
+    assert out["fit"] is None and "does not cross" in out["reason"] and len(out["packings"]) == 2
+
+
+def _data(low=-0.64, high=-0.14):
+    """A page's data with known numbers: mass 6 kg (objective -0.0232 / -0.003866 at 1 kg), a floor that
+    jumps from 144 to 70 contacts."""
+    ref = {"objective": -0.0232 / 6, "solver": "clarabel", "status": "solved", "judged": "relaxed_error",
+           "error": 1e-11, "iterations": 24}
+    mass = {"target": -0.0232, "made_with": 1.0, "evaluations": [{"mass": 1.0, **ref}, {"mass": 2.0, **ref}],
+            "exponent": 1.0, "exponent_tol": 1e-6, "mass": 6.0, "check": {"mass": 6.0, **ref, "objective": -0.0232},
+            "residual": 0.0}
+    packings = [{"width": w, "contacts": c, "kinetic_energy": e, "energy_ratio": e / 628, "sha256": "-",
+                 "committed_same": same}
+                for w, c, e, same in ((10.0, 188, 0.09, True), (17.47, 144, 0.0, None), (17.5, 70, 0.0, None),
+                                      (17.503, 72, 0.0, None), (24.0, 70, 0.0, None))]
+    floor = {"n": 64, "target": 77, "bracket": [10.0, 24.0], "resolution": 0.05, "overrides": {}, "packings": packings,
+             "fit": {"value": 17.5, "lo": 17.47, "hi": 17.5, "residual": -7.0, "closest": 17.5, "closest_residual": -7}}
+    tests = {"settled": {"dataset": "settled-00320", "contacts": 1095, "kinetic_energy": 0.0215 / 6, "mass": 1.0,
+                         "gap": None, "unstated": "the generator's choices", "settle_max_iterations": 404,
+                         "reference": ref, "apgd": {"0.0001": 500, "5e-05": 561, "1e-05": 700, "1e-06": None}},
+             "unsettled": {"dataset": "unsettled-00320", "contacts": 1091, "kinetic_energy": 0.02, "mass": 1.0,
+                           "gap": None, "unstated": "the generator's choices", "settle_max_iterations": 10,
+                           "reference": {**ref, "objective": -0.5312 / 6}, "apgd": {"5e-05": None}},
+             "settled_scaled": {"0.0001": 500, "5e-05": 561, "1e-05": 700, "1e-06": None}}
+    found = {"fit": {"slope": (low + high) / 2, "low": low, "high": high, "level": 0.95, "n": 6}, "threshold": "5e-05",
+             "verdict": "contradicted", "provenance": {"date": "d", "commit": "c", "command": "python -m x"}}
+    data = {"quick": False, "apgd_cap": 20000, "mass": mass, "floor": floor, "tests": tests, "settledness": found,
+            "large": None}
+    data["rows"] = calibrate.test_rows(data)
+    return data
+
+
+def test_rows_apply_the_fitted_mass_by_linearity_and_judge_every_quantity():
+    data = _data()
+    rows = {r["quantity"]: r for r in data["rows"]}
+    judged = {q: verdict(r)[0] for q, r in rows.items()}
+    # the poorly settled objective and the settled energy carry the fitted 6 kg exactly
+    assert rows["interior-point objective (relaxed dual), poorly settled"]["measured"] == pytest.approx(-0.5312)
+    assert judged["interior-point objective (relaxed dual), poorly settled"] == "reproduced"
+    assert rows["kinetic energy after settling [J], thoroughly settled"]["measured"] == pytest.approx(0.0215)
+    assert judged["kinetic energy after settling [J], poorly settled"] == "not reproduced"      # 0.12 vs 1.56
+    assert judged["APGD iterations to the interior-point objective, thoroughly settled"] == "reproduced"
+    assert judged["APGD iterations to the interior-point objective, poorly settled"] == "not measured"
+    assert judged["poorly settled is harder for APGD"] == "not reproduced"
+    assert verdict(rows["contacts, thoroughly settled"])[0] == "not comparable"
+    assert "by the rule alone: reproduced" in verdict(rows["contacts, thoroughly settled"])[1]
+    assert judged["contacts, 2,560 spheres, in the fitted container"] == "not measured"
+    assert judged["settling steps reach the 10,000-iteration cap, thoroughly settled"] == "not reproduced"
+    assert sum(v == "not measured" for v in judged.values()) == 4
+    # an interval above 0 reproduces the finding
+    assert verdict({r["quantity"]: r for r in _data(0.1, 0.5)["rows"]}["poorly settled is harder for APGD"])[0] \
+        == "reproduced"
+
+
+def test_page_shows_the_fits_their_residuals_and_every_verdict():
+    page = calibrate.render(_data())
+    assert "| common sphere mass [kg] |" in page and "| 6 |" in page
+    assert "in the bracket [17.47, 17.5]" in page and "-7 contacts" in page and "closest reached: 70 at 17.5 m" in page
+    assert "not reached by the floor width alone: the count goes from 144 at 17.47 m to 70 at 17.5 m" in page
+    assert "p = 1.000000000, within 1e-06 of 1" in page and "the same: the iterations do not depend" in page
+    assert "yes (scaling-00064)" in page and "Within 5 mm of the fitted width the packings have 70 to 72" in page
+    assert "Verdicts: 3 reproduced, 4 not reproduced, 2 not comparable, 4 not measured." in page
+
+
+def test_settledness_finding_is_read_from_the_committed_page():
+    found = calibrate.settledness_finding()
+    assert found is not None and found["threshold"] == "5e-05"
+    assert found["verdict"] in ("holds", "contradicted", "undecided")
+
+
+def test_a_bad_option_is_one_line_and_exit_code_2(capsys):
+    assert calibrate.main(["--bogus"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("calibrate: ") and "--bogus" in err
+    assert calibrate.main(["--quick", "--write"]) == 2
+    assert calibrate.main(["--threads", "0"]) == 2
+
+
+def test_the_largest_packing_in_the_fitted_container_is_judged_and_an_unsettled_one_is_not_comparable():
+    floor = _data()["floor"]
+    big = {"width": 17.5, "finished": True, "contacts": 9000, "kinetic_energy": 1e-3, "energy_ratio": 4e-8,
+           "sha256": "-", "committed_same": None, "steps_done": 800, "settle_max_iterations": 10000, "steps_at_cap": 40}
+    assert verdict(calibrate.large_row(floor, big))[0] == "reproduced"                  # 2.5 % off 9,228
+    assert verdict(calibrate.large_row(floor, {**big, "contacts": 5000}))[0] == "not reproduced"
+    label, reason = verdict(calibrate.large_row(floor, {**big, "energy_ratio": 0.01}))
+    assert label == "not comparable" and "not settled" in reason and "by the rule alone: reproduced" in reason
+    assert verdict(calibrate.large_row(floor, None)) == ("not measured", calibrate.large_row(floor, None)["missing"])
+    begun = {"width": 17.5, "finished": False, "steps_done": 327, "contacts": 7550, "settle_max_iterations": 10000,
+             "steps_at_cap": 12, "last_step_seconds": 8.0}
+    label, reason = verdict(calibrate.large_row(floor, begun))
+    assert label == "not measured" and "step 327 of 800" in reason and "8.0 s each" in reason
+    # the settling record of the large packing, finished or not, judges "up to 10,000 iterations"
+    data = _data()
+    data["large"] = begun
+    rows = {r["quantity"]: r for r in calibrate.test_rows(data)}
+    cap = rows["settling steps reach the 10,000-iteration cap, 2,560 spheres in the fitted container"]
+    assert verdict(cap)[0] == "reproduced" and "the packing unfinished" in cap["shown"]
+
+
+def test_the_quick_run_end_to_end_prints_and_leaves_docs_alone(tmp_path, capsys):
+    """--quick on the committed packings: CI-sized (seconds), printed, never written."""
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    assert calibrate.main(["--quick", "--cache", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert "Quick run (--quick)" in out.out and "| common sphere mass [kg] |" in out.out and "Verdicts: " in out.out
+    assert "docs/ unchanged" in out.err
+    assert (tmp_path / "quick").is_dir()
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout == before
+
+
+def test_the_page_renders_the_same_from_its_stored_record():
+    """The record is stored with sorted keys (workbench.provenance): the page must not depend on key order."""
+    import json
+
+    data = _data()
+    assert calibrate.render(json.loads(json.dumps(data, sort_keys=True))) == calibrate.render(data)
+
+
+def test_the_tight_settling_row_says_how_far_it_got():
+    rule_of = lambda state: verdict(calibrate.tight_row(state, 404))  # noqa: E731
+    assert rule_of(None)[0] == "not measured" and "--tight" in rule_of(None)[1]
+    begun = {"finished": False, "steps_done": 2000, "settle_max_iterations": 900, "steps_at_cap": 0}
+    assert rule_of(begun) == ("not measured", calibrate.tight_row(begun, 404)["missing"])
+    assert "step 2,000 of 8,000" in rule_of(begun)[1]
+    # a cap reached before the end already answers; a finished run below the cap does not hold
+    assert rule_of({**begun, "settle_max_iterations": 10000, "steps_at_cap": 3})[0] == "reproduced"
+    assert rule_of({**begun, "finished": True, "steps_done": 8000})[0] == "not reproduced"

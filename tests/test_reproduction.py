@@ -159,3 +159,12 @@ def test_poorly_settled_is_harder_is_judged_on_the_sweeps_trend(tmp_path, monkey
     assert sweep(0.05, 0.4) == REPRODUCED
     assert sweep(-0.6, -0.1) == NOT_REPRODUCED         # contradicted
     assert sweep(-0.2, 0.3) == NOT_REPRODUCED          # undecided: the finding is not shown either
+
+
+def test_a_committed_row_not_run_is_not_measured_never_not_comparable():
+    """Issue 32's rule on every committed reproduction page: a row whose measurement is missing (nothing run) is
+    "not measured", with why; "not comparable" is for numbers measured that cannot be set beside the paper's."""
+    for record in sorted((provenance.RESULTS_DIR).glob("repro-*.json")):
+        for r in json.loads(record.read_text(encoding="utf-8"))["data"]["rows"]:
+            if r["rule"]["rule"] == "not_comparable":
+                assert r.get("measured") is not None or r.get("shown"), (record.name, r["quantity"])

@@ -200,9 +200,14 @@ def solve_mosek_task(task, tol: float | None = None) -> Reading:
         A_rows.append(-Fi)                                # s = F x + g in K  <=>  -F x + s = g
         b_rows.append(gi)
     if epigraph is not None:                               # t is in no other row: it leaves the problem
-        keep = np.arange(n) != t
-        A_rows, c, P = [sp.csc_matrix(A)[:, keep] for A in A_rows], c[keep], P[keep][:, keep]
+        A_rows, c, P = _without_column(t, A_rows, c, P)
     return clarabel_minimum(c, A_rows, b_rows, cones, P=P, offset=offset, tol=tol)
+
+
+def _without_column(j: int, A_rows: list, c: np.ndarray, P) -> tuple[list, np.ndarray, sp.csr_matrix]:
+    """The problem without variable ``j`` (an objective's epigraph variable, handed back as P)."""
+    keep = np.arange(c.shape[0]) != j
+    return [sp.csc_matrix(A)[:, keep] for A in A_rows], c[keep], P[keep][:, keep]
 
 
 def _objective_epigraph(task, c, F, g, accs, nonneg_rows):
@@ -381,10 +386,9 @@ def scip_clarabel(path, tol: float | None = None) -> Reading:
         for part, more in zip((A_rows, b_rows, cones), bounded_rows(sp.vstack(lin_rows), lin_lo, lin_up)):
             part += more
     if epigraph is not None:
-        keep = np.arange(n) != epigraph
         if any(sp.csc_matrix(A)[:, epigraph].nnz for A in A_rows):
             raise ValueError(f"{path}: the objective's variable {variables[epigraph].name} is in other constraints")
-        A_rows, c, P = [sp.csc_matrix(A)[:, keep] for A in A_rows], c[keep], P[keep][:, keep]
+        A_rows, c, P = _without_column(epigraph, A_rows, c, P)
     return clarabel_minimum(c, A_rows, b_rows, cones, P=P, offset=model.getObjoffset(original=False), tol=tol)
 
 

@@ -36,11 +36,7 @@ def shifted_geometric_mean(values, shift: float = 10.0) -> float:
 def loglog_slope(x, y) -> float:
     """Least-squares slope of log y against log x (the exponent of y ~ x^k); NaN with fewer than two
     distinct positive x."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
-    if len(np.unique(x[keep])) < 2:
-        return float("nan")
-    return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+    return float(loglog_fit(x, y)["slope"])
 
 
 def loglog_fit(x, y, level: float = 0.95) -> dict[str, float | int]:

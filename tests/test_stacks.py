@@ -40,8 +40,11 @@ def test_newton_rests_and_carries_the_weight(problem):
     weight_h = problem.metadata["total_weight"] * problem.h
     assert floor_load(problem, res.nu) == pytest.approx(weight_h, rel=1e-8)
     g = res.nu.reshape(-1, 3)
-    assert np.all(g[:, 0] >= -1e-12)
-    assert np.all(np.linalg.norm(g[:, 1:], axis=1) <= problem.mu * g[:, 0] + 1e-12)
+    # in the cone to the accuracy asserted above (1e-8 of the impulses' scale): round-off on another BLAS
+    # kernel left -4.8e-12 and 1.9e-10 here (OPENBLAS_CORETYPE=Sandybridge), beyond an absolute 1e-12
+    margin = 1e-8 * g[:, 0].max()
+    assert np.all(g[:, 0] >= -margin)
+    assert np.all(np.linalg.norm(g[:, 1:], axis=1) <= problem.mu * g[:, 0] + margin)
     assert np.abs(res.v).max() < 1e-8  # [m/s], at rest
 
 

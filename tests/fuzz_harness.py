@@ -36,7 +36,10 @@ MEMORY_BYTES = 1 << 30
 RSS_MB = 500
 CASE_SECONDS = 10.0             # per case, measured by the child's alarm
 START_SECONDS = 60.0            # the child's imports, on a loaded machine
-ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+#: one thread in every child, whatever an earlier in-process test left in os.environ (threads.use sets
+#: WORKBENCH_THREADS, which the workbench's __init__ turns into numba's pool size over NUMBA_NUM_THREADS)
+ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+       "WORKBENCH_THREADS": "1"}
 
 
 # --------------------------------------------------------------------------- the child

@@ -15,6 +15,11 @@ had finished are run alone too, to find the culprit) and goes on with the rest o
 An outcome is a dict ``{"id", "code", "stderr", "warnings", "traceback", "seconds"}``; ``code`` is
 main's exit code, or ``"signal N"`` (died on signal N), ``"hang"`` (no answer within the time
 cap), ``"exception"`` (escaped main: ``traceback`` says what), ``"memory"`` (MemoryError).
+
+A child's peak memory is what it says of itself (VmHWM, the high-water mark of its own address space
+since exec), never the parent's ``wait4`` rusage: Linux keeps in ru_maxrss the resident pages a child
+had between fork and exec, so a child forked from a pytest process that has grown to 560 MB "peaks"
+at 560 MB whatever it does (tests/measured.py).
 """
 
 from __future__ import annotations
@@ -45,6 +50,18 @@ ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "
 # --------------------------------------------------------------------------- the child
 class _Timeout(Exception):
     pass
+
+
+def _own_peak_mb() -> float:
+    """This process's resident high-water mark since exec [MB] (Linux /proc; 0 where there is none)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def _child() -> None:
@@ -97,7 +114,7 @@ def _child() -> None:
             native = sink.read().decode("utf-8", errors="replace")
         report.write(json.dumps({"id": case["id"], "code": code, "stderr": text_err.getvalue() + native,
                                  "warnings": [str(w.message)[:300] for w in caught], "traceback": tb[-4000:],
-                                 "seconds": seconds}) + "\n")
+                                 "seconds": seconds, "rss_mb": _own_peak_mb()}) + "\n")
         report.flush()
 
 
@@ -108,7 +125,7 @@ def _limit_memory() -> None:
 
 def _spawn(cases: list[dict], env: dict) -> tuple[dict[str, dict], str | None, str, float]:
     """Run ``cases`` in one child. Returns (outcomes of the cases it finished, the case in flight
-    when it died or hung or None, how it ended, its peak RSS in MB)."""
+    when it died or hung or None, how it ended, its peak RSS in MB as it reported it after its last case)."""
     proc = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env, cwd=ROOT, preexec_fn=_limit_memory, text=True)
     lines: queue.Queue = queue.Queue()
@@ -119,7 +136,7 @@ def _spawn(cases: list[dict], env: dict) -> tuple[dict[str, dict], str | None, s
     proc.stdin.write(json.dumps(cases))
     proc.stdin.close()
     done: dict[str, dict] = {}
-    inflight, ended, wait = None, "", START_SECONDS
+    inflight, ended, wait, peak = None, "", START_SECONDS, 0.0
     while True:
         try:
             line = lines.get(timeout=wait)
@@ -133,15 +150,16 @@ def _spawn(cases: list[dict], env: dict) -> tuple[dict[str, dict], str | None, s
         if "start" in message:
             inflight, wait = message["start"], CASE_SECONDS + 20.0
         else:
+            peak = max(peak, message.pop("rss_mb"))
             done[message["id"]] = message
             inflight = None
-    _, status, usage = os.wait4(proc.pid, 0)
+    _, status = os.waitpid(proc.pid, 0)
     if not ended:
         ended = (f"signal {-os.waitstatus_to_exitcode(status)}" if os.WIFSIGNALED(status)
                  else f"child exit {os.waitstatus_to_exitcode(status)}: {''.join(errors)[-2000:]}")
     if inflight is None and len(done) < len(cases):   # died between cases (import failure)
         inflight = next(c["id"] for c in cases if c["id"] not in done)
-    return done, inflight, ended, usage.ru_maxrss / 1024
+    return done, inflight, ended, peak
 
 
 def _run_batch(cases: list[dict], env: dict) -> tuple[dict[str, dict], float]:

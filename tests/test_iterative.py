@@ -265,10 +265,13 @@ def test_pgs_velocity_form_with_joints(formulation):
 
 @pytest.mark.parametrize("params", [{"omega": 1.3}, {"omega": 0.8}, {"random_order": True, "seed": 4}])
 def test_pgs_sor_and_random_order_reach_the_same_optimum(params):
+    """The reference is APGD to 1e-10, an independent first-order method: on this problem Clarabel at tol
+    1e-9 ends "inaccurate" 1.6e-8 short of the optimum under one OpenBLAS kernel (Zen, 13 iterations)
+    and reaches it under others (18), and ipm ends "inaccurate" too."""
     problem = random_problem(n_contacts=20, n_bodies=8, seed=2)
-    ref = solve(problem, "dual", "clarabel", SolveOptions(tol=1e-9))
+    ref = solve(problem, "dual", "apgd", SolveOptions(tol=1e-10, max_iter=200_000))
     res = solve(problem, "dual", "pgs", SolveOptions(tol=1e-10, max_iter=100_000, params=params))
-    assert res.status == "solved"
+    assert ref.status == "solved" and res.status == "solved"
     assert relative_gap(res.metrics["dual_objective"], ref.metrics["dual_objective"]) <= 1e-8
 
 

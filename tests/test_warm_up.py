@@ -62,3 +62,34 @@ def test_a_cold_compile_cache_changes_no_status(tmp_path):
     assert cold == warm
     # the one-contact scenes take microseconds: a kernel compiled inside their runs would show
     assert all(status == "solved" for (problem, _, _), status in cold.items() if problem != "scaling-00064")
+
+
+_BUILD = """
+import dataclasses
+from problems.drum import drum
+from problems.granular import container_world, container_world_2d
+from problems.stepper import Simulation
+from problems.synthetic import sphere_packing
+for world in (container_world(30), container_world_2d(30), drum(20).world, drum(20, shape="sphere").world):
+    problem, contacts, _ = Simulation(dataclasses.replace(world, envelope=0.5), 1e-3, "dual", "apgd").problem()
+    assert contacts.n > 0 and problem.D.shape[1] == problem.d * contacts.n
+sphere_packing(200)
+"""
+
+
+def test_the_warmed_simulator_builds_scenes_without_compiling(tmp_path):
+    """After problems.warm_up (what `workbench warm-up` runs for the simulator), building the time-step
+    problems of 3D and planar containers, the drum's ellipsoids and spheres and a synthetic packing of
+    other sizes writes nothing more to an empty compile cache: nothing compiles."""
+    cache = tmp_path / "numba-cache"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "PYTHONPATH": os.pathsep.join(
+        [str(REPO)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
+    warm = subprocess.run([sys.executable, "-c", "from problems.warm_up import warm_up; warm_up()"], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    before = sorted(p.name for p in cache.rglob("*.nb*"))
+    assert before, "the warm-up wrote no compile cache"
+    built = subprocess.run([sys.executable, "-c", _BUILD], cwd=REPO, env=env, capture_output=True, text=True,
+                           timeout=600)
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert sorted(p.name for p in cache.rglob("*.nb*")) == before

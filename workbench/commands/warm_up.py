@@ -5,7 +5,10 @@ on-disk compile cache, so that no measured or time-limited run compiles.
 
 Each method (every formulation its solver can take; default: every in-house solver, those with
 compiled kernels) runs :meth:`workbench.method.Method.warm_up`: tiny one-contact problems in 2D and
-3D, global and local, with and without a history and a warm start. The kernels are compiled with
+3D, global and local, with and without a history and a warm start. Unless ``--solver`` or
+``--formulation`` narrows it, the simulator's kernels follow (:func:`problems.warm_up.warm_up`: broad
+phase, contact assembly, ellipsoid contacts), which every scene, generator and simulation calls before
+its solve. The kernels are compiled with
 ``cache=True``, so numba writes them under ``NUMBA_CACHE_DIR`` (default: ``__pycache__`` beside the
 sources) and every later process loads them in milliseconds instead of compiling them (seconds each).
 The set-up and CI run it once after installing; running it again costs a few seconds.
@@ -34,6 +37,11 @@ def cmd_warm_up(args) -> int:
         seconds = method.warm_up()
         if not args.quiet:
             print(f"  {method.label:<36} {seconds:7.2f} s", file=sys.stderr, flush=True)
+    if not (args.solver or args.formulation):
+        from problems.warm_up import warm_up
+        seconds = warm_up()
+        if not args.quiet:
+            print(f"  {'simulator (scenes, generators)':<36} {seconds:7.2f} s", file=sys.stderr, flush=True)
     print(f"warmed up {len(methods)} methods in {time.perf_counter() - t0:.1f} s (compile cache: "
           f"{_cache_dir()})")
     return 0
@@ -44,7 +52,7 @@ def _cache_dir() -> str:
 
 
 def register(sub) -> None:
-    s = sub.add_parser("warm-up", help="compile the in-house solvers' kernels (2D and 3D) into the on-disk cache")
+    s = sub.add_parser("warm-up", help="compile the in-house solvers' and the simulator's kernels (2D and 3D) into the on-disk cache")
     s.add_argument("--solver", "-s", action="append", help="a solver (repeatable; default: every in-house one)")
     s.add_argument("--formulation", "-f", action="append",
                    help="a formulation (repeatable; default: every one the solver can take)")

@@ -39,7 +39,7 @@ import numpy as np
 
 from workbench.errors import InputError
 from workbench.provenance import RESULTS_DIR, embed, write_results
-from workbench.report.reproduction import fmt, render_table, row
+from workbench.report.reproduction import fmt, render_table, row, verdict
 from workbench.method import solve
 from workbench.solvers import SolveOptions
 
@@ -768,6 +768,9 @@ def melanz(args) -> dict:
 #: the particles are at rest after about 0.5 s), steps whose problems the sensitivity rows solve again
 #: (every DRUM_SAMPLE[0]-th from DRUM_SAMPLE[1] on: the bed turning), both sides' accuracy and cap
 DRUM_STEPS, DRUM_SAMPLE, DRUM_TOL, DRUM_CAP = 1500, (50, 500), 1e-6, 1000
+#: the trajectories every drum row is measured on (full, --quick) and their relative perturbation of the
+#: initial positions (pqn: a verdict that differs between them depends on round-off)
+DRUM_TRAJECTORIES, DRUM_TRAJECTORIES_QUICK, DRUM_PERTURBATION = 3, 2, 1e-12
 #: --quick: h = 0.002 s, 300 steps, every 30th from 150
 DRUM_QUICK = (0.002, 300, (30, 150))
 #: PQN's (delta, delta_mode, eps, m) of Table 3 (ell. rigid, delta relative to avg W_ii) and of Table 4
@@ -791,34 +794,82 @@ def _best_row(quantity: str, source: str, finding: str, runs: dict, best: tuple,
                shown="; ".join(f"{what} = {v:g}: {r.it_per_step:.3g} it/step, {r.divs} divs" for v, r in runs.items()))
 
 
-def pqn(args) -> dict:
-    from benchmarks.drum_pqn import run, sensitivity, spread
+def _drum_measure(h: float, steps: int, sample: tuple[int, int], k: int) -> dict:
+    """Trajectory ``k`` of the drum runs and the sensitivity solves on its sampled steps (k = 0: the drum
+    as built; k > 0: initial positions perturbed by DRUM_PERTURBATION relative, seed k)."""
+    from benchmarks.drum_pqn import run, sensitivity
     from workbench import sources
-
-    h, steps, sample = DRUM_QUICK if args.quick else (0.001, DRUM_STEPS, DRUM_SAMPLE)
 
     def drum_run(shape, form, slv, params, every=(0, 0)):
         t0 = time.perf_counter()
-        out = run(sources.scenario("drum", shape=shape, h=h), form, slv, params, steps, DRUM_TOL, DRUM_CAP, *every)
-        _say(f"drum ({shape}s): {form} x {slv}, {steps} steps in {time.perf_counter() - t0:.1f} s")
+        out = run(sources.scenario("drum", shape=shape, h=h), form, slv, params, steps, DRUM_TOL, DRUM_CAP, *every,
+                  perturbation=DRUM_PERTURBATION if k else 0.0, seed=k)
+        _say(f"drum ({shape}s, trajectory {k}): {form} x {slv}, {steps} steps in {time.perf_counter() - t0:.1f} s")
         return out
 
     P = drum_run("ellipsoid", "ncp", "pqn", TABLE3, sample)
     G = drum_run("ellipsoid", "anti-relaxed", "pgs", {})
     S = drum_run("sphere", "anti-relaxed", "pgs", {})
+    samples = P.samples
+    tab4 = {mode: sensitivity(samples, {"delta": d, "delta_mode": mode, "eps": e, "m": m}, DRUM_TOL, DRUM_CAP)
+            for mode, (d, e, m, _) in TABLE4.items()}
+    fig_a = {e: sensitivity(samples, {"delta": 1e-3, "eps": e, "m": 1000}, DRUM_TOL, DRUM_CAP) for e in FIG2_EPS}
+    fig_b = {m: sensitivity(samples, {"delta": 1e-3, "eps": 1e-3, "m": m}, DRUM_TOL, DRUM_CAP) for m in FIG2_M}
+    return {"P": P, "G": G, "S": S, "tab4": tab4, "fig_a": fig_a, "fig_b": fig_b}
+
+
+def _trajectory_name(k: int) -> str:
+    return "as built" if k == 0 else f"perturbed (seed {k})"
+
+
+def _roundoff(per_trajectory: list[list[dict]]) -> list[dict]:
+    """The rows of the first trajectory; a row whose verdict differs between trajectories gets a
+    ``roundoff`` reason listing every trajectory's outcome (its verdict is then "not reproduced")."""
+    rows = per_trajectory[0]
+    for i, r in enumerate(rows):
+        outcomes = [verdict(rs[i]) for rs in per_trajectory]
+        if len({label for label, _ in outcomes}) > 1:
+            r["roundoff"] = (f"the drum's trajectories differing only by a relative {DRUM_PERTURBATION:g} in the initial "
+                             "positions end otherwise: " + "; ".join(
+                                 f"{_trajectory_name(k)}: {label} ({reason})" for k, (label, reason) in enumerate(outcomes)))
+    return rows
+
+
+def pqn(args) -> dict:
+    h, steps, sample = DRUM_QUICK if args.quick else (0.001, DRUM_STEPS, DRUM_SAMPLE)
+    trajectories = DRUM_TRAJECTORIES_QUICK if args.quick else DRUM_TRAJECTORIES
     common = f"{steps} steps of h = {h:g} s" + (" [--quick]" if args.quick else "") + "; set-up above"
     setup_gap = (f"What differs from the paper everywhere: {steps} steps of h = {h:g} s ({steps * h:g} s of its 10 s "
                  "at h = 0.001 s); a smooth drum without the two lifter blocks; the particles start at rest on a "
                  "lattice with the drum already turning (the paper drops them in first); both methods stop at the "
                  f"workbench's siconos_error <= {DRUM_TOL:g} or {DRUM_CAP:,} iterations (the paper: PQN at its merit "
-                 "g(R) < 1e-8 with n = 1000; Gauss-Seidel's accuracy and cap are not given).")
+                 "g(R) < 1e-8 with n = 1000; Gauss-Seidel's accuracy and cap are not given). Every row is measured on "
+                 f"{trajectories} trajectories of the drum: as built, and with every initial position coordinate "
+                 f"multiplied by 1 + {DRUM_PERTURBATION:g} z (z standard normal; seeds 1 to {trajectories - 1}), a "
+                 "round-off-sized change that the flow amplifies into another trajectory, as other BLAS kernels or "
+                 "another order of operations would. The table shows the drum as built; a row whose verdict differs "
+                 "between the trajectories is \"not reproduced (depends on round-off)\", with each trajectory's outcome.")
+    measured = [_drum_measure(h, steps, sample, k) for k in range(trajectories)]
+    rows = _roundoff([_pqn_rows(m, sample, common) for m in measured])
+    return {"title": "The projected quasi-Newton paper (PARMES technical report, 2017): PQN against Gauss-Seidel",
+            "setup": ("The rotating drum of sec. 8.1 (`workbench simulate drum`, problems/drum.py): 100 rigid "
+                      "ellipsoids (semi-axes 0.09, 0.05, 0.1 m, 100 kg/m^3) or spheres (r = 0.08 m) in a drum of "
+                      "radius 1 m and length 0.5 m turning at 1 rad/s about y, gravity 10 m/s^2, friction 0.3 (the "
+                      "paper's h = 0.001 s). PQN is ncp x pqn (Koziara 2017 Algorithm 1 with its Gauss-Seidel fallback), "
+                      "Gauss-Seidel anti-relaxed x pgs. The pseudo-rigid (\"defo\") columns need deformable "
+                      "kinematics the simulator does not have and are left out; the sensitivity rows check the "
+                      "findings the text states (Figs. 2-13 have no numbers). " + setup_gap),
+            "rows": rows}
+
+
+def _pqn_rows(m: dict, sample: tuple[int, int], common: str) -> list[dict]:
+    """The page's rows from one trajectory's measurements (:func:`_drum_measure`)."""
+    from benchmarks.drum_pqn import spread
+
+    P, G, S, tab4, fig_a, fig_b = (m[key] for key in ("P", "G", "S", "tab4", "fig_a", "fig_b"))
     samples = P.samples
     on_samples = (f"PQN again on the same {len(samples)} sampled steps of the PQN run (every {sample[0]}th from step "
                   f"{sample[1]}: the bed turning) for every setting, not one simulation per setting; {common}")
-    tab4 = {mode: sensitivity(samples, {"delta": d, "delta_mode": mode, "eps": e, "m": m}, DRUM_TOL, DRUM_CAP)
-            for mode, (d, e, m, _) in TABLE4.items()}
-    fig_a = {e: sensitivity(samples, {"delta": 1e-3, "eps": e, "m": 1000}, DRUM_TOL, DRUM_CAP) for e in FIG2_EPS}
-    fig_b = {m: sensitivity(samples, {"delta": 1e-3, "eps": 1e-3, "m": m}, DRUM_TOL, DRUM_CAP) for m in FIG2_M}
     absolute = ("delta = 1e-3 added to the W scaled to mean W_ii = 1 (the paper's absolute delta is in Solfec's "
                 "units of W); ")
     paper_spread = max(v[3] for v in TABLE4.values()) / min(v[3] for v in TABLE4.values())
@@ -884,15 +935,7 @@ def pqn(args) -> dict:
             missing="not run: finite-element bodies are not in the workbench's simulator (and the section gives "
                     "plots only)"),
     ]
-    return {"title": "The projected quasi-Newton paper (PARMES technical report, 2017): PQN against Gauss-Seidel",
-            "setup": ("The rotating drum of sec. 8.1 (`workbench simulate drum`, problems/drum.py): 100 rigid "
-                      "ellipsoids (semi-axes 0.09, 0.05, 0.1 m, 100 kg/m^3) or spheres (r = 0.08 m) in a drum of "
-                      "radius 1 m and length 0.5 m turning at 1 rad/s about y, gravity 10 m/s^2, friction 0.3 (the "
-                      "paper's h = 0.001 s). PQN is ncp x pqn (Koziara 2017 Algorithm 1 with its Gauss-Seidel fallback), "
-                      "Gauss-Seidel anti-relaxed x pgs. The pseudo-rigid (\"defo\") columns need deformable "
-                      "kinematics the simulator does not have and are left out; the sensitivity rows check the "
-                      "findings the text states (Figs. 2-13 have no numbers). " + setup_gap),
-            "rows": rows}
+    return rows
 
 
 # --------------------------------------------------------------------------- command line

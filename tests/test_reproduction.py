@@ -106,6 +106,23 @@ def test_a_depends_on_roundoff_row_is_not_reproduced_whatever_the_rule_says():
     assert _v("solved", "solved", {"rule": "same"}) == REPRODUCED
 
 
+
+def test_a_drum_row_whose_trajectories_disagree_depends_on_round_off():
+    """benchmarks.reproduce._roundoff: the first trajectory's rows; a row that another trajectory
+    judges otherwise is "not reproduced (depends on round-off)" with both outcomes, the others keep
+    their verdict."""
+    from benchmarks.reproduce import _roundoff
+    rule = {"rule": "holds", "op": "<", "finding": "fewer"}
+    as_built = [row("a", "Table 3", "fewer", [1.0, 2.0], rule, criterion="c"),
+                row("b", "Table 3", "fewer", [3.0, 2.0], rule, criterion="c")]
+    perturbed = [row("a", "Table 3", "fewer", [1.5, 2.0], rule, criterion="c"),
+                 row("b", "Table 3", "fewer", [1.0, 2.0], rule, criterion="c")]
+    rows = _roundoff([as_built, perturbed])
+    assert verdict(rows[0])[0] == REPRODUCED and "roundoff" not in rows[0]
+    label, reason = verdict(rows[1])
+    assert label == NOT_REPRODUCED and reason.startswith("depends on round-off")
+    assert "as built: not reproduced" in reason and "perturbed (seed 1): reproduced" in reason
+
 #: BLAS settings of the machine-independence test: 1 and 2 threads, two OpenBLAS kernels
 BLAS_SETTINGS = ({"OPENBLAS_NUM_THREADS": "1", "OPENBLAS_CORETYPE": "Haswell"},
                  {"OPENBLAS_NUM_THREADS": "2", "OPENBLAS_CORETYPE": "Haswell"},

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from benchmarks.trajectories import perturb
 from problems.stepper import Simulation
 from workbench.method import Method
 from workbench.solvers import SolveOptions
@@ -82,15 +83,11 @@ def _add(out: DrumRun, problem, res) -> None:
 
 
 def run(scenario, formulation: str, solver: str, params: dict, steps: int, tol: float, max_iter: int,
-        sample_every: int = 0, sample_from: int = 0, perturbation: float = 0.0, seed: int = 0) -> DrumRun:
+        sample_every: int = 0, sample_from: int = 0, trajectory: int = 0) -> DrumRun:
     """``steps`` steps of the drum ``scenario``; every ``sample_every``-th step from ``sample_from`` on
-    (0: none) keeps its problem for :func:`sensitivity`. ``perturbation`` > 0 first multiplies every
-    initial position coordinate by 1 + perturbation * z (z standard normal, drawn with ``seed``): a
-    round-off-sized change when it is near machine precision, which the granular flow amplifies into
-    another trajectory, as other BLAS kernels or another order of floating-point operations would."""
-    if perturbation > 0:
-        x = scenario.world.bodies.x
-        x *= 1.0 + perturbation * np.random.default_rng(seed).standard_normal(x.shape)
+    (0: none) keeps its problem for :func:`sensitivity`. ``trajectory`` k > 0 first perturbs the initial
+    positions by a round-off-sized change (:func:`benchmarks.trajectories.perturb`)."""
+    perturb(scenario.world, trajectory)
     method = Method(formulation, solver, params)
     method.warm_up()
     out = DrumRun()

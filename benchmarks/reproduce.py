@@ -39,7 +39,8 @@ import numpy as np
 
 from workbench.errors import InputError
 from workbench.provenance import RESULTS_DIR, embed, write_results
-from workbench.report.reproduction import fmt, render_table, row, verdict
+from benchmarks import trajectories
+from workbench.report.reproduction import fmt, render_table, row
 from workbench.method import solve
 from workbench.solvers import SolveOptions
 
@@ -593,6 +594,9 @@ def _trend_row(quantity: str, source: str, finding: str, contacts, values, what:
                missing=f"fewer than {TREND_SIZES} sizes with positive values: no trend")
 
 
+#: the trajectories every simulated row is measured on (full, --quick; benchmarks.trajectories)
+TRAJECTORIES, TRAJECTORIES_QUICK = 3, 2
+
 #: sec. 3.3: the settled spheres the slab compacts (a committed packing: the thoroughly settled one of Mazhar et
 #: al. 2014 sec. 5.1.1), the seconds simulated (the paper's), why the bed is not the paper's size; the quick run's bed
 COMPACTION_BED = "settled-00320"
@@ -614,12 +618,16 @@ def _compaction(args, relaxed: tuple[str, str], anti: tuple[str, str]) -> list[d
     g = read_manifest().get(f"{bed}.npz", {}).get("generator", {})
     n = scene(bed=bed).world.bodies.n - 1  # an unknown bed is an InputError here, before any run
     slab = compaction.PAPER["slab_mass"] * n / compaction.PAPER["spheres"]
-    stats = {}
-    for name, (form, slv) in (("relaxed", relaxed), ("anti-relaxed", anti)):
-        sc = scene(bed=bed, slab_mass=slab, duration=duration)
-        start = sc.observe()["height"]
-        stats[name] = compaction.run_stats(simulate(sc, form, slv, tol=args.filling_tol, max_iter=10_000), sc.weight,
-                                           start)
+    count = TRAJECTORIES_QUICK if args.quick else TRAJECTORIES
+    stats = []
+    for k in range(count):
+        stats.append({})
+        for name, (form, slv) in (("relaxed", relaxed), ("anti-relaxed", anti)):
+            sc = scene(bed=bed, slab_mass=slab, duration=duration)
+            trajectories.perturb(sc.world, k)
+            start = sc.observe()["height"]
+            stats[k][name] = compaction.run_stats(simulate(sc, form, slv, tol=args.filling_tol, max_iter=10_000),
+                                                  sc.weight, start)
     width = sc.world.bodies.size[-1, 0] * 2
     size = compaction.run_size(n, slab, duration, "quick run" if args.quick else COMPACTION_WHY)
     differences = (f"bed: {bed} at rest ({n:,} spheres R = {fmt(g.get('radius'))} m, {fmt(g.get('mass'))} kg, mu = "
@@ -628,8 +636,10 @@ def _compaction(args, relaxed: tuple[str, str], anti: tuple[str, str]) -> list[d
                    f"{width:.4g} x {width:.4g} x 1 m, mu = 0.25, at rest on the highest sphere (container, slab size "
                    f"and start not given: the workbench's choices); h = {sc.h:g} s as in the paper; APGD tolerance "
                    f"{args.filling_tol:g} on the workbench's error (the paper's tau = 1e-5 'g cm s^-1' has units the "
-                   f"workbench cannot map); {size}")
-    return compaction.rows(stats["relaxed"], stats["anti-relaxed"], differences)
+                   f"workbench cannot map); {size}; measured on {count} trajectories (as built, and initial positions "
+                   f"perturbed by a relative {trajectories.PERTURBATION:g}: benchmarks.trajectories), the numbers shown "
+                   "are the first's")
+    return trajectories.roundoff([compaction.rows(s["relaxed"], s["anti-relaxed"], differences) for s in stats])
 
 
 def melanz(args) -> dict:
@@ -768,9 +778,6 @@ def melanz(args) -> dict:
 #: the particles are at rest after about 0.5 s), steps whose problems the sensitivity rows solve again
 #: (every DRUM_SAMPLE[0]-th from DRUM_SAMPLE[1] on: the bed turning), both sides' accuracy and cap
 DRUM_STEPS, DRUM_SAMPLE, DRUM_TOL, DRUM_CAP = 1500, (50, 500), 1e-6, 1000
-#: the trajectories every drum row is measured on (full, --quick) and their relative perturbation of the
-#: initial positions (pqn: a verdict that differs between them depends on round-off)
-DRUM_TRAJECTORIES, DRUM_TRAJECTORIES_QUICK, DRUM_PERTURBATION = 3, 2, 1e-12
 #: --quick: h = 0.002 s, 300 steps, every 30th from 150
 DRUM_QUICK = (0.002, 300, (30, 150))
 #: PQN's (delta, delta_mode, eps, m) of Table 3 (ell. rigid, delta relative to avg W_ii) and of Table 4
@@ -795,15 +802,15 @@ def _best_row(quantity: str, source: str, finding: str, runs: dict, best: tuple,
 
 
 def _drum_measure(h: float, steps: int, sample: tuple[int, int], k: int) -> dict:
-    """Trajectory ``k`` of the drum runs and the sensitivity solves on its sampled steps (k = 0: the drum
-    as built; k > 0: initial positions perturbed by DRUM_PERTURBATION relative, seed k)."""
+    """Trajectory ``k`` of the drum runs and the sensitivity solves on its sampled steps
+    (:mod:`benchmarks.trajectories`)."""
     from benchmarks.drum_pqn import run, sensitivity
     from workbench import sources
 
     def drum_run(shape, form, slv, params, every=(0, 0)):
         t0 = time.perf_counter()
         out = run(sources.scenario("drum", shape=shape, h=h), form, slv, params, steps, DRUM_TOL, DRUM_CAP, *every,
-                  perturbation=DRUM_PERTURBATION if k else 0.0, seed=k)
+                  trajectory=k)
         _say(f"drum ({shape}s, trajectory {k}): {form} x {slv}, {steps} steps in {time.perf_counter() - t0:.1f} s")
         return out
 
@@ -818,39 +825,22 @@ def _drum_measure(h: float, steps: int, sample: tuple[int, int], k: int) -> dict
     return {"P": P, "G": G, "S": S, "tab4": tab4, "fig_a": fig_a, "fig_b": fig_b}
 
 
-def _trajectory_name(k: int) -> str:
-    return "as built" if k == 0 else f"perturbed (seed {k})"
-
-
-def _roundoff(per_trajectory: list[list[dict]]) -> list[dict]:
-    """The rows of the first trajectory; a row whose verdict differs between trajectories gets a
-    ``roundoff`` reason listing every trajectory's outcome (its verdict is then "not reproduced")."""
-    rows = per_trajectory[0]
-    for i, r in enumerate(rows):
-        outcomes = [verdict(rs[i]) for rs in per_trajectory]
-        if len({label for label, _ in outcomes}) > 1:
-            r["roundoff"] = (f"the drum's trajectories differing only by a relative {DRUM_PERTURBATION:g} in the initial "
-                             "positions end otherwise: " + "; ".join(
-                                 f"{_trajectory_name(k)}: {label} ({reason})" for k, (label, reason) in enumerate(outcomes)))
-    return rows
-
-
 def pqn(args) -> dict:
     h, steps, sample = DRUM_QUICK if args.quick else (0.001, DRUM_STEPS, DRUM_SAMPLE)
-    trajectories = DRUM_TRAJECTORIES_QUICK if args.quick else DRUM_TRAJECTORIES
+    count = TRAJECTORIES_QUICK if args.quick else TRAJECTORIES
     common = f"{steps} steps of h = {h:g} s" + (" [--quick]" if args.quick else "") + "; set-up above"
     setup_gap = (f"What differs from the paper everywhere: {steps} steps of h = {h:g} s ({steps * h:g} s of its 10 s "
                  "at h = 0.001 s); a smooth drum without the two lifter blocks; the particles start at rest on a "
                  "lattice with the drum already turning (the paper drops them in first); both methods stop at the "
                  f"workbench's siconos_error <= {DRUM_TOL:g} or {DRUM_CAP:,} iterations (the paper: PQN at its merit "
                  "g(R) < 1e-8 with n = 1000; Gauss-Seidel's accuracy and cap are not given). Every row is measured on "
-                 f"{trajectories} trajectories of the drum: as built, and with every initial position coordinate "
-                 f"multiplied by 1 + {DRUM_PERTURBATION:g} z (z standard normal; seeds 1 to {trajectories - 1}), a "
+                 f"{count} trajectories of the drum: as built, and with every initial position coordinate "
+                 f"multiplied by 1 + {trajectories.PERTURBATION:g} z (z standard normal; seeds 1 to {count - 1}), a "
                  "round-off-sized change that the flow amplifies into another trajectory, as other BLAS kernels or "
                  "another order of operations would. The table shows the drum as built; a row whose verdict differs "
                  "between the trajectories is \"not reproduced (depends on round-off)\", with each trajectory's outcome.")
-    measured = [_drum_measure(h, steps, sample, k) for k in range(trajectories)]
-    rows = _roundoff([_pqn_rows(m, sample, common) for m in measured])
+    measured = [_drum_measure(h, steps, sample, k) for k in range(count)]
+    rows = trajectories.roundoff([_pqn_rows(m, sample, common) for m in measured])
     return {"title": "The projected quasi-Newton paper (PARMES technical report, 2017): PQN against Gauss-Seidel",
             "setup": ("The rotating drum of sec. 8.1 (`workbench simulate drum`, problems/drum.py): 100 rigid "
                       "ellipsoids (semi-axes 0.09, 0.05, 0.1 m, 100 kg/m^3) or spheres (r = 0.08 m) in a drum of "

@@ -108,16 +108,16 @@ def test_a_depends_on_roundoff_row_is_not_reproduced_whatever_the_rule_says():
 
 
 def test_a_drum_row_whose_trajectories_disagree_depends_on_round_off():
-    """benchmarks.reproduce._roundoff: the first trajectory's rows; a row that another trajectory
+    """benchmarks.trajectories.roundoff: the first trajectory's rows; a row that another trajectory
     judges otherwise is "not reproduced (depends on round-off)" with both outcomes, the others keep
     their verdict."""
-    from benchmarks.reproduce import _roundoff
+    from benchmarks.trajectories import roundoff
     rule = {"rule": "holds", "op": "<", "finding": "fewer"}
     as_built = [row("a", "Table 3", "fewer", [1.0, 2.0], rule, criterion="c"),
                 row("b", "Table 3", "fewer", [3.0, 2.0], rule, criterion="c")]
     perturbed = [row("a", "Table 3", "fewer", [1.5, 2.0], rule, criterion="c"),
                  row("b", "Table 3", "fewer", [1.0, 2.0], rule, criterion="c")]
-    rows = _roundoff([as_built, perturbed])
+    rows = roundoff([as_built, perturbed])
     assert verdict(rows[0])[0] == REPRODUCED and "roundoff" not in rows[0]
     label, reason = verdict(rows[1])
     assert label == NOT_REPRODUCED and reason.startswith("depends on round-off")

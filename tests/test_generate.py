@@ -203,3 +203,17 @@ def test_method_parameters_pass_through_and_are_recorded(tmp_path, capsys):
     capsys.readouterr()
     assert main(["generate", "settled", "--out", str(tmp_path), "--quiet", *SMALL]) == 2
     assert "made with other parameters" in capsys.readouterr().err
+
+
+def test_no_warm_start_is_a_recorded_parameter_of_its_own(tmp_path):
+    """PackingSpec(warm_start=False) reaches the simulation and is recorded; the default (warm-started) is
+    not, so the committed packings keep their parameters and checksums; a file made one way is not
+    "the same parameters" as the other."""
+    from problems.generator import PackingSpec, _same_parameters, generate_dataset, simulation
+
+    cold = PackingSpec(n=8, duration=0.01, h=0.005, warm_start=False)
+    assert simulation(cold).warm_start is False and simulation(PackingSpec(n=8)).warm_start is True
+    assert cold.parameters()["warm_start"] is False and "warm_start" not in PackingSpec().parameters()
+    path = generate_dataset("scaling", tmp_path, progress=False, sizes=[8], duration=0.6, warm_start=False)[0]
+    assert _same_parameters(path, PackingSpec(n=8, width=None, h=0.005, duration=0.6, warm_start=False))
+    assert not _same_parameters(path, PackingSpec(n=8, width=None, h=0.005, duration=0.6))

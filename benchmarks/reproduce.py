@@ -571,14 +571,15 @@ TREND_SIZES = 5
 
 
 def loglog_trend(x, y) -> tuple[float, float]:
-    """(k, its standard error) of the least-squares fit log y = k log x + c; NaNs with fewer than
-    TREND_SIZES positive points."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    keep = (x > 0) & (y > 0) & np.isfinite(x) & np.isfinite(y)
-    if keep.sum() < TREND_SIZES:
+    """(k, its standard error) of the least-squares fit log y = k log x + c
+    (:func:`workbench.analysis.stats.loglog_fit`: residual variance on n - 2 degrees of freedom, whatever
+    numpy's polyfit scales its covariance by); NaNs with fewer than TREND_SIZES positive points."""
+    from workbench.analysis.stats import loglog_fit
+
+    fit = loglog_fit(x, y)
+    if fit["n"] < TREND_SIZES:
         return math.nan, math.nan
-    coef, cov = np.polyfit(np.log(x[keep]), np.log(y[keep]), 1, cov=True)
-    return float(coef[0]), float(math.sqrt(cov[0, 0]))
+    return float(fit["slope"]), float(fit["se"])
 
 
 def _trend_row(quantity: str, source: str, finding: str, contacts, values, what: str, differences: str,

@@ -117,7 +117,9 @@ class PackingSpec:
     ``duration`` [s]; ``tol`` and ``max_iter`` are the solver's per step. ``params``: the Method's
     parameters (``workbench generate --param``, checked by :class:`workbench.method.Method`: a solver's
     threads or device, say), recorded among the parameters only when given, so that the packings made
-    without any keep their recorded parameters and checksums."""
+    without any keep their recorded parameters and checksums. ``warm_start``: each step's solve starts
+    from the impulses of the contacts that persist from the previous step (the default), or from zero;
+    recorded only when False, for the same reason."""
     n: int = 320
     duration: float = 4.0
     h: float = 0.0005
@@ -133,6 +135,7 @@ class PackingSpec:
     spacing: float = 1.1
     jitter: float = 0.02
     params: dict | None = None
+    warm_start: bool = True
 
     @property
     def steps(self) -> int:
@@ -148,6 +151,8 @@ class PackingSpec:
         spec = asdict(self)
         if not self.params:
             del spec["params"]
+        if self.warm_start:
+            del spec["warm_start"]
         return {**spec, "width": self.floor_width, "radius": 1.0, "mass": 1.0, "steps": self.steps,
                 "module": "problems.generator"}
 
@@ -197,7 +202,8 @@ def simulation(spec: PackingSpec) -> Simulation:
     world = container_world(spec.n, width=spec.floor_width, mu=spec.mu, seed=spec.seed, nested=spec.nested,
                             spacing=spec.spacing, jitter=spec.jitter)
     options = SolveOptions(tol=spec.tol, max_iter=spec.max_iter, keep_history=False)
-    return Simulation(world, spec.h, method(spec), options=options, name=f"packing-{spec.n}")
+    return Simulation(world, spec.h, method(spec), options=options, warm_start=spec.warm_start,
+                      name=f"packing-{spec.n}")
 
 
 def settle(spec: PackingSpec, progress: Callable[[Simulation, StepRecord], None] | None = None
@@ -516,7 +522,8 @@ def _same_parameters(path: Path, spec: PackingSpec) -> bool:
     except Exception:  # noqa: BLE001 - an unreadable file is not the same packing
         return False
     expected = spec.parameters()
-    return all(recorded.get(k) == v for k, v in expected.items()) and recorded.get("params") == expected.get("params")
+    return (all(recorded.get(k) == v for k, v in expected.items()) and recorded.get("params") == expected.get("params")
+            and recorded.get("warm_start", True) == expected.get("warm_start", True))
 
 
 def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: bool = True, sizes=None,

@@ -251,11 +251,15 @@ def test_the_page_renders_the_same_from_its_stored_record():
     assert calibrate.render(json.loads(json.dumps(data, sort_keys=True))) == calibrate.render(data)
 
 
-def test_the_tight_settling_row_says_how_far_it_got():
-    rule_of = lambda state: verdict(calibrate.tight_row(state, 404))  # noqa: E731
-    assert rule_of(None)[0] == "not measured" and "--tight" in rule_of(None)[1]
+@pytest.mark.parametrize("cause, flag", [("settling tolerance 1e-08", "--tight"), ("no warm start", "--cold")])
+def test_the_settling_explanation_rows_say_how_far_they_got(cause, flag):
+    def the_row(state):
+        return calibrate.explanation_row(cause, state, "settled again", flag)
+
+    rule_of = lambda state: verdict(the_row(state))  # noqa: E731
+    assert rule_of(None)[0] == "not measured" and flag in rule_of(None)[1]
     begun = {"finished": False, "steps_done": 2000, "settle_max_iterations": 900, "steps_at_cap": 0}
-    assert rule_of(begun) == ("not measured", calibrate.tight_row(begun, 404)["missing"])
+    assert rule_of(begun) == ("not measured", the_row(begun)["missing"])
     assert "step 2,000 of 8,000" in rule_of(begun)[1]
     # a cap reached before the end already answers; a finished run below the cap does not hold
     assert rule_of({**begun, "settle_max_iterations": 10000, "steps_at_cap": 3})[0] == "reproduced"

@@ -211,9 +211,10 @@ ALLOWED_NUMBERS = {
                     "closed-form values of the built-in scenes (t = 2 v0 / (7 g mu), 5 v0 / 7, g (sin - mu cos)), "
                     "their angles, and an example command's packing size"),
     "docs/datasets.md": ("0.0005 0.005 0.05 0.2 0.25 16 16,000 2,560 256 320 4,096 40 45,000 45000 500 64 "
-                         "640,1280 8,000 8,192 800 4096",
+                         "640,1280 8,000 8,192 800 4096 64,2560 17.5152587890625",
                          "the datasets' generator parameters (h, duration, sizes, radius, mu, envelope, "
-                         "container), the papers' protocols, the step a profile starts from, an example command's size"),
+                         "container), the papers' protocols, the step a profile starts from, an example command's size, "
+                         "the calibrated floor as the calibration's record stores it (tests/test_generate.py checks it)"),
     "docs/plotting.md": ("20 3.5", "the history recorder's rows per decade (a setting), a journal column's width "
                                    "in inches (plot.COLUMN_WIDTH)"),
     "docs/reproductions.md": ("0.0005 25 8,000", "the papers' protocol (h, steps) and a declared rule tolerance"),

@@ -115,16 +115,37 @@ def test_generated_file_records_its_protocol_and_its_checksum(tmp_path):
     assert entry["sha256"] == problem_digest(problem) and entry["n_contacts"] == problem.n_contacts
 
 
-COMMITTED = sorted(name for name in read_manifest(DEFAULT_DIR) if (DEFAULT_DIR / name).exists())
+#: the committed packings: problems/datasets and its calibrated/ folder (the scaling recipe on the floor that
+#: benchmarks.calibrate fitted, docs/datasets.md), each folder with its own manifest
+COMMITTED = sorted((folder.name, name) for folder in (DEFAULT_DIR, DEFAULT_DIR / "calibrated")
+                   for name in read_manifest(folder) if (folder / name).exists())
 
 
-@pytest.mark.parametrize("name", COMMITTED)
-def test_committed_datasets_match_their_manifest(name):
+@pytest.mark.parametrize("folder, name", COMMITTED)
+def test_committed_datasets_match_their_manifest(folder, name):
     """Every committed dataset file has the SHA-256 its manifest entry records."""
-    entry = read_manifest(DEFAULT_DIR)[name]
-    problem = load_problem(DEFAULT_DIR / name)
+    where = DEFAULT_DIR if folder == DEFAULT_DIR.name else DEFAULT_DIR / folder
+    entry = read_manifest(where)[name]
+    problem = load_problem(where / name)
     assert problem_digest(problem) == entry["sha256"]
     assert problem.metadata["generator"] == entry["generator"]
+
+
+def test_the_calibrated_packings_are_on_the_fitted_floor():
+    """problems/datasets/calibrated holds the scaling recipe on the floor width of docs/results/calibration.json
+    (the fit's value, to the bit), 77 contacts at 64 spheres there as the fit says."""
+    import json
+
+    from workbench.provenance import RESULTS_DIR
+
+    fit = json.loads((RESULTS_DIR / "calibration.json").read_text(encoding="utf-8"))["data"]["floor"]["fit"]
+    manifest = read_manifest(DEFAULT_DIR / "calibrated")
+    assert "scaling-00064.npz" in manifest
+    for name, entry in manifest.items():
+        assert entry["generator"]["width"] == fit["value"] and entry["generator"]["h"] == 0.005, name
+    assert manifest["scaling-00064.npz"]["n_contacts"] == 77
+    command = f"workbench generate scaling --sizes 64,2560 --set width={fit['value']!r} --threads 1"
+    assert command in (DEFAULT_DIR.parents[1] / "docs" / "datasets.md").read_text(encoding="utf-8")
 
 
 def test_paper_protocol_320_sphere_datasets():
@@ -203,3 +224,17 @@ def test_method_parameters_pass_through_and_are_recorded(tmp_path, capsys):
     capsys.readouterr()
     assert main(["generate", "settled", "--out", str(tmp_path), "--quiet", *SMALL]) == 2
     assert "made with other parameters" in capsys.readouterr().err
+
+
+def test_no_warm_start_is_a_recorded_parameter_of_its_own(tmp_path):
+    """PackingSpec(warm_start=False) reaches the simulation and is recorded; the default (warm-started) is
+    not, so the committed packings keep their parameters and checksums; a file made one way is not
+    "the same parameters" as the other."""
+    from problems.generator import PackingSpec, _same_parameters, generate_dataset, simulation
+
+    cold = PackingSpec(n=8, duration=0.01, h=0.005, warm_start=False)
+    assert simulation(cold).warm_start is False and simulation(PackingSpec(n=8)).warm_start is True
+    assert cold.parameters()["warm_start"] is False and "warm_start" not in PackingSpec().parameters()
+    path = generate_dataset("scaling", tmp_path, progress=False, sizes=[8], duration=0.6, warm_start=False)[0]
+    assert _same_parameters(path, PackingSpec(n=8, width=None, h=0.005, duration=0.6, warm_start=False))
+    assert not _same_parameters(path, PackingSpec(n=8, width=None, h=0.005, duration=0.6))

@@ -185,3 +185,18 @@ def test_a_committed_row_not_run_is_not_measured_never_not_comparable():
         for r in json.loads(record.read_text(encoding="utf-8"))["data"]["rows"]:
             if r["rule"]["rule"] == "not_comparable":
                 assert r.get("measured") is not None or r.get("shown"), (record.name, r["quantity"])
+
+
+def test_a_trend_row_is_judged_on_its_slope_beyond_two_standard_errors():
+    """benchmarks.reproduce.loglog_trend is loglog_fit's slope and standard error (n - 2 degrees of
+    freedom): exact on a power law, NaN under TREND_SIZES sizes; _trend_row holds when k - 2 SE > 0."""
+    import math
+
+    from benchmarks import reproduce
+    x = [10.0, 20.0, 40.0, 80.0, 160.0]
+    k, se = reproduce.loglog_trend(x, [3.0 * v ** 0.5 for v in x])
+    assert k == pytest.approx(0.5, abs=1e-12) and se == pytest.approx(0.0, abs=1e-12)
+    assert all(math.isnan(v) for v in reproduce.loglog_trend(x[:4], x[:4]))
+    grows = reproduce._trend_row("q", "Fig. 1", "grows", x, [1.0, 1.3, 1.9, 2.2, 3.5], "y", "none", "")
+    flat = reproduce._trend_row("q", "Fig. 1", "grows", x, [1.0, 1.3, 0.9, 1.2, 1.0], "y", "none", "")
+    assert verdict(grows)[0] == REPRODUCED and verdict(flat)[0] == NOT_REPRODUCED

@@ -60,6 +60,37 @@ def test_the_load_at_the_start_is_the_process_start_not_the_write(tmp_path, monk
     assert "load average at the start 0.2 0.5 0.8. Do not edit" in provenance.render(record, _table)
 
 
+def test_the_commit_is_the_one_the_run_started_on(tmp_path):
+    """HEAD read from the files at the process's start (a branch ref loose, then packed; a worktree's .git
+    file) is git's own HEAD; a page whose HEAD moved during its run names the start's commit and says
+    where HEAD went, not the end's commit alone."""
+    import subprocess
+
+    from workbench.process_start import head_commit
+
+    def git(*args, cwd=tmp_path / "repo"):
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+    (tmp_path / "repo").mkdir()
+    git("init", "-q", "-b", "main")
+    (tmp_path / "repo" / "a.txt").write_text("a")
+    git("add", "a.txt")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
+    first = git("rev-parse", "HEAD")
+    assert head_commit(tmp_path / "repo") == first
+    git("pack-refs", "--all")
+    assert not (tmp_path / "repo" / ".git" / "refs" / "heads" / "main").exists()
+    assert head_commit(tmp_path / "repo") == first
+    git("worktree", "add", "-q", str(tmp_path / "tree"), "-b", "other")
+    assert head_commit(tmp_path / "tree") == first
+    assert head_commit(tmp_path / "nowhere") is None
+    now = subprocess.run(["git", "-C", str(provenance.ROOT), "rev-parse", "HEAD"], capture_output=True,
+                         text=True).stdout.strip()
+    assert provenance._commit(now).split("+")[0] == now[:7]
+    moved = provenance._commit("0" * 40)
+    assert moved.startswith(f"0000000 (HEAD moved to {now[:7]} during the run)")
+
+
 def test_a_page_rendered_again_keeps_its_numbers_and_provenance(tmp_path):
     page = provenance.write_results("demo", {"rows": {"x": 1.25}}, _table, command="demo cmd", folder=tmp_path)
     before = json.loads((tmp_path / "demo.json").read_text())

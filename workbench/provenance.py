@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from workbench.files import atomic_output
-from workbench.process_start import START_LOAD
+from workbench.process_start import START_HEAD, START_LOAD
 
 __all__ = ["RESULTS_DIR", "write_results", "write_view", "rerender", "render", "check_docs", "provenance", "header", "embed",
            "label"]
@@ -44,15 +44,24 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _EMBED = re.compile(r"<!-- results: ([a-z0-9_-]+) -->\n(.*?)<!-- end results: \1 -->", re.S)
 
 
-def _commit() -> str:
+def _commit(start: str | None = None) -> str:
+    """The commit the run started on (``start``, default :data:`workbench.process_start.START_HEAD`), short,
+    with "+local changes" when tracked files differ from HEAD now, and the commit HEAD moved to when it
+    moved during the run (a page names what was checked out when it was measured, not when it ended)."""
+    start = START_HEAD if start is None else start
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=10)
         dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    commit = out.stdout.strip() or "unknown"
+    now = out.stdout.strip()
+    if not now:
+        return "unknown"
+    commit = (start or now)[:7]
+    if start and start != now:
+        commit += f" (HEAD moved to {now[:7]} during the run)"
     return commit + ("+local changes" if dirty.stdout.strip() else "")
 
 

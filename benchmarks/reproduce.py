@@ -637,14 +637,100 @@ def _compaction(args, relaxed: tuple[str, str], anti: tuple[str, str]) -> list[d
                    f"{width:.4g} x {width:.4g} x 1 m, mu = 0.25, at rest on the highest sphere (container, slab size "
                    f"and start not given: the workbench's choices); h = {sc.h:g} s as in the paper; APGD tolerance "
                    f"{args.filling_tol:g} on the workbench's error (the paper's tau = 1e-5 'g cm s^-1' has units the "
-                   f"workbench cannot map); {size}; measured on {count} trajectories (as built, and initial positions "
-                   f"perturbed by a relative {trajectories.PERTURBATION:g}: benchmarks.trajectories), the numbers shown "
-                   "are the first's")
+                   f"workbench cannot map); {size}; {trajectories.described(count)}")
     return trajectories.roundoff([compaction.rows(s["relaxed"], s["anti-relaxed"], differences) for s in stats])
 
 
+def _filling_rows(args, relaxed: tuple[str, str], anti: tuple[str, str], k: int) -> list[dict]:
+    """Sec. 3.2, the filling test over time, on trajectory ``k`` (benchmarks.trajectories)."""
+    from problems.dynamic_scenes import filling
+
+    out: list[dict] = []
+    n, duration = (60, 1.0) if args.quick else (args.filling_n, 5.0)
+    reduced = None if (n, duration) == (1000, 5.0) else f"{n} spheres for {duration:g} s (paper 1,000 for 5 s)"
+    stats = {}
+    for name, (form, slv) in (("relaxed", relaxed), ("anti-relaxed", anti)):
+        sc = filling(n=n, duration=duration)
+        trajectories.perturb(sc.world, k)
+        stats[name] = _filling_stats(simulate(sc, form, slv, tol=args.filling_tol, max_iter=10_000), sc.weight,
+                                     duration)
+    weight = float(filling(n=n, duration=duration).weight)
+    R, A = stats["relaxed"], stats["anti-relaxed"]
+    diff = (f"solver tolerance {args.filling_tol:g} on the workbench's error (the paper's tau = 1e-5 'g cm s^-1' has "
+            "units the workbench cannot map); APGD as in the paper" + (f"; {reduced}" if reduced else "")
+            + f"; {trajectories.described(TRAJECTORIES_QUICK if args.quick else TRAJECTORIES)}")
+    crit = "steps with contacts, complementarity error of eq. 8 (max_i |gamma_n,i u_n,i|)"
+    out.append(row("anti-relaxed complementarity error several orders lower", "sec. 3.2, Fig. 8b",
+                    "anti-relaxed several orders of magnitude below relaxed", [R["compl_median"], A["compl_median"]],
+                    {"rule": "holds", "op": ">=", "factor": 100.0, "finding": "at least two orders of magnitude"},
+                    criterion=f"median over the {crit}: relaxed >= 100 x anti-relaxed", differences=diff,
+                    shown=f"relaxed {R['compl_median']:.2g} vs anti-relaxed {A['compl_median']:.2g} "
+                          f"(max {R['compl_max']:.2g} vs {A['compl_max']:.2g})"))
+    out.append(row("less jitter in the settled configuration", "sec. 3.2 and sec. 4",
+                    "anti-relaxed jitters less", [R["jitter"], A["jitter"]],
+                    {"rule": "holds", "op": ">", "finding": "relaxed jitter > anti-relaxed jitter"},
+                    criterion="mean over the last second of the largest body speed [m/s]", differences=diff))
+    settle = (None if R["settle"] is None or A["settle"] is None else [R["settle"], A["settle"]])
+    out.append(row("anti-relaxed settles sooner", "sec. 3.2, Fig. 8a", "anti-relaxed settles much sooner", settle,
+                    {"rule": "holds", "op": ">", "finding": "relaxed settling time > anti-relaxed"},
+                    criterion="time after which the force on the container stays within 5 % of the total weight [s]",
+                    differences=diff, missing="a run whose container force never settled within 5 % of the weight"))
+    for name, s in (("relaxed", R), ("anti-relaxed", A)):
+        out.append(row(f"force on the container tends to the weight, {name}", "sec. 3.2, Fig. 8a",
+                        round(weight, 2), round(s["force_end"], 2), {"rule": "within", "rel_tol": 0.05},
+                        paper_shown=f"the total weight, {weight:.4g} N",
+                        criterion="mean force on the container over the last second, within 5 %", differences=diff))
+    return out
+
+
+def _sizes_rows(args, relaxed: tuple[str, str], anti: tuple[str, str], k: int) -> list[dict]:
+    """Sec. 3.4, filling tests of several sizes, on trajectory ``k`` (benchmarks.trajectories)."""
+    from problems.dynamic_scenes import filling
+
+    out: list[dict] = []
+    sizes = [10, 15, 20, 30, 40] if args.quick else args.filling_sizes
+    dur = 1.0 if args.quick else args.sizes_duration
+    per = []
+    for size in sizes:
+        pair = {}
+        for name, (form, slv) in (("relaxed", relaxed), ("anti-relaxed", anti)):
+            sc = filling(n=size, duration=dur)
+            trajectories.perturb(sc.world, k)
+            pair[name] = _filling_stats(simulate(sc, form, slv, tol=args.filling_tol, max_iter=10_000), sc.weight, dur)
+        per.append({"n": size, **pair})
+    diff34 = (f"sizes {', '.join(map(str, sizes))} spheres for {dur:g} s each (paper 10 to 16,000 for 5 s: the larger "
+              f"are beyond this command's minutes); tolerance {args.filling_tol:g}; "
+              f"{trajectories.described(TRAJECTORIES_QUICK if args.quick else TRAJECTORIES)}")
+    small = per[0]
+    ratio = [p["anti-relaxed"]["iterations"] / p["relaxed"]["iterations"] for p in per]
+    shown_r = "; ".join(f"{p['n']} spheres ({p['relaxed']['contacts']:.0f} contacts): anti/relaxed iterations "
+                        f"{q:.2f}" for p, q in zip(per, ratio))
+    out.append(row("iterations similar for small fillings", "sec. 3.4, Fig. 11b", "similar below 100 spheres",
+                    [abs(math.log(ratio[0])), math.log(1.5)],
+                    {"rule": "holds", "op": "<=", "finding": "anti-relaxed / relaxed mean iterations within 1.5x"},
+                    criterion=f"|log(ratio)| <= log 1.5 at {small['n']} spheres (mean APGD iterations per step)",
+                    differences=diff34, shown=shown_r))
+    contacts = [p["relaxed"]["contacts"] for p in per]
+    out.append(_trend_row("anti-relaxed increasingly costly with collisions", "sec. 3.4, Fig. 11b",
+                           "the iteration ratio grows with the collisions", contacts, ratio,
+                           "anti-relaxed / relaxed mean APGD iterations per step", diff34, shown_r))
+    out.append(row("complementarity error several orders lower at every size", "sec. 3.4, Fig. 11a",
+                    "several orders of magnitude lower",
+                    [min(p["relaxed"]["compl_max"] / p["anti-relaxed"]["compl_max"] for p in per), 100.0],
+                    {"rule": "holds", "op": ">=", "finding": "max error ratio >= 100 at every size"},
+                    criterion="smallest over the sizes of (relaxed max error / anti-relaxed max error)",
+                    differences=diff34,
+                    shown="; ".join(f"{p['n']}: {p['relaxed']['compl_max']:.2g} vs {p['anti-relaxed']['compl_max']:.2g}"
+                                    for p in per)))
+    out.append(_trend_row("the error grows with the collisions", "sec. 3.4, Fig. 11a", "increases with collisions",
+                           contacts, [p["anti-relaxed"]["compl_max"] for p in per],
+                           "max complementarity error over the run, anti-relaxed", diff34,
+                           "; ".join(f"{p['n']}: {p['anti-relaxed']['compl_max']:.2g}" for p in per)))
+    return out
+
+
 def melanz(args) -> dict:
-    from problems.dynamic_scenes import ball_on_plane_2d, filling, rolling_time
+    from problems.dynamic_scenes import ball_on_plane_2d, rolling_time
     from problems.generator import settled_packing
     from workbench import sources
 
@@ -688,77 +774,12 @@ def melanz(args) -> dict:
                            float(ar["rolling"].iloc[-1]), sc.h, "no step", differences="none"))
     rows.append(_lift_off_row("ball (relaxed CCQO)", "sec. 3.1, Fig. 2 left", rl, "incorrect from the first step"))
     rows[-1]["differences"] = "none"
-    # 3.2: the filling test over time
-    n, duration = (60, 1.0) if args.quick else (args.filling_n, 5.0)
-    reduced = None if (n, duration) == (1000, 5.0) else f"{n} spheres for {duration:g} s (paper 1,000 for 5 s)"
-    stats = {}
-    for name, (form, slv) in (("relaxed", relaxed), ("anti-relaxed", anti)):
-        sc = filling(n=n, duration=duration)
-        stats[name] = _filling_stats(simulate(sc, form, slv, tol=args.filling_tol, max_iter=10_000), sc.weight,
-                                     duration)
-    weight = float(filling(n=n, duration=duration).weight)
-    R, A = stats["relaxed"], stats["anti-relaxed"]
-    diff = (f"solver tolerance {args.filling_tol:g} on the workbench's error (the paper's tau = 1e-5 'g cm s^-1' has "
-            "units the workbench cannot map); APGD as in the paper" + (f"; {reduced}" if reduced else ""))
-    crit = "steps with contacts, complementarity error of eq. 8 (max_i |gamma_n,i u_n,i|)"
-    rows.append(row("anti-relaxed complementarity error several orders lower", "sec. 3.2, Fig. 8b",
-                    "anti-relaxed several orders of magnitude below relaxed", [R["compl_median"], A["compl_median"]],
-                    {"rule": "holds", "op": ">=", "factor": 100.0, "finding": "at least two orders of magnitude"},
-                    criterion=f"median over the {crit}: relaxed >= 100 x anti-relaxed", differences=diff,
-                    shown=f"relaxed {R['compl_median']:.2g} vs anti-relaxed {A['compl_median']:.2g} "
-                          f"(max {R['compl_max']:.2g} vs {A['compl_max']:.2g})"))
-    rows.append(row("less jitter in the settled configuration", "sec. 3.2 and sec. 4",
-                    "anti-relaxed jitters less", [R["jitter"], A["jitter"]],
-                    {"rule": "holds", "op": ">", "finding": "relaxed jitter > anti-relaxed jitter"},
-                    criterion="mean over the last second of the largest body speed [m/s]", differences=diff))
-    settle = (None if R["settle"] is None or A["settle"] is None else [R["settle"], A["settle"]])
-    rows.append(row("anti-relaxed settles sooner", "sec. 3.2, Fig. 8a", "anti-relaxed settles much sooner", settle,
-                    {"rule": "holds", "op": ">", "finding": "relaxed settling time > anti-relaxed"},
-                    criterion="time after which the force on the container stays within 5 % of the total weight [s]",
-                    differences=diff, missing="a run whose container force never settled within 5 % of the weight"))
-    for name, s in (("relaxed", R), ("anti-relaxed", A)):
-        rows.append(row(f"force on the container tends to the weight, {name}", "sec. 3.2, Fig. 8a",
-                        round(weight, 2), round(s["force_end"], 2), {"rule": "within", "rel_tol": 0.05},
-                        paper_shown=f"the total weight, {weight:.4g} N",
-                        criterion="mean force on the container over the last second, within 5 %", differences=diff))
+    # 3.2: the filling test over time; 3.3: the compaction; 3.4: filling tests of several sizes, each on
+    # TRAJECTORIES trajectories (benchmarks.trajectories)
+    count = TRAJECTORIES_QUICK if args.quick else TRAJECTORIES
+    rows.extend(trajectories.roundoff([_filling_rows(args, relaxed, anti, k) for k in range(count)]))
     rows.extend(_compaction(args, relaxed, anti))
-    # 3.4: filling tests of several sizes
-    sizes = [10, 15, 20, 30, 40] if args.quick else args.filling_sizes
-    dur = 1.0 if args.quick else args.sizes_duration
-    per = []
-    for k in sizes:
-        pair = {}
-        for name, (form, slv) in (("relaxed", relaxed), ("anti-relaxed", anti)):
-            sc = filling(n=k, duration=dur)
-            pair[name] = _filling_stats(simulate(sc, form, slv, tol=args.filling_tol, max_iter=10_000), sc.weight, dur)
-        per.append({"n": k, **pair})
-    diff34 = (f"sizes {', '.join(map(str, sizes))} spheres for {dur:g} s each (paper 10 to 16,000 for 5 s: the larger "
-              f"are beyond this command's minutes); tolerance {args.filling_tol:g}")
-    small = per[0]
-    ratio = [p["anti-relaxed"]["iterations"] / p["relaxed"]["iterations"] for p in per]
-    shown_r = "; ".join(f"{p['n']} spheres ({p['relaxed']['contacts']:.0f} contacts): anti/relaxed iterations "
-                        f"{q:.2f}" for p, q in zip(per, ratio))
-    rows.append(row("iterations similar for small fillings", "sec. 3.4, Fig. 11b", "similar below 100 spheres",
-                    [abs(math.log(ratio[0])), math.log(1.5)],
-                    {"rule": "holds", "op": "<=", "finding": "anti-relaxed / relaxed mean iterations within 1.5x"},
-                    criterion=f"|log(ratio)| <= log 1.5 at {small['n']} spheres (mean APGD iterations per step)",
-                    differences=diff34, shown=shown_r))
-    contacts = [p["relaxed"]["contacts"] for p in per]
-    rows.append(_trend_row("anti-relaxed increasingly costly with collisions", "sec. 3.4, Fig. 11b",
-                           "the iteration ratio grows with the collisions", contacts, ratio,
-                           "anti-relaxed / relaxed mean APGD iterations per step", diff34, shown_r))
-    rows.append(row("complementarity error several orders lower at every size", "sec. 3.4, Fig. 11a",
-                    "several orders of magnitude lower",
-                    [min(p["relaxed"]["compl_max"] / p["anti-relaxed"]["compl_max"] for p in per), 100.0],
-                    {"rule": "holds", "op": ">=", "finding": "max error ratio >= 100 at every size"},
-                    criterion="smallest over the sizes of (relaxed max error / anti-relaxed max error)",
-                    differences=diff34,
-                    shown="; ".join(f"{p['n']}: {p['relaxed']['compl_max']:.2g} vs {p['anti-relaxed']['compl_max']:.2g}"
-                                    for p in per)))
-    rows.append(_trend_row("the error grows with the collisions", "sec. 3.4, Fig. 11a", "increases with collisions",
-                           contacts, [p["anti-relaxed"]["compl_max"] for p in per],
-                           "max complementarity error over the run, anti-relaxed", diff34,
-                           "; ".join(f"{p['n']}: {p['anti-relaxed']['compl_max']:.2g}" for p in per)))
+    rows.extend(trajectories.roundoff([_sizes_rows(args, relaxed, anti, k) for k in range(count)]))
     notes.append("Melanz et al. 2015 sec. 3.1 values are the paper's own numbers (N, r, the analytic impulses and "
                  "motion); the filling and compaction tests' figures have no numbers, so their rows check the "
                  "paper's findings.")

@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.report.reproduction import verdict
 
-__all__ = ["PERTURBATION", "perturb", "name", "roundoff"]
+__all__ = ["PERTURBATION", "perturb", "name", "described", "roundoff"]
 
 #: the relative change of the initial positions of a perturbed trajectory
 PERTURBATION = 1e-12
@@ -33,6 +33,12 @@ def perturb(world, k: int) -> None:
 
 def name(k: int) -> str:
     return "as built" if k == 0 else f"perturbed (seed {k})"
+
+
+def described(count: int) -> str:
+    """What a row measured on ``count`` trajectories says of them (its "differences")."""
+    return (f"measured on {count} trajectories (as built, and initial positions perturbed by a relative "
+            f"{PERTURBATION:g}: benchmarks.trajectories), the numbers shown are the first's")
 
 
 def roundoff(per_trajectory: list[list[dict]]) -> list[dict]:

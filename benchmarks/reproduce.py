@@ -598,6 +598,11 @@ def _trend_row(quantity: str, source: str, finding: str, contacts, values, what:
 #: the trajectories every simulated row is measured on (full, --quick; benchmarks.trajectories)
 TRAJECTORIES, TRAJECTORIES_QUICK = 3, 2
 
+
+def _trajectories(args) -> int:
+    """How many trajectories this run measures each simulated row on."""
+    return TRAJECTORIES_QUICK if args.quick else TRAJECTORIES
+
 #: sec. 3.3: the settled spheres the slab compacts (a committed packing: the thoroughly settled one of Mazhar et
 #: al. 2014 sec. 5.1.1), the seconds simulated (the paper's), why the bed is not the paper's size; the quick run's bed
 COMPACTION_BED = "settled-00320"
@@ -619,7 +624,7 @@ def _compaction(args, relaxed: tuple[str, str], anti: tuple[str, str]) -> list[d
     g = read_manifest().get(f"{bed}.npz", {}).get("generator", {})
     n = scene(bed=bed).world.bodies.n - 1  # an unknown bed is an InputError here, before any run
     slab = compaction.PAPER["slab_mass"] * n / compaction.PAPER["spheres"]
-    count = TRAJECTORIES_QUICK if args.quick else TRAJECTORIES
+    count = _trajectories(args)
     stats = []
     for k in range(count):
         stats.append({})
@@ -658,7 +663,7 @@ def _filling_rows(args, relaxed: tuple[str, str], anti: tuple[str, str], k: int)
     R, A = stats["relaxed"], stats["anti-relaxed"]
     diff = (f"solver tolerance {args.filling_tol:g} on the workbench's error (the paper's tau = 1e-5 'g cm s^-1' has "
             "units the workbench cannot map); APGD as in the paper" + (f"; {reduced}" if reduced else "")
-            + f"; {trajectories.described(TRAJECTORIES_QUICK if args.quick else TRAJECTORIES)}")
+            + f"; {trajectories.described(_trajectories(args))}")
     crit = "steps with contacts, complementarity error of eq. 8 (max_i |gamma_n,i u_n,i|)"
     out.append(row("anti-relaxed complementarity error several orders lower", "sec. 3.2, Fig. 8b",
                     "anti-relaxed several orders of magnitude below relaxed", [R["compl_median"], A["compl_median"]],
@@ -700,7 +705,7 @@ def _sizes_rows(args, relaxed: tuple[str, str], anti: tuple[str, str], k: int) -
         per.append({"n": size, **pair})
     diff34 = (f"sizes {', '.join(map(str, sizes))} spheres for {dur:g} s each (paper 10 to 16,000 for 5 s: the larger "
               f"are beyond this command's minutes); tolerance {args.filling_tol:g}; "
-              f"{trajectories.described(TRAJECTORIES_QUICK if args.quick else TRAJECTORIES)}")
+              f"{trajectories.described(_trajectories(args))}")
     small = per[0]
     ratio = [p["anti-relaxed"]["iterations"] / p["relaxed"]["iterations"] for p in per]
     shown_r = "; ".join(f"{p['n']} spheres ({p['relaxed']['contacts']:.0f} contacts): anti/relaxed iterations "
@@ -776,7 +781,7 @@ def melanz(args) -> dict:
     rows[-1]["differences"] = "none"
     # 3.2: the filling test over time; 3.3: the compaction; 3.4: filling tests of several sizes, each on
     # TRAJECTORIES trajectories (benchmarks.trajectories)
-    count = TRAJECTORIES_QUICK if args.quick else TRAJECTORIES
+    count = _trajectories(args)
     rows.extend(trajectories.roundoff([_filling_rows(args, relaxed, anti, k) for k in range(count)]))
     rows.extend(_compaction(args, relaxed, anti))
     rows.extend(trajectories.roundoff([_sizes_rows(args, relaxed, anti, k) for k in range(count)]))
@@ -849,7 +854,7 @@ def _drum_measure(h: float, steps: int, sample: tuple[int, int], k: int) -> dict
 
 def pqn(args) -> dict:
     h, steps, sample = DRUM_QUICK if args.quick else (0.001, DRUM_STEPS, DRUM_SAMPLE)
-    count = TRAJECTORIES_QUICK if args.quick else TRAJECTORIES
+    count = _trajectories(args)
     common = f"{steps} steps of h = {h:g} s" + (" [--quick]" if args.quick else "") + "; set-up above"
     setup_gap = (f"What differs from the paper everywhere: {steps} steps of h = {h:g} s ({steps * h:g} s of its 10 s "
                  "at h = 0.001 s); a smooth drum without the two lifter blocks; the particles start at rest on a "

@@ -109,6 +109,12 @@ CHECKPOINT_EVERY = 500
 CHECKPOINT_MINUTES = 10.0
 
 
+#: PackingSpec fields recorded among a packing's parameters only when they differ from these defaults (no
+#: method parameters, warm-started), so that the packings made before the fields existed keep their recorded
+#: parameters and checksums
+RECORDED_UNLESS_DEFAULT = {"params": None, "warm_start": True}
+
+
 @dataclass(frozen=True)
 class PackingSpec:
     """How one packing is made. ``layers``: about n / layers spheres per settled layer set the floor
@@ -149,10 +155,9 @@ class PackingSpec:
     def parameters(self) -> dict:
         """The generator parameters as recorded in the metadata and the manifest."""
         spec = asdict(self)
-        if not self.params:
-            del spec["params"]
-        if self.warm_start:
-            del spec["warm_start"]
+        for name, default in RECORDED_UNLESS_DEFAULT.items():
+            if spec[name] == default or spec[name] == {}:       # empty method parameters are none
+                del spec[name]
         return {**spec, "width": self.floor_width, "radius": 1.0, "mass": 1.0, "steps": self.steps,
                 "module": "problems.generator"}
 
@@ -522,8 +527,8 @@ def _same_parameters(path: Path, spec: PackingSpec) -> bool:
     except Exception:  # noqa: BLE001 - an unreadable file is not the same packing
         return False
     expected = spec.parameters()
-    return (all(recorded.get(k) == v for k, v in expected.items()) and recorded.get("params") == expected.get("params")
-            and recorded.get("warm_start", True) == expected.get("warm_start", True))
+    return (all(recorded.get(k) == v for k, v in expected.items())
+            and all(recorded.get(k, d) == expected.get(k, d) for k, d in RECORDED_UNLESS_DEFAULT.items()))
 
 
 def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: bool = True, sizes=None,

@@ -30,6 +30,8 @@ def head_commit(root: Path = ROOT) -> str | None:
             if not text.startswith("gitdir:"):
                 return None
             git = (root / text[len("gitdir:"):].strip()).resolve()
+        if not (git / "HEAD").is_file():
+            return None
         head = (git / "HEAD").read_text(encoding="utf-8").strip()
         if not head.startswith("ref:"):
             return head or None

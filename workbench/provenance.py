@@ -31,12 +31,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from workbench.files import atomic_output
-from workbench.process_start import START_HEAD, START_LOAD
+from workbench.process_start import ROOT, START_HEAD, START_LOAD
 
 __all__ = ["RESULTS_DIR", "write_results", "write_view", "rerender", "render", "check_docs", "provenance", "header", "embed",
            "label"]
 
-ROOT = Path(__file__).resolve().parents[1]
 #: where the generated results pages live
 RESULTS_DIR = ROOT / "docs" / "results"
 

@@ -1,20 +1,23 @@
-"""Issue 31's large bed, timed for ``python -m benchmarks.bench_generate --bed-minutes M``.
+"""Issue 31's 4,096-sphere bed, timed for ``python -m benchmarks.bench_generate --bed-minutes M``.
 
-The 4,096-sphere packing of the recipe ``scaling-large`` (:data:`problems.generator.DATASETS`: the
-scaling series' protocol, h = 0.005 s for 4 s = 800 steps, relaxed dual x APGD to tol 1e-6 with at most
-10,000 iterations per step, warm-started from the previous step's impulses) is simulated from its start
-in this process, on every core the process has (:mod:`workbench.threads`; the iterates do not depend
-on the count), for at most M minutes of wall time: a bounded number of steps. Each step's contacts,
-APGD iterations, wall time, CPU time (``time.process_time``: every thread of the process) and the
-solver's own time (SolveResult.solve_seconds) are recorded.
+The 4,096-sphere packing of the recipe ``large`` (:data:`problems.generator.DATASETS`: h = 0.005 s for
+4 s = 800 steps, relaxed dual x APGD to tol 1e-6 with at most :data:`problems.generator.BED_ITERATION_CAP`
+iterations per step, warm-started from the previous step's impulses; the generator's docstring says why
+the large beds cap the iterations) is simulated from its start in this process, on every core the
+process has (:mod:`workbench.threads`; the iterates do not depend on the count), for at most M minutes
+of wall time: a bounded number of steps. Each step's contacts, APGD iterations, wall time, CPU time
+(``time.process_time``: every thread of the process) and the solver's own time
+(SolveResult.solve_seconds) are recorded, and the final state's kinetic energy against the settled
+criterion (:data:`problems.generator.SETTLED_ENERGY`).
 
 When every step is done within the budget, the packing's simulation is timed (its file is not
-written: ``workbench generate scaling-large --sizes 4096`` makes it). Otherwise the whole packing is
+written: ``workbench generate large --sizes 4096`` makes it). Otherwise the whole packing is
 EXTRAPOLATED, and the page says so: the measured steps' wall time plus the steps left at the mean
 wall time per step of the last :data:`TAIL` measured steps. The early steps of a fall (few contacts)
 are cheap, so the projection is only as good as the last measured steps are like the ones left: the
 page shows the measured steps in windows (contacts, iterations, time per step and per iteration), so
-the trend can be read.
+the trend can be read. A record of an earlier run without a recipe was of ``scaling-large`` (tol 1e-6,
+at most 10,000 iterations per step): the page names the recipe of the record it shows.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ import numpy as np
 
 #: spheres of the bed (issue 31: a settled packing of 4,096 spheres on the 2-core machine)
 SPHERES = 4096
+#: the recipe of the bed (problems.generator.DATASETS)
+RECIPE = "large"
 #: the last this many measured steps set the time per step of the steps left
 TAIL = 50
 #: steps per row of the page's table
@@ -37,19 +42,19 @@ def _load() -> str:
 
 
 def bed_spec(n: int = SPHERES, **overrides):
-    """The PackingSpec of the ``scaling-large`` recipe for ``n`` spheres (``overrides``: for tests)."""
+    """The PackingSpec of the :data:`RECIPE` for ``n`` spheres (``overrides``: for tests)."""
     from dataclasses import replace
 
     from problems.generator import DATASETS
 
-    _, make = DATASETS["scaling-large"]
+    _, make = DATASETS[RECIPE]
     return replace(make()[0], n=n, **overrides)
 
 
 def run(budget: float, spec=None) -> dict:
     """Simulate the bed of ``spec`` (default :func:`bed_spec`) from its start until its last step or
     until ``budget`` seconds of wall time have passed (checked between steps); the per-step records."""
-    from problems.generator import simulation
+    from problems.generator import settling_ratio, simulation
     from workbench import threads
 
     spec = spec if spec is not None else bed_spec()
@@ -64,9 +69,9 @@ def run(budget: float, spec=None) -> dict:
         steps["contacts"].append(rec.contacts)
         steps["iterations"].append(rec.iterations)
         steps["solve"].append(round(rec.solve_seconds, 5))
-    return {"spheres": spec.n, "total_steps": spec.steps, "h": spec.h, "tol": spec.tol, "max_iter": spec.max_iter,
+    return {"recipe": RECIPE if spec == bed_spec(spec.n) else "custom", "spheres": spec.n, "total_steps": spec.steps, "h": spec.h, "tol": spec.tol, "max_iter": spec.max_iter,
             "budget": budget, "threads": threads.in_use(), "load_start": load, "load_end": _load(), "steps": steps,
-            "kinetic_energy": sim.world.bodies.kinetic_energy()}
+            "kinetic_energy": sim.world.bodies.kinetic_energy(), "settling_ratio": settling_ratio(sim)}
 
 
 def projection(bed: dict) -> dict:
@@ -101,7 +106,7 @@ def how(bed: dict) -> str:
 def render(bed: dict) -> list[str]:
     """The page's lines: the measured steps in windows of WINDOW steps."""
     s = {k: np.array(v) for k, v in bed["steps"].items()}
-    lines = ["", f"The {bed['spheres']:,}-sphere bed (`scaling-large`: h = {bed['h']:g} s, {bed['total_steps']} steps, "
+    lines = ["", f"The {bed['spheres']:,}-sphere bed (`{bed.get('recipe', 'scaling-large')}`: h = {bed['h']:g} s, {bed['total_steps']} steps, "
                  f"APGD to tol {bed['tol']:g}, at most {bed['max_iter']:,} iterations per step), simulated from its start on "
                  f"{bed['threads']} thread(s) for at most {bed['budget']:,.0f} s of wall time"
                  f"{' in the run of ' + bed['run'] if bed.get('run') else ''}; load average "
@@ -117,4 +122,12 @@ def render(bed: dict) -> list[str]:
         lines.append(f"| {lo + 1}-{lo + s['wall'][w].shape[0]} | {int(s['contacts'][w][-1]):,} | "
                      f"{s['iterations'][w].mean():.1f} | {1000 * s['wall'][w].mean():,.1f} | "
                      f"{1000 * s['cpu'][w].mean():,.1f} | {per_it} |")
+    if "settling_ratio" in bed:
+        from problems.generator import SETTLED_ENERGY
+
+        done = s["wall"].shape[0] == bed["total_steps"]
+        lines += ["", f"Its state after step {s['wall'].shape[0]}: kinetic energy {bed['kinetic_energy']:.3g} J = "
+                      f"{bed['settling_ratio']:.2g} of sum m g R ("
+                      + (("settled" if bed["settling_ratio"] <= SETTLED_ENERGY else "NOT settled") if done else "not yet at its end")
+                      + f": a settled packing has at most {SETTLED_ENERGY:g}, problems.generator.SETTLED_ENERGY)."]
     return lines

@@ -21,8 +21,20 @@ Datasets (``generate_dataset(name, out_dir, **overrides)``, :data:`DATASETS`):
   this series, and 40 packings at 8,000 steps do not fit the time of one run on two cores).
 - ``filling``: Melanz et al. 2015 section 3.2: 1,000 spheres dropped from a simple cubic lattice into a
   container, h = 0.01 s for 5 s, solver tolerance 1e-5.
-- ``large``: beyond the papers, a settled packing of 45,000 spheres (over 100,000 contacts), h = 0.005 s;
-  ``scaling-large``: 4,096 ... 16,000 spheres (Melanz et al. 2015 section 3.4 goes to 16,000).
+- ``large``: beyond the papers, a settled bed of 30,000 spheres (over 100,000 contacts), h = 0.005 s,
+  at most :data:`BED_ITERATION_CAP` APGD iterations per step (below);
+  ``scaling-large``: 4,096 ... 16,000 spheres at the scaling series' protocol (tol 1e-6, at most 10,000
+  iterations per step; Melanz et al. 2015 section 3.4 goes to 16,000).
+
+Why ``large`` caps the iterations per step. APGD's iterations to a fixed tolerance grow about like the
+floor's width (the long lateral modes of the bed; the scaling series' iterations per step are on
+docs/results/generate.md), so at tol 1e-6 and 30,000 spheres a settle extrapolates to days on two cores. Large
+granular simulations cap the iterations per step instead (Mazhar et al. 2014's poorly settled packing
+is 10 per step), and with warm starting a settle carries each step's unfinished solve into the next:
+the settledness sweep (benchmarks/settledness.py, results/settledness.md) finds the 320-sphere protocol
+with a cap of 50 or more as much at rest as with 10,000 (kinetic energy and penetration). The packing
+written is judged as every other one, by its kinetic energy against SETTLED_ENERGY, its largest speed
+and penetration, and its steps' statuses (mostly "max_iter") are in its settling summary.
 
 Every packing's file is NAME-NNNNN.npz, its final simulation state NAME-NNNNN.state.npz (to go on
 simulating from it, :func:`load_state`). ``MANIFEST.json`` in the output folder records, per file, the
@@ -82,7 +94,7 @@ from workbench.solvers import SolveOptions
 from workbench.params import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
-           "DEFAULT_DIR", "MANIFEST", "COMMITTED", "read_manifest", "render_manifest", "packing_metadata", "load_state",
+           "DEFAULT_DIR", "MANIFEST", "COMMITTED", "BED_ITERATION_CAP", "LARGE_SPHERES", "read_manifest", "render_manifest", "packing_metadata", "load_state",
            "method", "simulation", "settled_packing"]
 
 #: where the committed datasets live
@@ -165,6 +177,12 @@ class PackingSpec:
 #: kinetic energy, as a fraction of sum_j m_j g R_j, at most which a packing counts as settled
 SETTLED_ENERGY = 1e-4
 
+#: APGD iterations per step of the ``large`` beds (module docstring: why a cap, and why this one is enough)
+BED_ITERATION_CAP = 100
+
+#: spheres of the ``large`` bed: a settled bed of five layers has about 3.5 contacts per sphere
+LARGE_SPHERES = 30000
+
 #: the sphere counts of Mazhar et al. 2014 section 5.2: 64 to 2,560 in steps of 64
 SCALING_SIZES = tuple(range(64, 2561, 64))
 
@@ -179,8 +197,9 @@ DATASETS: dict[str, tuple[str, Callable[[], list[PackingSpec]]]] = {
     "filling": ("1,000 spheres falling into a container for 5 s at h = 0.01 s, tol 1e-5; Melanz et al. 2015 "
                 "section 3.2", lambda: [PackingSpec(n=1000, duration=5.0, h=0.01, tol=1e-5, width=None,
                                                     nested=False, jitter=0.1)]),
-    "large": ("a settled packing of 45,000 spheres (over 100,000 contacts), 4 s at h = 0.005 s",
-              lambda: [PackingSpec(n=45000, width=None, h=0.005)]),
+    "large": (f"a settled bed of {LARGE_SPHERES:,} spheres (over 100,000 contacts), 4 s at h = 0.005 s, at most "
+              f"{BED_ITERATION_CAP} iterations per step",
+              lambda: [PackingSpec(n=LARGE_SPHERES, width=None, h=0.005, max_iter=BED_ITERATION_CAP)]),
     "scaling-large": ("settled packings of 4,096 to 16,000 spheres, 4 s at h = 0.005 s",
                       lambda: [PackingSpec(n=n, width=None, h=0.005) for n in (4096, 8192, 16000)]),
 }

@@ -289,17 +289,24 @@ def test_bed_extrapolation_uses_the_last_measured_steps_and_says_so():
 
 
 def test_bed_run_records_the_steppers_steps_and_stops_at_its_budget():
-    """A small bed of the scaling-large recipe run to its end records, step by step, the contacts and
-    iterations of the same simulation stepped directly; with no budget it does no step."""
+    """A small bed of the large recipe run to its end records, step by step, the contacts and
+    iterations of the same simulation stepped directly (every step within the recipe's cap), and its
+    final kinetic energy against the settled criterion; with no budget it does no step."""
     from benchmarks import generate_bed
-    from problems.generator import simulation
+    from problems.generator import BED_ITERATION_CAP, SETTLED_ENERGY, simulation
 
     spec = generate_bed.bed_spec(18, width=8.0, duration=0.15)
     bed = generate_bed.run(1e9, spec)
     records = simulation(spec).run(spec.steps)
     assert bed["steps"]["contacts"] == [r.contacts for r in records] and max(bed["steps"]["contacts"]) > 0
     assert bed["steps"]["iterations"] == [r.iterations for r in records]
-    assert not generate_bed.projection(bed)["extrapolated"] and (bed["tol"], bed["max_iter"]) == (1e-6, 10000)
+    assert not generate_bed.projection(bed)["extrapolated"] and (bed["tol"], bed["max_iter"]) == (1e-6, BED_ITERATION_CAP)
+    assert max(bed["steps"]["iterations"]) <= BED_ITERATION_CAP and bed["recipe"] == "custom"
+    assert bed["settling_ratio"] == pytest.approx(sum(r.kinetic_energy for r in records[-1:]) / (18 * 9.81), rel=1e-3)
+    assert generate_bed.bed_spec().n == 4096 and generate_bed.run(0.0)["recipe"] == "large"
+    said = generate_bed.render(bed)[-1]
+    assert said.startswith(f"Its state after step {spec.steps}: kinetic energy")
+    assert ("(settled" in said) == (bed["settling_ratio"] <= SETTLED_ENERGY) != ("(NOT settled" in said)
     assert generate_bed.run(0.0, spec)["steps"]["wall"] == []
 
 

@@ -235,13 +235,13 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 #: file -> (numbers allowed outside generated blocks, why they are not measurements)
 ALLOWED_NUMBERS = {
     "README.md": ("3.11 45500", "the Python version required, an example command's packing size"),
-    "docs/benchmarks.md": ("12 20 200 30 32 320 4.4 40 50 52 570 82",
+    "docs/benchmarks.md": ("12 20 200 30 32 320 4,096 4.4 40 50 52 570 82",
                            "benchmark settings (repetitions, sizes, limits), corpus problems' contact counts "
                            "(given by their files), the Siconos version"),
     "docs/cli.md": ("0.291 1.429 1.68 25 45,500 45500 65 8.06",
                     "closed-form values of the built-in scenes (t = 2 v0 / (7 g mu), 5 v0 / 7, g (sin - mu cos)), "
                     "their angles, and an example command's packing size"),
-    "docs/datasets.md": ("0.0005 0.005 0.05 0.2 0.25 16 16,000 2,560 256 320 4,096 40 45,000 45000 500 64 "
+    "docs/datasets.md": ("0.0005 0.005 0.05 0.2 0.25 16 16,000 2,560 256 320 4,096 40 45,000 30,000 30000 50 500 64 "
                          "640,1280 8,000 8,192 800 4096 64,2560 17.5152587890625",
                          "the datasets' generator parameters (h, duration, sizes, radius, mu, envelope, "
                          "container), the papers' protocols, the step a profile starts from, an example command's size, "

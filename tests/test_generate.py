@@ -238,3 +238,20 @@ def test_no_warm_start_is_a_recorded_parameter_of_its_own(tmp_path):
     path = generate_dataset("scaling", tmp_path, progress=False, sizes=[8], duration=0.6, warm_start=False)[0]
     assert _same_parameters(path, PackingSpec(n=8, width=None, h=0.005, duration=0.6, warm_start=False))
     assert not _same_parameters(path, PackingSpec(n=8, width=None, h=0.005, duration=0.6))
+
+
+def test_the_large_recipe_caps_each_step_and_still_settles(tmp_path):
+    """The ``large`` recipe at 128 spheres: every step within BED_ITERATION_CAP iterations, the cap
+    reached (the scaling series' steps to tol 1e-6 need more), and the packing at rest by the settled
+    criterion, with about as many contacts as the tolerance-solved scaling packing of the same size."""
+    from problems.generator import BED_ITERATION_CAP, DATASETS, LARGE_SPHERES, SETTLED_ENERGY
+
+    assert DATASETS["large"][1]()[0] == PackingSpec(n=LARGE_SPHERES, width=None, h=0.005, max_iter=BED_ITERATION_CAP)
+    path, = generate_dataset("large", tmp_path, progress=False, sizes=[128])
+    entry = read_manifest(tmp_path)[path.name]
+    settling = load_problem(path).metadata["settling"]
+    assert settling["max_iterations"] == BED_ITERATION_CAP and settling["statuses"].get("max_iter", 0) > 0
+    assert entry["kinetic_energy"] <= SETTLED_ENERGY * 128 * GRAVITY
+    tolerance_solved = read_manifest(DEFAULT_DIR)["scaling-00128.npz"]
+    assert tolerance_solved["generator"]["max_iter"] == 10000
+    assert abs(entry["n_contacts"] - tolerance_solved["n_contacts"]) <= 0.05 * tolerance_solved["n_contacts"]

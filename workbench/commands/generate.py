@@ -5,8 +5,8 @@
 
 NAME is one of problems.generator.DATASETS: settled, unsettled (320 spheres, h = 0.0005 s for 4 s, up to
 10,000 or 10 iterations per step: Mazhar et al. 2014 section 5.1), scaling (64 ... 2,560 spheres in steps
-of 64, section 5.2), filling (1,000 spheres, Melanz et al. 2015 section 3.2), large (45,000 spheres,
-over 100,000 contacts), scaling-large (4,096 ... 16,000 spheres). Each packing gives NAME-NNNNN.npz (a
+of 64, section 5.2), filling (1,000 spheres, Melanz et al. 2015 section 3.2), large (30,000 spheres,
+over 100,000 contacts, at most 100 iterations per step), scaling-large (4,096 ... 16,000 spheres). Each packing gives NAME-NNNNN.npz (a
 workbench problem file, its metadata inside) in DIR (default: problems/datasets, where
 ``dataset:NAME-NNNNN`` finds it) and its entry (SHA-256 of the arrays, parameters, summary) in
 DIR/MANIFEST.json; a packing made with the parameters of a committed manifest entry is checked

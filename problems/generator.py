@@ -629,5 +629,5 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
         if out.resolve() == DEFAULT_DIR.resolve():
             from workbench.provenance import write_results
 
-            write_results("datasets", read_manifest(DEFAULT_DIR), render_manifest)
+            write_results("datasets", read_manifest(DEFAULT_DIR), render_manifest, own=(DEFAULT_DIR / MANIFEST,))
     return paths

@@ -91,6 +91,33 @@ def test_the_commit_is_the_one_the_run_started_on(tmp_path):
     assert moved.startswith(f"0000000 (HEAD moved to {now[:7]} during the run)")
 
 
+def test_files_a_run_writes_itself_are_not_local_changes(tmp_path, monkeypatch):
+    """A run that updates a tracked manifest before writing its page (workbench generate into
+    problems/datasets) names its commit without "+local changes"; a change to any other tracked file
+    is still one, and so is the manifest's change when the run does not declare it."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    for name in ("MANIFEST.json", "code.py"):
+        (repo / name).write_text("{}")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
+    head = git("rev-parse", "HEAD")
+    monkeypatch.setattr(provenance, "ROOT", repo)
+    assert provenance._commit(head) == head[:7]
+    (repo / "MANIFEST.json").write_text('{"new": 1}')
+    assert provenance._commit(head) == head[:7] + "+local changes"
+    assert provenance._commit(head, own=(repo / "MANIFEST.json",)) == head[:7]
+    (repo / "code.py").write_text("x = 1")
+    assert provenance._commit(head, own=(repo / "MANIFEST.json",)) == head[:7] + "+local changes"
+
+
 def test_a_page_rendered_again_keeps_its_numbers_and_provenance(tmp_path):
     page = provenance.write_results("demo", {"rows": {"x": 1.25}}, _table, command="demo cmd", folder=tmp_path)
     before = json.loads((tmp_path / "demo.json").read_text())

@@ -43,10 +43,11 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _EMBED = re.compile(r"<!-- results: ([a-z0-9_-]+) -->\n(.*?)<!-- end results: \1 -->", re.S)
 
 
-def _commit(start: str | None = None) -> str:
+def _commit(start: str | None = None, own: tuple[os.PathLike | str, ...] = ()) -> str:
     """The commit the run started on (``start``, default :data:`workbench.process_start.START_HEAD`), short,
     with "+local changes" when tracked files differ from HEAD now, and the commit HEAD moved to when it
-    moved during the run (a page names what was checked out when it was measured, not when it ended)."""
+    moved during the run (a page names what was checked out when it was measured, not when it ended).
+    ``own``: tracked files the run itself writes (a manifest the page renders), not local changes."""
     start = START_HEAD if start is None else start
     try:
         out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
@@ -61,7 +62,9 @@ def _commit(start: str | None = None) -> str:
     commit = (start or now)[:7]
     if start and start != now:
         commit += f" (HEAD moved to {now[:7]} during the run)"
-    return commit + ("+local changes" if dirty.stdout.strip() else "")
+    mine = {Path(f).resolve() for f in own}
+    changed = [line[3:] for line in dirty.stdout.splitlines() if line.strip()]
+    return commit + ("+local changes" if any((ROOT / f).resolve() not in mine for f in changed) else "")
 
 
 def _machine() -> str:
@@ -76,16 +79,16 @@ def _machine() -> str:
     return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
 
 
-def provenance(command: str | None = None) -> dict[str, str]:
+def provenance(command: str | None = None, own: tuple[os.PathLike | str, ...] = ()) -> dict[str, str]:
     """Date (UTC, now), machine, commit, command line and the load averages of a measurement that ends
     now: ``load`` when the process imported the workbench (:data:`workbench.process_start.START_LOAD`, the run's start)
-    and ``load_end`` now; a long run's own processes raise the second."""
+    and ``load_end`` now; a long run's own processes raise the second. ``own``: see :func:`_commit`."""
     try:
         now = os.getloadavg()
     except OSError:
         now = None
     return {"date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "machine": _machine(), "commit": _commit(),
+            "machine": _machine(), "commit": _commit(own=own),
             "command": command or " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
             "load": _load(START_LOAD), "load_end": _load(now)}
 
@@ -120,15 +123,16 @@ def render(record: dict[str, Any], renderer: Callable[[Any], str]) -> str:
 
 
 def write_results(name: str, data: Any, renderer: Callable[[Any], str], command: str | None = None,
-                  folder: os.PathLike | str | None = None) -> Path:
+                  folder: os.PathLike | str | None = None, own: tuple[os.PathLike | str, ...] = ()) -> Path:
     """Write ``NAME.json`` (data, renderer, provenance) and ``NAME.md`` (rendered) under
     ``folder`` (default :data:`RESULTS_DIR`); the path of the page. ``data`` must be plain JSON
-    (numbers, strings, lists, dicts) and ``renderer`` a module-level function of it."""
+    (numbers, strings, lists, dicts) and ``renderer`` a module-level function of it. ``own``: tracked
+    files this run wrote before its page (its manifest), which are not "local changes"."""
     if not _NAME.match(name):
         raise ValueError(f"results name {name!r}: lower-case letters, digits, '-' and '_' only")
     folder = Path(folder) if folder is not None else RESULTS_DIR
     folder.mkdir(parents=True, exist_ok=True)
-    record = {"renderer": label(renderer), "provenance": provenance(command),
+    record = {"renderer": label(renderer), "provenance": provenance(command, own),
               "data": json.loads(json.dumps(data, allow_nan=False))}
     return _write_record(folder, name, record, renderer)
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import sys
 import tempfile
@@ -123,7 +124,9 @@ def run_jobs(jobs: list[tuple[str, dict, bool]], out: Path, workers: int, budget
     started once ``budget`` seconds have passed. The rows of the finished jobs."""
     rows: list = []
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # spawned, not forked: this process has started numba's OpenMP threads (workbench.threads), and GNU
+    # OpenMP terminates a forked child that uses them
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         pending = list(jobs)
         running = set()
         while pending or running:

@@ -310,6 +310,21 @@ def test_bed_run_records_the_steppers_steps_and_stops_at_its_budget():
     assert generate_bed.run(0.0, spec)["steps"]["wall"] == []
 
 
+def test_generate_jobs_run_in_workers_after_this_process_started_its_threads(tmp_path):
+    """bench_generate's packings are made in worker processes. This process has started numba's thread
+    pool (workbench.threads; GNU OpenMP terminates a forked child that uses it), and a worker still makes
+    its packing and returns its timed row."""
+    from workbench import threads
+    from workbench.blocks import PARALLEL_MIN
+
+    threads.use(2)
+    # a simple cubic lattice of touching neighbours from the first step: enough contacts for the solver's threaded loops
+    packing = {"n": 2000, "width": 36.0, "spacing": 1.02, "nested": False, "duration": 0.02, "h": 0.005}
+    rows = bench_generate.run_jobs([("settled", packing, False)], tmp_path, workers=1)
+    assert [(r["dataset"], r["spheres"], r["steps"]) for r in rows] == [("settled", 2000, 4)]
+    assert rows[0]["contacts"] * 3 > PARALLEL_MIN and (tmp_path / "settled-02000.npz").exists()
+
+
 def test_generate_refuses_a_previous_record_that_is_not_one(tmp_path, capsys):
     bad = tmp_path / "generate.json"
     bad.write_text('{"data": {}}')

@@ -5,9 +5,9 @@ Two measurements (issue 31, item 3):
 1. Contact detection and the contact Jacobian D, the numpy reference (:mod:`problems.contact`: the
    assembly before the compiled one) against the compiled assembly (:mod:`problems.assembly`), one
    step, not a settle, on (a) the committed 2,560-sphere packing's final state (settled, rotated
-   spheres) and (b) 45,000 spheres in the ``large`` bed's container on a simple cubic lattice at
-   spacing 1.02 (every neighbour within the 0.05 m envelope: about 109,000 contacts, the size of the
-   settled ``large`` bed) with random orientations. Both assemblies give the same arrays (checked here, and bit for bit by
+   spheres) and (b) 45,000 spheres in the container the generator gives that many (five layers) on a
+   simple cubic lattice at spacing 1.02 (every neighbour within the 0.05 m envelope: about 109,000
+   contacts, about the size of the settled ``large`` bed's 30,000 spheres) with random orientations. Both assemblies give the same arrays (checked here, and bit for bit by
    tests/test_assembly.py). Each time is the least of ``REPEATS`` runs, wall and CPU, after a first
    untimed run (numba compilation or cache load); the whole time-step problem
    (:meth:`problems.stepper.Simulation.problem`: detection, D, M, k, b and the problem's own checks)

@@ -25,8 +25,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.export import FORMATS, DATA_FORMULATIONS, MODELS, export
+
+if TYPE_CHECKING:
+    from benchmarks.export_readers import Reading
 
 #: the packings of --readers: a small one and the settled one of Mazhar et al. 2014 sec. 5.1.1
 PACKINGS = ("dataset:scaling-00064", "dataset:settled-00320")
@@ -76,7 +80,7 @@ def dual_value(model, file_optimum: float) -> float:
     return model.objective_scale * file_optimum + model.objective_offset
 
 
-def isolated(fmt: str, reader: str, path) -> "Reading":
+def isolated(fmt: str, reader: str, path) -> Reading:
     """Reader ``reader`` of format ``fmt`` (benchmarks.export_readers.READERS) on ``path``, in a fresh Python
     process: a reader that crashes or hangs (SCIP 10 aborted in malloc on the settled packing's dual LP, and
     once hung there) is a row, "crashed (exit code N)" or "no answer after N s", not the end of the

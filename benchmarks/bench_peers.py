@@ -387,7 +387,7 @@ def relaxed(reps: int) -> dict:
                 else:
                     o["missed"][m] = f"not within 1e-6 of the accurate objective in {cap:.1f} s"
                     o["to_target"].pop(m, None)
-        print(f"relaxed repetition done", file=sys.stderr, flush=True)
+        print("relaxed repetition done", file=sys.stderr, flush=True)
     for spec, why in missing.items():
         out[spec] = {"missing": why}
     return out

@@ -321,7 +321,7 @@ def figure(data: dict):
                 paper = data["paper"]
                 ax.plot([paper[k]["kinetic_energy"] for k in ("unsettled", "settled")],
                         [paper[k]["apgd"] for k in ("unsettled", "settled")], "s--", color=f"C{i}", mfc="none",
-                        label=f"Mazhar et al. 2014 sec. 5.1\n(its stop; sphere mass not stated)")
+                        label="Mazhar et al. 2014 sec. 5.1\n(its stop; sphere mass not stated)")
             for p, caps in distinct(data["packings"]):
                 hit = p["apgd"][data["paper_threshold"]]
                 if hit is not None:

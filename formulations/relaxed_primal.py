@@ -51,8 +51,7 @@ def describe(problem: TimeStepProblem, *, scaled: bool | DataScale = True) -> Co
     sc = model_scale(problem, scaled)
     v_s = sc.velocity
     m_M = float(problem.M.diagonal().mean()) if scaled else 1.0
-    n_dof, m, d, n_c, n_b = problem.n_dof, problem.n_contact_unknowns, problem.d, problem.n_contacts, \
-        problem.n_bilateral
+    n_dof, m, d, n_b = problem.n_dof, problem.n_contact_unknowns, problem.d, problem.n_bilateral
     r_s = np.asarray(problem.r, dtype=float) / v_s
     if problem.M_is_diagonal:
         quad = {"F": sp.diags(np.sqrt(problem.M.diagonal() / m_M), format="csr")}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -83,7 +84,7 @@ def corpus() -> dict[str, TimeStepProblem]:
     return problems
 
 
-def write_samples(folder) -> dict[str, "Path"]:
+def write_samples(folder) -> dict[str, Path]:
     """Small problem files written by the workbench's own writers, one per format the readers take:
     FCLib HDF5 global 3D and 2D and local 3D, Siconos .dat (sparse-block) local 3D and global 3D.
     For tests of what a reader does with a file (spoiled copies, sizes), not of the writers."""

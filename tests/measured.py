@@ -9,7 +9,6 @@ execs the command from its own small image and reports the command's own wait4 r
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile

@@ -365,9 +365,7 @@ def test_pqn_gives_no_fallback_after_its_time_limit():
     from workbench.solvers import SolveOptions
     Method("ncp", "pqn").warm_up()
     problem = sphere_packing(3000, seed=2)
-    t0 = time.perf_counter()
     res = solve(problem, "ncp", "pqn", SolveOptions(tol=1e-14, time_limit=0.5, params={"max_matvec": 10**9}))
-    wall = time.perf_counter() - t0
     assert res.status == "timeout", res.message
     assert "no time left" in res.message and "fallback" not in res.info
     assert res.solve_seconds <= 0.5 + 2.0, res.solve_seconds

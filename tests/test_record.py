@@ -46,7 +46,7 @@ def _is(value, dtype: str) -> bool:
     return isinstance(value, str)
 
 
-def test_the_rows_and_the_loaded_table_follow_the_declaration_column_by_column(tmp_path, registries):
+def test_the_rows_and_the_loaded_table_follow_the_declaration_column_by_column(tmp_path, registries):  # noqa: F811
     write(tmp_path / "plugin.py", MISBEHAVING)
     out = tmp_path / "results"
     assert run(write(tmp_path / "study.toml", STUDY), out) == 0

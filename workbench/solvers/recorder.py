@@ -33,11 +33,14 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+
+if TYPE_CHECKING:  # pandas is imported when a history is asked for, not with the solvers
+    import pandas as pd
 
 __all__ = ["Recorder", "HISTORY_COLUMNS"]
 
@@ -143,7 +146,7 @@ class Recorder:
             else:
                 np.copyto(self.best_x, x)
 
-    def history(self) -> "pd.DataFrame | None":
+    def history(self) -> pd.DataFrame | None:
         """The rows as a DataFrame of the fixed schema (None when none were kept)."""
         if not self.rows:
             return None

@@ -60,8 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-from problems.scenes import GRAVITY
-from problems.generator import LARGE_SPHERES, SCALING_SIZES, SETTLED_ENERGY, generate_dataset
+from problems.generator import LARGE_SPHERES, SCALING_SIZES, SETTLED_ENERGY, generate_dataset, settling_ratio
 
 #: issue 23's targets [s]
 PROTOCOL_TARGET = 300.0
@@ -101,8 +100,9 @@ def _timed(name: str, out: Path, rows: list, **kw) -> None:
         rows.append({"cpu_seconds": round(time.process_time() - cpu, 1), "dataset": name, "file": path.name, "spheres": meta["n_bodies"], "contacts": meta["n_contacts"],
                      "steps": meta["steps"], "h": meta["h"], "max_iter": meta["generator"]["max_iter"],
                      "mean_iterations": meta["settling"]["mean_iterations"], "kinetic_energy": meta["kinetic_energy"],
-                     "settling_ratio": meta["kinetic_energy"] / (meta["n_bodies"] * meta["generator"]["mass"] * GRAVITY
-                                                                 * meta["generator"]["radius"]),
+                     "settling_ratio": settling_ratio(meta["kinetic_energy"],
+                                                      np.full(meta["n_bodies"], meta["generator"]["mass"]),
+                                                      meta["generator"]["radius"]),
                      "max_speed": meta["max_speed"], "max_penetration": meta["max_penetration"],
                      "seconds": round(seconds, 1), "resumed_from": resumed_from,
                      "load": " ".join(f"{x:.1f}" for x in os.getloadavg())})
@@ -210,7 +210,7 @@ def render(data: dict) -> str:
                      f"{r['cpu_seconds']:,.1f} | {r['load']} | {r.get('run', 'this run')} |")
     solve = data.get("large_solve")
     if solve:
-        problem = f"{Path(solve['problem']).name} (made by this run)" if solve["settled"] else solve["problem"]
+        problem = f"{solve['problem']} (made by this run)" if solve["settled"] else solve["problem"]
         lines += ["", f"Large solve: {problem} ({solve['contacts']:,} contacts, "
                       f"{'the generated packing' if solve['settled'] else 'one step of a jittered lattice, not a settled packing'}): "
                       f"relaxed dual x APGD to {solve['tol']:g}, status {solve['status']}, {solve['iterations']:,} iterations, "
@@ -344,10 +344,9 @@ def main(argv=None) -> int:
         elif args.bed_minutes:
             bed = generate_bed.run(60.0 * args.bed_minutes)
         if bed is not None:
-            seconds = generate_bed.projection(bed)["wall"]
-            ratio = bed.get("settling_ratio")
-            unsettled = (not generate_bed.projection(bed)["extrapolated"] and ratio is not None
-                         and ratio > SETTLED_ENERGY)
+            projected = generate_bed.projection(bed)
+            seconds, ratio = projected["wall"], bed.get("settling_ratio")
+            unsettled = not projected["extrapolated"] and ratio is not None and ratio > SETTLED_ENERGY
             targets.append({"what": f"settled packing of {BED_SPHERES:,} spheres, 2 cores (issue 31), the bed itself "
                                     f"(`{bed.get('recipe', 'scaling-large')}`: at most {bed['max_iter']:,} iterations "
                                     "per step)",

@@ -69,9 +69,10 @@ def run(budget: float, spec=None) -> dict:
         steps["contacts"].append(rec.contacts)
         steps["iterations"].append(rec.iterations)
         steps["solve"].append(round(rec.solve_seconds, 5))
+    b = sim.world.bodies
     return {"recipe": RECIPE if spec == bed_spec(spec.n) else "custom", "spheres": spec.n, "total_steps": spec.steps, "h": spec.h, "tol": spec.tol, "max_iter": spec.max_iter,
             "budget": budget, "threads": threads.in_use(), "load_start": load, "load_end": _load(), "steps": steps,
-            "kinetic_energy": sim.world.bodies.kinetic_energy(), "settling_ratio": settling_ratio(sim)}
+            "kinetic_energy": b.kinetic_energy(), "settling_ratio": settling_ratio(b.kinetic_energy(), b.mass, b.radius)}
 
 
 def projection(bed: dict) -> dict:

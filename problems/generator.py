@@ -210,10 +210,10 @@ DATASETS: dict[str, tuple[str, Callable[[], list[PackingSpec]]]] = {
 MEANT_SETTLED = ("settled", "scaling", "large", "scaling-large")
 
 
-def settling_ratio(sim: Simulation) -> float:
-    """Kinetic energy over sum_j m_j g R_j (see SETTLED_ENERGY)."""
-    b = sim.world.bodies
-    return b.kinetic_energy() / float(np.sum(b.mass * GRAVITY * b.radius))
+def settling_ratio(kinetic_energy: float, mass, radius) -> float:
+    """Kinetic energy [J] over sum_j m_j g R_j of the spheres' masses [kg] and radii [m] (arrays, or
+    scalars that broadcast): the measure SETTLED_ENERGY bounds."""
+    return kinetic_energy / float(np.sum(np.asarray(mass, float) * GRAVITY * np.asarray(radius, float)))
 
 
 def method(spec: PackingSpec) -> Method:
@@ -610,7 +610,8 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
                 np.savez_compressed(fh, **sim.state())
         _record_manifest(out, path.name, entry)
         checkpoint_path(path).unlink(missing_ok=True)
-        ratio = settling_ratio(sim)
+        b = sim.world.bodies
+        ratio = settling_ratio(b.kinetic_energy(), b.mass, b.radius)
         print(f"{path.stem}: {meta['n_contacts']} contacts, kinetic energy {sim.world.bodies.kinetic_energy():.4g} J "
               f"= {ratio:.2g} of sum m g R (settled at most {SETTLED_ENERGY:g}), sha256 {entry['sha256'][:16]}...",
               file=sys.stderr)

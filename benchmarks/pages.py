@@ -4,11 +4,14 @@ adds its renderer here, so the check re-renders every page without importing a n
 
 from __future__ import annotations
 
-from benchmarks import (bench_cold_start, bench_export, bench_first_call, bench_firstorder, bench_generate, bench_peers,
-                        bench_scale, bench_time_limits, calibrate, settledness)
+from benchmarks.generation import bench_generate
+from benchmarks.peers import bench_peers
+from benchmarks.reproduce import calibrate, settledness
+from benchmarks.timing import (bench_cold_start, bench_export, bench_first_call, bench_firstorder, bench_scale,
+                               bench_time_limits)
 from problems.generator import render_manifest
 from workbench.report.reproduction import render_table
-from workbench.study.conformance import render_page
+from workbench.report.conformance import render_page
 
 #: every renderer a committed page names
 RENDERERS = (bench_cold_start.render, calibrate.render, bench_export.render, bench_first_call.render, bench_firstorder.render,

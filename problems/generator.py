@@ -31,7 +31,7 @@ floor's width (the long lateral modes of the bed; the scaling series' iterations
 docs/results/generate.md), so at tol 1e-6 and 30,000 spheres a settle extrapolates to days on two cores. Large
 granular simulations cap the iterations per step instead (Mazhar et al. 2014's poorly settled packing
 is 10 per step), and with warm starting a settle carries each step's unfinished solve into the next:
-the settledness sweep (benchmarks/settledness.py, results/settledness.md) finds the 320-sphere protocol
+the settledness sweep (benchmarks/reproduce/settledness.py, results/settledness.md) finds the 320-sphere protocol
 at rest by SETTLED_ENERGY with every cap from 50 up, its kinetic energy within a factor of ten of the
 10,000 cap's and its penetrations alike. The packing
 written is judged as every other one, by its kinetic energy against SETTLED_ENERGY, its largest speed

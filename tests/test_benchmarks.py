@@ -1,7 +1,7 @@
 """The benchmarks' own arithmetic on made-up measurements (the benchmarks themselves are not run here):
-benchmarks.bench_peers's fairness rules (the time limit for a one-sided failure, a fresh problem per
+benchmarks.peers.bench_peers's fairness rules (the time limit for a one-sided failure, a fresh problem per
 timed solve, Siconos's solvers by kind and dimension) and issue 25's target summary, the relaxed table of
-benchmarks.bench_ipm, the rows of benchmarks.bench_scale against their targets, and benchmarks.bench_generate's
+benchmarks.timing.bench_ipm, the rows of benchmarks.timing.bench_scale against their targets, and benchmarks.generation.bench_generate's
 series total when a run continues an earlier one; and how the commands behave: one quick reproduction run as the
 README's environment runs it (not activated), which leaves docs/ alone unless --write."""
 
@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import bench_generate, bench_ipm, bench_peers, bench_scale, peer_process
+from benchmarks.generation import bench_generate
+from benchmarks.peers import bench_peers, peer_process
+from benchmarks.timing import bench_ipm, bench_scale
 from workbench.io import load_problem
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
 
@@ -269,7 +271,7 @@ def test_bed_extrapolation_uses_the_last_measured_steps_and_says_so():
     """120 of 800 steps measured, the first 70 at 0.1 s and the last 50 at 1 s: the projection is the
     measured 57 s plus 680 steps at 1 s (the mean of the last TAIL = 50), CPU likewise; a bed done in
     full is its measured sum, not extrapolated; the page's windows are of 100 steps."""
-    from benchmarks import generate_bed
+    from benchmarks.generation import generate_bed
 
     bed = made_up_bed([0.1] * 70 + [1.0] * 50)
     p = generate_bed.projection(bed)
@@ -292,7 +294,7 @@ def test_bed_run_records_the_steppers_steps_and_stops_at_its_budget():
     """A small bed of the large recipe run to its end records, step by step, the contacts and
     iterations of the same simulation stepped directly (every step within the recipe's cap), and its
     final kinetic energy against the settled criterion; with no budget it does no step."""
-    from benchmarks import generate_bed
+    from benchmarks.generation import generate_bed
     from problems.generator import BED_ITERATION_CAP, SETTLED_ENERGY, simulation
 
     spec = generate_bed.bed_spec(18, width=8.0, duration=0.15)
@@ -367,18 +369,20 @@ def test_reproduce_runs_without_an_activated_environment_and_leaves_docs_alone()
 
 
 def test_quick_reproduction_refuses_write(capsys):
-    from benchmarks import reproduce
+    from benchmarks.reproduce import __main__ as reproduce
     with pytest.raises(SystemExit) as exc:
         reproduce.main(["pqn-2017", "--quick", "--write"])
     assert exc.value.code == 2 and "not written into docs/" in capsys.readouterr().err
 
 
 #: every benchmark that writes a results page (found, so that a new one is checked without being listed)
-PAGE_WRITERS = sorted(p.stem for p in (REPO / "benchmarks").glob("*.py") if "write_results(" in p.read_text("utf-8"))
+PAGE_WRITERS = sorted(p.relative_to(REPO / "benchmarks").with_suffix("").as_posix() for p in (REPO / "benchmarks").rglob("*.py")
+                      if "write_results(" in p.read_text("utf-8"))
 
 
 def test_the_page_writers_are_found():
-    assert {"reproduce", "bench_peers", "bench_export", "settledness", "calibrate"} <= set(PAGE_WRITERS)
+    assert {"reproduce/__main__", "peers/bench_peers", "timing/bench_export", "reproduce/settledness",
+            "reproduce/calibrate"} <= set(PAGE_WRITERS)
 
 
 @pytest.mark.parametrize("module", PAGE_WRITERS)

@@ -1,11 +1,11 @@
-"""benchmarks.calibrate's fits on synthetic measures with a known answer (no packing is made here)."""
+"""benchmarks.reproduce.calibrate's fits on synthetic measures with a known answer (no packing is made here)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from benchmarks.calibrate import fit_monotone, fit_power, scaling_exponent
+from benchmarks.reproduce.calibrate import fit_monotone, fit_power, scaling_exponent
 
 
 def test_bisection_finds_the_floor_of_a_falling_step_count():
@@ -67,7 +67,7 @@ def test_scaling_and_power_fit_refuse_what_has_no_answer():
 
 import scipy.sparse as sp
 
-from benchmarks import calibrate
+from benchmarks.reproduce import calibrate
 from workbench.problem import TimeStepProblem
 from workbench.report.reproduction import verdict
 

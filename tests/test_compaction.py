@@ -1,12 +1,12 @@
 """The compaction test of Melanz et al. 2015 sec. 3.3: the slab on a settled packing (problems.granular.slab_world,
 problems.generator.settled_packing, problems.dynamic_scenes.compaction), its physics on a small bed, and the
-verdict logic of its reproduction rows (benchmarks.compaction) on synthetic runs."""
+verdict logic of its reproduction rows (benchmarks.reproduce.compaction) on synthetic runs."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks import compaction as cp
+from benchmarks.reproduce import compaction as cp
 from problems.contact import detect
 from problems.generator import settled_packing
 from problems.granular import SLAB_CLEARANCE, slab_world

@@ -103,10 +103,10 @@ def test_drum_bad_shape_is_bad_input(tmp_path, capsys):
 
 
 def test_drum_counts_for_the_reproduction_agree_with_the_step_records():
-    """benchmarks.drum_pqn.run counts what the stepper records: the iterations of converged steps, the
+    """benchmarks.reproduce.drum_pqn.run counts what the stepper records: the iterations of converged steps, the
     steps with contacts, and keeps the sampled steps' problems; solving a sample again with the same
     method and warm start takes the same iterations (the sensitivity rows' premise)."""
-    from benchmarks.drum_pqn import run, sensitivity
+    from benchmarks.reproduce.drum_pqn import run, sensitivity
 
     params = {"delta": 0.01, "delta_mode": "avg", "eps": 0.25, "m": 10}
     out = run(scenario("drum", n=8, h=0.004), "ncp", "pqn", params, 100, 1e-6, 1000, 10, 60)

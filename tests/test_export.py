@@ -2,7 +2,7 @@
 reader is a solver its optimum matches the workbench's to 1e-6 relative.
 
 Readers: SCIP (pyscipopt) for LP, MPS and AMPL .nl, and HiGHS's and SCIP's parsers handing what they read to
-Clarabel (benchmarks.export_readers, for the packings); MOSEK's own reader (mosek.Task.readdata, no licence
+Clarabel (benchmarks.peers.export_readers, for the packings); MOSEK's own reader (mosek.Task.readdata, no licence
 needed) for CBF, PTF and .task -- MOSEK cannot optimise without a licence, so the problem MOSEK parsed is
 taken out of its Task through MOSEK's API and solved by Clarabel; Siconos (Debian python3-siconos, in a
 subprocess of /usr/bin/python3) reads and solves the .dat; h5py and the workbench's readers for FCLib;
@@ -23,7 +23,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from benchmarks import export_readers as readers
+from benchmarks.peers import export_readers as readers
 from factories import random_problem
 from test_io import assert_same_problem
 from workbench.cli import main
@@ -117,7 +117,7 @@ def test_scip_solves_the_exported_model_to_the_workbench_optimum(reference, tmp_
 
 # --------------------------------------------------------------------------- MOSEK's reader: CBF, PTF, task
 def solve_mosek_task(task, tol: float | None = 1e-9) -> float:
-    """The optimum of the problem a MOSEK Task holds, by Clarabel (benchmarks.export_readers); asserts "Solved"."""
+    """The optimum of the problem a MOSEK Task holds, by Clarabel (benchmarks.peers.export_readers); asserts "Solved"."""
     reading = readers.solve_mosek_task(task, tol=tol)
     assert reading.status == "Solved", reading
     return reading.value
@@ -184,9 +184,9 @@ SMALL, SETTLED = "dataset:scaling-00064", "dataset:settled-00320"
 @pytest.fixture(scope="module")
 def packing():
     """get(dataset, formulation) -> (problem, the workbench's optimal dual objective for the formulation's family),
-    each found once by benchmarks.bench_export.reference: the relaxed dual by the workbench's ipm at tol 1e-10, the
+    each found once by benchmarks.timing.bench_export.reference: the relaxed dual by the workbench's ipm at tol 1e-10, the
     pyramid QP (15) of Anitescu and Hart 2003 by Clarabel through the workbench's cvxpy model at 1e-11."""
-    from benchmarks.bench_export import reference
+    from benchmarks.timing.bench_export import reference
     from workbench.sources import load
     cache = {}
 
@@ -201,7 +201,7 @@ def packing():
 
 
 def solve_cbf(path, tol: float | None = None) -> float:
-    """The optimum of a CBF file by Clarabel, fed by the CBF reader of benchmarks.export_readers (written from
+    """The optimum of a CBF file by Clarabel, fed by the CBF reader of benchmarks.peers.export_readers (written from
     the CBF specification), at Clarabel's default settings unless ``tol``; asserts "Solved"."""
     reading = readers.clarabel_cbf(path, tol=tol)
     assert reading.status == "Solved", reading
@@ -210,7 +210,7 @@ def solve_cbf(path, tol: float | None = None) -> float:
 
 #: (dataset, format, formulation, reader): every model format with an installed independent reader, on the small
 #: and the settled packing, solved at the reader's DEFAULT settings to 1e-6 of the workbench's optimum: the rows of
-#: `python -m benchmarks.bench_export --readers` (docs/results/export-readers.md) that reach it. Every format and
+#: `python -m benchmarks.timing.bench_export --readers` (docs/results/export-readers.md) that reach it. Every format and
 #: formulation of the settled packing has one: LP, MPS and NL through the parser+solver readers (the model HiGHS's or
 #: SCIP's reader parsed, solved by Clarabel), PTF and task through MOSEK's reader with Clarabel (the objective's
 #: epigraph handed back as a quadratic objective). Not here, as that page shows and says why: HiGHS's own QP solver on

@@ -116,7 +116,7 @@ def test_generated_file_records_its_protocol_and_its_checksum(tmp_path):
 
 
 #: the committed packings: problems/datasets and its calibrated/ folder (the scaling recipe on the floor that
-#: benchmarks.calibrate fitted, docs/datasets.md), each folder with its own manifest
+#: benchmarks.reproduce.calibrate fitted, docs/datasets.md), each folder with its own manifest
 COMMITTED = sorted((folder.name, name) for folder in (DEFAULT_DIR, DEFAULT_DIR / "calibrated")
                    for name in read_manifest(folder) if (folder / name).exists())
 

@@ -232,10 +232,10 @@ def test_lcp_model_works_on_local_problems():
 
 
 def test_table1_reproduction_runs_from_one_command():
-    """benchmarks/anitescu_hart_table1.py (here on 6 disks): one markdown row per mu, the paper's
+    """benchmarks/reproduce/anitescu_hart_table1.py (here on 6 disks): one markdown row per mu, the paper's
     numbers beside ours only for the 210-disk arrangement it reports."""
     repo = Path(__file__).resolve().parents[1]
-    out = subprocess.run([sys.executable, "-m", "benchmarks.anitescu_hart_table1", "--n-bottom", "3", "--mu", "0.1", "0.8"],
+    out = subprocess.run([sys.executable, "-m", "benchmarks.reproduce.anitescu_hart_table1", "--n-bottom", "3", "--mu", "0.1", "0.8"],
                          cwd=repo, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     rows = [line.split("|")[1:-1] for line in out.stdout.splitlines() if line.startswith("| 0.")]
@@ -266,7 +266,7 @@ def test_lemke_names_its_pivot_sequence_and_both_roundings_solve_a_p_matrix_lcp(
 def test_an_inaccurate_basis_is_never_read_as_solved():
     from types import SimpleNamespace
 
-    from benchmarks.anitescu_hart_table1 import lcp0_status
+    from benchmarks.reproduce.anitescu_hart_table1 import lcp0_status
     from workbench.solvers.lemke import INACCURATE
     result = SimpleNamespace(solver_status=INACCURATE, stop=StopCause.STALLED, info={"z": np.zeros(3)})
     assert lcp0_status(result) == INACCURATE

@@ -1,4 +1,4 @@
-"""The reproduction tables (benchmarks/reproduce.py, workbench.report.reproduction): the verdict rules,
+"""The reproduction tables (benchmarks/reproduce/, workbench.report.reproduction): the verdict rules,
 and fresh re-runs of committed rows agreeing with the committed results."""
 
 import json
@@ -79,7 +79,7 @@ def _committed(name):
 def test_lcp2_errors_agree_with_the_committed_reproduction():
     """A fresh LCP2 solve of the 210-disk cannonball gives the committed Table 1 errors (Clarabel to 1e-8:
     the error of the returned impulses agrees within 5 % relative, or both are below 1e-10)."""
-    from benchmarks.reproduce import lcp2_error
+    from benchmarks.reproduce.anitescu_hart_2003 import lcp2_error
 
     rows = {r["quantity"]: r for r in _committed("repro-anitescu-hart-2003")}
     for mu in (0.1, 0.6):
@@ -91,7 +91,7 @@ def test_lcp2_errors_agree_with_the_committed_reproduction():
 def test_the_interior_point_objective_agrees_with_the_committed_reproduction():
     """The sec. 5.1 objective of the thoroughly settled packing, re-solved by Clarabel to 1e-10, agrees
     with the committed table within 1e-6 relative (the interior point's accuracy)."""
-    from benchmarks.reproduce import interior_point_objective
+    from benchmarks.reproduce.mazhar_2014 import interior_point_objective
 
     rows = {r["quantity"]: r for r in _committed("repro-mazhar-2014")}
     committed = rows["interior-point objective (relaxed dual), thoroughly settled"]
@@ -108,10 +108,10 @@ def test_a_depends_on_roundoff_row_is_not_reproduced_whatever_the_rule_says():
 
 
 def test_a_drum_row_whose_trajectories_disagree_depends_on_round_off():
-    """benchmarks.trajectories.roundoff: the first trajectory's rows; a row that another trajectory
+    """benchmarks.reproduce.trajectories.roundoff: the first trajectory's rows; a row that another trajectory
     judges otherwise is "not reproduced (depends on round-off)" with both outcomes, the others keep
     their verdict."""
-    from benchmarks.trajectories import roundoff
+    from benchmarks.reproduce.trajectories import roundoff
     rule = {"rule": "holds", "op": "<", "finding": "fewer"}
     as_built = [row("a", "Table 3", "fewer", [1.0, 2.0], rule, criterion="c"),
                 row("b", "Table 3", "fewer", [3.0, 2.0], rule, criterion="c")]
@@ -163,7 +163,7 @@ def test_poorly_settled_is_harder_is_judged_on_the_sweeps_trend(tmp_path, monkey
     """Mazhar et al. 2014's "poorly settled is harder for APGD" row reads the settledness sweep's slope of
     log(iterations) against log(kinetic energy): it holds only when the interval lies above 0; no sweep is
     "not measured"; the one-pair rows are never judged."""
-    from benchmarks import reproduce
+    from benchmarks.reproduce import mazhar_2014 as reproduce
     monkeypatch.setattr(reproduce, "RESULTS_DIR", tmp_path)
     assert verdict(reproduce._settledness_trend_row())[0] == NOT_MEASURED
 
@@ -188,11 +188,11 @@ def test_a_committed_row_not_run_is_not_measured_never_not_comparable():
 
 
 def test_a_trend_row_is_judged_on_its_slope_beyond_two_standard_errors():
-    """benchmarks.reproduce.loglog_trend is loglog_fit's slope and standard error (n - 2 degrees of
+    """benchmarks.reproduce.melanz_2015.loglog_trend is loglog_fit's slope and standard error (n - 2 degrees of
     freedom): exact on a power law, NaN under TREND_SIZES sizes; _trend_row holds when k - 2 SE > 0."""
     import math
 
-    from benchmarks import reproduce
+    from benchmarks.reproduce import melanz_2015 as reproduce
     x = [10.0, 20.0, 40.0, 80.0, 160.0]
     k, se = reproduce.loglog_trend(x, [3.0 * v ** 0.5 for v in x])
     assert k == pytest.approx(0.5, abs=1e-12) and se == pytest.approx(0.0, abs=1e-12)

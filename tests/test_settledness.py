@@ -1,4 +1,4 @@
-"""The settledness sweep (benchmarks/settledness.py, issue 32 item 3): the trend fit against known slopes
+"""The settledness sweep (benchmarks/reproduce/settledness.py, issue 32 item 3): the trend fit against known slopes
 and scipy's regression, a small sweep (two caps on a small packing) checked against an independent
 solver and its cache, and its page and figure."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from benchmarks import settledness
+from benchmarks.reproduce import settledness
 from workbench.analysis.stats import loglog_fit
 from workbench.io import load_problem
 from workbench.method import solve
@@ -136,7 +136,7 @@ def test_the_page_and_figure_of_a_small_sweep(small_sweep, tmp_path):
     assert page.count("\n| 3 | ") == 1 and page.count("\n| 200 | ") == 1
     assert "not measured" in page and f"{settledness.paper_points()['slope']:.3f}" in page
     record = json.loads((tmp_path / "settledness.json").read_text())
-    assert record["renderer"] == "benchmarks.settledness:render"
+    assert record["renderer"] == "benchmarks.reproduce.settledness:render"
     (tmp_path / "docs" / "results").mkdir(parents=True)
     for suffix in ("json", "md"):
         (tmp_path / "docs" / "results" / f"settledness.{suffix}").write_text(

@@ -137,7 +137,7 @@ def run() -> None:
     leave no thread or child behind), with no other Python thread alive, the streams are flushed and
     the atexit handlers run, and the process ends without the interpreter's teardown of its modules,
     which frees numba's, LLVM's and scipy's objects one by one: a large part of a cold ``workbench solve``
-    of a small file (benchmarks/bench_first_call measures it)."""
+    of a small file (benchmarks/timing/bench_first_call measures it)."""
     code = main()
     if _FAST_EXIT and all(t is threading.main_thread() or t.daemon for t in threading.enumerate()):
         for stream in (sys.stdout, sys.stderr):

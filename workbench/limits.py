@@ -39,7 +39,7 @@ LIMITS: dict[str, Limit] = {
     # time steps of one simulation (simulate --steps, or a scene's duration / h)
     "STEPS": Limit(1_000_000, "steps"),
     # every integer size parameter of a scene or generator (n_spheres, n, n_bottom, ...; not seed): the
-    # 10-million-contact packing of benchmarks.bench_scale has 4,550,000 spheres (about 40 GB to build)
+    # 10-million-contact packing of benchmarks.timing.bench_scale has 4,550,000 spheres (about 40 GB to build)
     "SIZE": Limit(5_000_000, ""),
     # seconds of a time limit (--time-limit, [study] time_limit); about 11.6 days
     "SECONDS": Limit(1_000_000, "s"),

@@ -42,7 +42,7 @@ __all__ = ["TimeStepProblem", "check_compressed", "problem_digest", "cached_prop
 #: contact unknowns d n_c is condensed to its local problem through a dense Cholesky factor of M
 #: (TimeStepProblem.condensed), which costs O(n_dof^3 + n_dof (d n_c)^2) against the sparse path's
 #: scipy.sparse overhead (a sparse LU of M, the products M^-1 D and D^T per call). Measured by
-#: `python -m benchmarks.bench_condense --calls 100 --sweep-calls 20` (2026-11-28 21:00 UTC, 2 cores
+#: `python -m benchmarks.timing.bench_condense --calls 100 --sweep-calls 20` (2026-11-28 21:00 UTC, 2 cores
 #: AMD EPYC, load 0.3-0.5), APGD to 1e-8, whole Method.solve(), condensed / sparse: 3 contacts on a
 #: banded M (bandwidth 24) 0.32 at 96 dofs, 0.42 at 162, 0.55 at 216, 0.69 at 288, 1.00 at 384 (the
 #: dense factor's n_dof^3 catches up); the corpus's global files within both limits 0.3-0.7.

@@ -1,6 +1,6 @@
 """How long the generator takes for the papers' protocols, against issue 23's targets (2 cores).
 
-    python -m benchmarks.bench_generate [--out DIR] [--series-budget SECONDS] [--series-sizes N,N,...]
+    python -m benchmarks.generation.bench_generate [--out DIR] [--series-budget SECONDS] [--series-sizes N,N,...]
                                         [--large] [--skip-protocol] [--previous JSON [--keep-large-solve]]
                                         [--assembly] [--bed-minutes M | --keep-bed] [--write]
 
@@ -31,9 +31,9 @@ Issue 31 adds a fourth target, a settled packing of 4,096 spheres on the 2-core 
 min, extrapolated from the series fit like the large one; and with
 ``--assembly`` the per-step assembly, the numpy reference against the compiled one, at 2,560 and
 45,000 spheres, and where a step of the 2,560-sphere packing spends its time
-(:mod:`benchmarks.generate_assembly`). With ``--bed-minutes M`` the 4,096-sphere bed itself (the ``large``
+(:mod:`benchmarks.generation.generate_assembly`). With ``--bed-minutes M`` the 4,096-sphere bed itself (the ``large``
 recipe at 4,096 spheres) is simulated
-in this process on every core for at most M minutes (:mod:`benchmarks.generate_bed`): timed when it
+in this process on every core for at most M minutes (:mod:`benchmarks.generation.generate_bed`): timed when it
 ends within them, else extrapolated from its measured steps (said so), a row of its own beside the
 series-fit estimate; ``--keep-bed`` with ``--previous`` keeps that record's bed instead (measured then, and
 said so).
@@ -217,11 +217,11 @@ def render(data: dict) -> str:
                       f"{solve['seconds']:,.2f} s ({solve['cpu_seconds']:,.2f} s CPU for the whole solve call)"
                       + (f"; measured in the run of {solve['run']}." if solve.get("run") else ".")]
     if data.get("bed"):
-        from benchmarks.generate_bed import render as render_bed
+        from benchmarks.generation.generate_bed import render as render_bed
 
         lines += render_bed(data["bed"])
     if data.get("assembly"):
-        from benchmarks.generate_assembly import render as render_assembly
+        from benchmarks.generation.generate_assembly import render as render_assembly
 
         lines += render_assembly(data["assembly"])
     return "\n".join(lines) + "\n"
@@ -335,7 +335,7 @@ def main(argv=None) -> int:
                             "limit": BED_TARGET, "verdict": verdict(est, BED_TARGET),
                             "how": f"EXTRAPOLATED from the series fit t = c n^{fit['p']} (not generated; the series "
                                    "packings ran one per core, with the assembly of their runs' commits)"})
-        from benchmarks import generate_bed
+        from benchmarks.generation import generate_bed
 
         bed = None
         if args.keep_bed:
@@ -368,7 +368,7 @@ def main(argv=None) -> int:
                                 "measured on the synthetic 100,208-contact jittered lattice (not settled)")
                                + (f" in the run of {solve['run']}" if solve.get("run") else "")})
         if args.assembly:
-            from benchmarks.generate_assembly import measure as measure_assembly
+            from benchmarks.generation.generate_assembly import measure as measure_assembly
 
             assembly = measure_assembly()
     data = {"targets": targets, "rows": rows, "large_solve": solve, "series": series,
@@ -380,7 +380,7 @@ def main(argv=None) -> int:
         from workbench.provenance import write_results
 
         print(write_results("generate", data, render,
-                            command="python -m benchmarks.bench_generate " + " ".join(argv if argv is not None else sys.argv[1:])))
+                            command="python -m benchmarks.generation.bench_generate " + " ".join(argv if argv is not None else sys.argv[1:])))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""The per-step assembly of the simulator, timed for ``python -m benchmarks.bench_generate --assembly``.
+"""The per-step assembly of the simulator, timed for ``python -m benchmarks.generation.bench_generate --assembly``.
 
 Two measurements (issue 31, item 3):
 

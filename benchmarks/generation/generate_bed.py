@@ -1,4 +1,4 @@
-"""Issue 31's 4,096-sphere bed, timed for ``python -m benchmarks.bench_generate --bed-minutes M``.
+"""Issue 31's 4,096-sphere bed, timed for ``python -m benchmarks.generation.bench_generate --bed-minutes M``.
 
 The 4,096-sphere packing of the recipe ``large`` (:data:`problems.generator.DATASETS`: h = 0.005 s for
 4 s = 800 steps, relaxed dual x APGD to tol 1e-6 with at most :data:`problems.generator.BED_ITERATION_CAP`

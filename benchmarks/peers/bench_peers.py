@@ -1,11 +1,11 @@
 """Ours against Siconos and Clarabel under fair rules, and issue 25's targets, in one run
-(python -m benchmarks.bench_peers [--quick]); writes docs/results/peers.md and .json.
+(python -m benchmarks.peers.bench_peers [--quick]); writes docs/results/peers.md and .json.
 
 docs/benchmarks.md says what each figure includes; in short:
 
 1. Exact problem, ours against Siconos, on every problem with contacts of the shared corpus
    (../shared/data: fclib/*.hdf5, siconos/*.dat; ``--problems GLOB`` selects). Siconos runs in its own
-   process, a plain script (benchmarks/siconos_peer.py under the system interpreter) that reads each
+   process, a plain script (benchmarks/peers/siconos_peer.py under the system interpreter) that reads each
    file as Siconos reads it, sends 3D local problems to fc3d, 2D ones to fc2d and global ones to gfc3d
    (2D global ones: Siconos's condensation, then fc2d), and tries every Siconos solver of that class.
    Ours: every in-house exact method. Every timed solve, on either side, starts from a freshly read
@@ -21,7 +21,7 @@ docs/benchmarks.md says what each figure includes; in short:
    driver's return), medians with [min-max]. Best = the smallest median among the methods that reached
    1e-8 in every repetition. A problem only one side solves counts as the time limit for the other
    (qpbenchmark's rule); problems neither solves are listed, not in the means.
-2. Siconos check: the best Siconos method on a few .dat problems run by benchmarks/siconos_plain.py,
+2. Siconos check: the best Siconos method on a few .dat problems run by benchmarks/peers/siconos_plain.py,
    the plainest Siconos script, in a process of its own, against the times of section 1.
 3. Per-call overhead: one iteration on a 1-contact problem, fresh object per call.
 4. Relaxed problem against Clarabel at its own default accuracy: Clarabel's own solve time (not cvxpy's
@@ -52,8 +52,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks import peer_process
-from benchmarks.bench_ipm import HISTORY_TOL, time_to_target
+from benchmarks.peers import peer_process
+from benchmarks.timing.bench_ipm import HISTORY_TOL, time_to_target
 from workbench import metrics
 from workbench.errors import InputError
 from workbench.io import load_problem
@@ -670,7 +670,7 @@ def render(data: dict) -> str:
     lines += ["", "<details><summary>Methods that missed 1e-8 (first repetition missed; not run again on that "
               "problem)</summary>", ""] + [f"- {m}" for m in missed] + ["", "</details>"]
     lines += ["", "## Siconos check: the plain script", "",
-              "The best Siconos method of a few problems, timed again by benchmarks/siconos_plain.py (read the "
+              "The best Siconos method of a few problems, timed again by benchmarks/peers/siconos_plain.py (read the "
               ".dat file, one untimed solve, then each repetition on a problem read anew) in a process of its own.", ""]
     body = []
     for c in data.get("siconos_check", []):
@@ -776,12 +776,12 @@ def main(argv=None) -> int:
                         "siconos": info["version"], "load_start": load0,
                         "load_end": " ".join(f"{x:.1f}" for x in os.getloadavg()), "restarts": restarts,
                         "wall_s": time.perf_counter() - t_start}
-    command = "python -m benchmarks.bench_peers" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    command = "python -m benchmarks.peers.bench_peers" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     if not args.write:
         print(render(data))
         print("docs/ unchanged: add --write to store the page in docs/results", file=sys.stderr)
     else:
-        from benchmarks import bench_peers     # the renderer by its importable name, also under python -m
+        from benchmarks.peers import bench_peers  # the renderer by its importable name, also under python -m
         from workbench.provenance import ROOT, embed, write_results, write_view
         page = write_results("peers", data, bench_peers.render, command)
         write_view("peers-targets", "peers", bench_peers.render_targets)

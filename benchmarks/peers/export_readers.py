@@ -1,5 +1,5 @@
 """Independent readers of the exported model files, each solving at its DEFAULT settings (only a time
-limit and silence set): what `python -m benchmarks.bench_export --readers` measures and tests/test_export.py
+limit and silence set): what `python -m benchmarks.timing.bench_export --readers` measures and tests/test_export.py
 asserts.
 
 - ``clarabel``: a CBF v3 file parsed here from the CBF specification (independent of the workbench's

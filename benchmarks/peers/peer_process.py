@@ -1,4 +1,4 @@
-"""The Siconos process of benchmarks.bench_peers: benchmarks/siconos_peer.py under the system interpreter,
+"""The Siconos process of benchmarks.peers.bench_peers: benchmarks/peers/siconos_peer.py under the system interpreter,
 kept running across requests (its imports and first calls are paid once, outside every timed interval),
 ending itself when a solve runs past its time limit (and killed if it does not answer at all), and
 started again for the next request."""
@@ -109,7 +109,7 @@ class SiconosProcess:
 
 
 def plain(path: str, method: str, repetitions: int, python: str = SICONOS_PYTHON, timeout: float = 300.0) -> dict:
-    """benchmarks/siconos_plain.py's answer (median, min, max, info) for ``path`` and ``method``."""
+    """benchmarks/peers/siconos_plain.py's answer (median, min, max, info) for ``path`` and ``method``."""
     proc = subprocess.run([python, "-I", str(PLAIN), path, method, str(repetitions)], capture_output=True,
                           text=True, timeout=timeout, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -1,7 +1,7 @@
-"""Siconos's side of benchmarks.bench_peers: a plain Siconos script, run by the system interpreter.
+"""Siconos's side of benchmarks.peers.bench_peers: a plain Siconos script, run by the system interpreter.
 
-    /usr/bin/python3 -I benchmarks/siconos_peer.py serve      (requests on stdin, one JSON object a line)
-    /usr/bin/python3 -I benchmarks/siconos_peer.py methods    (the solver names this Siconos has, per kind)
+    /usr/bin/python3 -I benchmarks/peers/siconos_peer.py serve      (requests on stdin, one JSON object a line)
+    /usr/bin/python3 -I benchmarks/peers/siconos_peer.py methods    (the solver names this Siconos has, per kind)
 
 It imports numpy, scipy, h5py and siconos.numerics only (never the workbench), so what it times is what
 a Siconos user gets. Each request names a file, its kind (local / global), its contact dimension d and a

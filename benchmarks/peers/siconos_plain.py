@@ -1,6 +1,6 @@
-"""The plainest Siconos script, to check benchmarks/siconos_peer.py's times against:
+"""The plainest Siconos script, to check benchmarks/peers/siconos_peer.py's times against:
 
-    /usr/bin/python3 benchmarks/siconos_plain.py FILE.dat METHOD [REPETITIONS]
+    /usr/bin/python3 benchmarks/peers/siconos_plain.py FILE.dat METHOD [REPETITIONS]
 
 reads a local Siconos .dat problem with Siconos's reader, solves it once untimed, then REPETITIONS times
 (default 20), each on a problem read anew, to Siconos error 1e-8; prints one JSON line with the

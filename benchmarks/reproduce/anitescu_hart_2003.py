@@ -14,7 +14,7 @@ from workbench.solvers import SolveOptions
 def lcp2_error(mu: float, n_bottom: int = 20) -> tuple[float, float]:
     """LCP2's normal-velocity error (max, mean) [m/s] on the first step of the cannonball
     (Anitescu and Hart 2003 Table 1), computed by the workbench from the returned impulses."""
-    from benchmarks.anitescu_hart_table1 import TOL
+    from benchmarks.reproduce.anitescu_hart_table1 import TOL
     from problems.lcp_scenes import cannonball
 
     res = solve(cannonball(n_bottom, mu), "lcp-pyramid", "lcp2", SolveOptions(tol=TOL))
@@ -30,7 +30,7 @@ def lemke_outcome(n_bottom: int, mu: float, cap: int, lcp0) -> tuple[str, str, s
     divided by the pivot; the round-off probe repeats it with the row multiplied by the reciprocal
     (workbench.solvers.lemke), and where the two end differently the note says so: the outcome is
     then a property of the rounding, not of the method and the data."""
-    from benchmarks.anitescu_hart_table1 import TOL, lcp0_status
+    from benchmarks.reproduce.anitescu_hart_table1 import TOL, lcp0_status
     from problems.lcp_scenes import cannonball
 
     status = lcp0_status(lcp0)
@@ -48,7 +48,7 @@ def lemke_outcome(n_bottom: int, mu: float, cap: int, lcp0) -> tuple[str, str, s
 
 
 def anitescu_hart(args) -> dict:
-    from benchmarks.anitescu_hart_table1 import MAX_PIVOTS, PAPER, TOL, lcp0_status, run
+    from benchmarks.reproduce.anitescu_hart_table1 import MAX_PIVOTS, PAPER, TOL, lcp0_status, run
     from problems.lcp_scenes import cannonball
 
     n_bottom, mus = (QUICK_CANNONBALL, [0.1, 0.8]) if args.quick else (20, sorted(PAPER))

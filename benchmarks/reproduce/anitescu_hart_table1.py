@@ -1,5 +1,5 @@
 """Anitescu and Hart 2003 Table 1 reproduced: LCP0 (Lemke) against LCP2 (one QP (15)) on the first step of the
-210-disk cannonball (python3 -m benchmarks.anitescu_hart_table1, from the repository root).
+210-disk cannonball (python3 -m benchmarks.reproduce.anitescu_hart_table1, from the repository root).
 
 The scene is problems.lcp_scenes.cannonball(20, mu): 20 disks of diameter 3 on a fixed plank, 19 on
 top, ... (210 disks, 590 contacts, zero gaps), h = 0.05, zero initial velocity, gravity; the

@@ -1,6 +1,6 @@
 """The fits that calibrate the generator's unstated parameters against Mazhar et al. 2014 (issue 32 item 2):
 
-    .venv/bin/python -m benchmarks.calibrate [--write] [--quick] [--large] [--tight] [--cold] [--threads N] [--cache DIR]
+    .venv/bin/python -m benchmarks.reproduce.calibrate [--write] [--quick] [--large] [--tight] [--cold] [--threads N] [--cache DIR]
 
 Mazhar et al. 2014 (sec. 5.1, 5.2) give neither the spheres' mass nor the container's floor. Both are
 fitted here, each on one of the paper's numbers, and everything else they report is kept for the test:
@@ -15,7 +15,7 @@ fitted here, each on one of the paper's numbers, and everything else they report
 * the common sphere mass m [kg] on the settled objective f(m) (sec. 5.1: -0.0232). The exponent p of
   f proportional to m^p is measured, not assumed: the committed settled-00320 step solved with every mass
   (and so every weight) scaled by a few factors (:func:`mass_scaled`, the interior point to 1e-10 of
-  :func:`benchmarks.reproduce.interior_point_solve`), the log-log slope of f over them
+  :func:`benchmarks.reproduce.mazhar_2014.interior_point_solve`), the log-log slope of f over them
   (:func:`scaling_exponent`), then m = (f_target / f(1 kg))^(1/p) (:func:`fit_power`), and the step solved
   again at m: the fit's residual.
 
@@ -25,7 +25,7 @@ round-off. The test quantities (the poorly settled objective, both kinetic energ
 ratio, the contact counts at 320 spheres, APGD's iterations to the interior-point objective, "poorly
 settled is harder") are untouched by the fits; the fitted mass is applied to them by that linearity, and
 APGD's iterations are measured at 1 kg and, once, at the fitted mass (an invariance check). Each row is
-judged by :mod:`workbench.report.reproduction`'s rules with benchmarks.reproduce's tolerances.
+judged by :mod:`workbench.report.reproduction`'s rules with benchmarks.reproduce.mazhar_2014's tolerances.
 
 ``--tight`` settles the 320 spheres of settled-00320 again with each step solved to 1e-8 (not 1e-6) and
 tests whether that drives the settling steps to the paper's 10,000-iteration cap; ``--cold`` settles them again
@@ -48,9 +48,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.reproduce import (ENERGY_FACTOR, MAZHAR_CAPS, MAZHAR_STATIC, PACKING_TOL,
-                                  PAPER_THRESHOLD, THRESHOLDS, apgd_to_target, interior_point_solve, protocol_gap)
-from benchmarks.settledness import APGD_CAP, verdict as settledness_verdict
+from benchmarks.reproduce.mazhar_2014 import (ENERGY_FACTOR, MAZHAR_CAPS, MAZHAR_STATIC, PACKING_TOL, PAPER_THRESHOLD,
+                                              THRESHOLDS, apgd_to_target, interior_point_solve, protocol_gap)
+from benchmarks.reproduce.settledness import APGD_CAP, verdict as settledness_verdict
 from workbench.problem import TimeStepProblem
 from workbench.provenance import RESULTS_DIR, ROOT
 from workbench.report.reproduction import fmt, render_table, row
@@ -160,7 +160,7 @@ def mass_scaled(problem: TimeStepProblem, factor: float) -> TimeStepProblem:
 
 
 def interior_point(problem: TimeStepProblem) -> dict:
-    """The sec. 5.1 reference objective of ``problem`` (:func:`benchmarks.reproduce.interior_point_solve`)
+    """The sec. 5.1 reference objective of ``problem`` (:func:`benchmarks.reproduce.mazhar_2014.interior_point_solve`)
     with its solver, status, judged error and iterations."""
     res = interior_point_solve(problem)
     error = float(res.metrics.get(res.judged_name, math.nan))
@@ -299,7 +299,7 @@ def measure_tests(mass: dict, apgd_cap: int) -> dict:
     """The test side, at 1 kg (the committed packings): contacts, kinetic energies, interior-point objectives,
     APGD's iterations to them; APGD once more on the settled step at the fitted mass (against the check
     solve's objective there)."""
-    from benchmarks.reproduce import dataset_meta, unstated
+    from benchmarks.reproduce.mazhar_2014 import dataset_meta, unstated
     from workbench import sources
 
     out: dict = {}
@@ -325,7 +325,7 @@ def measure_tests(mass: dict, apgd_cap: int) -> dict:
 # --------------------------------------------------------------------------- the test rows
 
 LABEL = {"settled": "thoroughly settled", "unsettled": "poorly settled"}
-#: the criterion of the APGD rows (benchmarks.reproduce's)
+#: the criterion of the APGD rows (benchmarks.reproduce.mazhar_2014's)
 APGD_CRITERION = (f"first iteration with |f - f_IP| <= {PAPER_THRESHOLD:g} |f_IP| (the paper stops at -0.023199 vs "
                   "-0.0232, 4.3e-5, and -0.53119 vs -0.5312, 1.9e-5)")
 
@@ -630,7 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.commands._args import Parser, positive
     from workbench.errors import InputError
 
-    ap = Parser(prog="python -m benchmarks.calibrate", description=__doc__.splitlines()[0])
+    ap = Parser(prog="python -m benchmarks.reproduce.calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="write docs/results/calibration.* and its copy in "
                                                          "docs/reproductions.md (default: print only)")
     ap.add_argument("--quick", action="store_true", help="a CI-sized run, never written")
@@ -654,7 +654,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"calibrate: {exc}", file=sys.stderr)
         return 2
-    command = "python -m benchmarks.calibrate" + "".join(f" --{k}" for k in ("quick", "large", "tight", "cold", "write") if getattr(args, k))
+    command = "python -m benchmarks.reproduce.calibrate" + "".join(f" --{k}" for k in ("quick", "large", "tight", "cold", "write") if getattr(args, k))
     if args.write:
         from workbench.provenance import embed, write_results
         page = write_results(NAME, data, render, command)

@@ -69,7 +69,7 @@ def _exact_row(quantity: str, source: str, analytic: float, measured: float | No
                differences=differences, missing=missing)
 
 
-#: the trajectories every simulated row is measured on (full, --quick; benchmarks.trajectories)
+#: the trajectories every simulated row is measured on (full, --quick; benchmarks.reproduce.trajectories)
 TRAJECTORIES, TRAJECTORIES_QUICK = 3, 2
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchmarks.trajectories import perturb
+from benchmarks.reproduce.trajectories import perturb
 from problems.stepper import Simulation
 from workbench.method import Method
 from workbench.solvers import SolveOptions
@@ -86,7 +86,7 @@ def run(scenario, formulation: str, solver: str, params: dict, steps: int, tol: 
         sample_every: int = 0, sample_from: int = 0, trajectory: int = 0) -> DrumRun:
     """``steps`` steps of the drum ``scenario``; every ``sample_every``-th step from ``sample_from`` on
     (0: none) keeps its problem for :func:`sensitivity`. ``trajectory`` k > 0 first perturbs the initial
-    positions by a round-off-sized change (:func:`benchmarks.trajectories.perturb`)."""
+    positions by a round-off-sized change (:func:`benchmarks.reproduce.trajectories.perturb`)."""
     perturb(scenario.world, trajectory)
     method = Method(formulation, solver, params)
     method.warm_up()

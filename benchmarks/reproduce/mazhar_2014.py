@@ -200,7 +200,7 @@ def mazhar_static(args, rows: list, notes: list) -> None:
 def _settledness_trend_row() -> dict:
     """"Poorly settled is harder for APGD" judged on a curve: the slope of log(APGD iterations) against
     log(kinetic energy) over the packings of the settledness sweep (docs/results/settledness.json, written by
-    ``python -m benchmarks.settledness --write``), at the paper's stop; it holds when the slope's confidence
+    ``python -m benchmarks.reproduce.settledness --write``), at the paper's stop; it holds when the slope's confidence
     interval lies above 0."""
     finding = "poorly settled is harder for APGD, trend"
     s, u = MAZHAR_STATIC["settled"], MAZHAR_STATIC["unsettled"]
@@ -212,7 +212,7 @@ def _settledness_trend_row() -> dict:
     record = RESULTS_DIR / "settledness.json"
     if not record.is_file():
         return row(finding, where, "slope > 0", None, {"rule": "holds", "op": ">", "finding": "a positive slope"},
-                   criterion=criterion, missing="no settledness sweep: python -m benchmarks.settledness --write")
+                   criterion=criterion, missing="no settledness sweep: python -m benchmarks.reproduce.settledness --write")
     data = json.loads(record.read_text(encoding="utf-8"))["data"]
     fit = data["fits"]["iterations"]["kinetic_energy"][data["paper_threshold"]]
     measured = None if fit["low"] is None else [fit["low"], 0.0]

@@ -71,8 +71,8 @@ QUICK_BED = "scaling-00064"
 
 def _compaction(args, relaxed: tuple[str, str], anti: tuple[str, str]) -> list[dict]:
     """Sec. 3.3: the slab of problems.dynamic_scenes.compaction on the settled spheres of a committed packing,
-    relaxed and anti-relaxed (the rows: benchmarks.compaction)."""
-    from benchmarks import compaction
+    relaxed and anti-relaxed (the rows: benchmarks.reproduce.compaction)."""
+    from benchmarks.reproduce import compaction
     from problems.dynamic_scenes import compaction as scene
     from problems.generator import read_manifest
 
@@ -103,7 +103,7 @@ def _compaction(args, relaxed: tuple[str, str], anti: tuple[str, str]) -> list[d
 
 
 def _filling_rows(args, relaxed: tuple[str, str], anti: tuple[str, str], k: int) -> list[dict]:
-    """Sec. 3.2, the filling test over time, on trajectory ``k`` (benchmarks.trajectories)."""
+    """Sec. 3.2, the filling test over time, on trajectory ``k`` (benchmarks.reproduce.trajectories)."""
     from problems.dynamic_scenes import filling
 
     out: list[dict] = []
@@ -145,7 +145,7 @@ def _filling_rows(args, relaxed: tuple[str, str], anti: tuple[str, str], k: int)
 
 
 def _sizes_rows(args, relaxed: tuple[str, str], anti: tuple[str, str], k: int) -> list[dict]:
-    """Sec. 3.4, filling tests of several sizes, on trajectory ``k`` (benchmarks.trajectories)."""
+    """Sec. 3.4, filling tests of several sizes, on trajectory ``k`` (benchmarks.reproduce.trajectories)."""
     from problems.dynamic_scenes import filling
 
     out: list[dict] = []
@@ -236,7 +236,7 @@ def melanz(args) -> dict:
     rows.append(_lift_off_row("ball (relaxed CCQO)", "sec. 3.1, Fig. 2 left", rl, "incorrect from the first step"))
     rows[-1]["differences"] = "none"
     # 3.2: the filling test over time; 3.3: the compaction; 3.4: filling tests of several sizes, each on
-    # TRAJECTORIES trajectories (benchmarks.trajectories)
+    # TRAJECTORIES trajectories (benchmarks.reproduce.trajectories)
     count = _trajectories(args)
     rows.extend(trajectories.roundoff([_filling_rows(args, relaxed, anti, k) for k in range(count)]))
     rows.extend(_compaction(args, relaxed, anti))
@@ -249,7 +249,7 @@ def melanz(args) -> dict:
                       "ball_on_plane_2d); secs. 3.2 and 3.4 on the filling scene (problems.dynamic_scenes.filling: "
                       "spheres R = 1 m, 1 kg, mu = 0.25, h = 0.01 s), sec. 3.3 on the compaction scene "
                       "(problems.dynamic_scenes.compaction: a slab on the spheres of a committed packing, h = 0.001 s; "
-                      "rows: benchmarks.compaction) with APGD on the relaxed (dual) and the anti-relaxed CCQO. Rules: "
+                      "rows: benchmarks.reproduce.compaction) with APGD on the relaxed (dual) and the anti-relaxed CCQO. Rules: "
                       "the paper's numbers exactly or within one step; its findings as inequalities, forces as "
                       "fractions of the total weight."),
             "rows": rows, "notes": notes}

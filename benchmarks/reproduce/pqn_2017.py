@@ -42,8 +42,8 @@ def _best_row(quantity: str, source: str, finding: str, runs: dict, best: tuple,
 
 def _drum_measure(h: float, steps: int, sample: tuple[int, int], k: int) -> dict:
     """Trajectory ``k`` of the drum runs and the sensitivity solves on its sampled steps
-    (:mod:`benchmarks.trajectories`)."""
-    from benchmarks.drum_pqn import run, sensitivity
+    (:mod:`benchmarks.reproduce.trajectories`)."""
+    from benchmarks.reproduce.drum_pqn import run, sensitivity
     from workbench import sources
 
     def drum_run(shape, form, slv, params, every=(0, 0)):
@@ -93,7 +93,7 @@ def pqn(args) -> dict:
 
 def _pqn_rows(m: dict, sample: tuple[int, int], common: str) -> list[dict]:
     """The page's rows from one trajectory's measurements (:func:`_drum_measure`)."""
-    from benchmarks.drum_pqn import spread
+    from benchmarks.reproduce.drum_pqn import spread
 
     P, G, S, tab4, fig_a, fig_b = (m[key] for key in ("P", "G", "S", "tab4", "fig_a", "fig_b"))
     samples = P.samples

@@ -1,6 +1,6 @@
 """How settled a packing is against how hard its time step is for APGD, as curves (issue 32 item 3):
 
-    .venv/bin/python -m benchmarks.settledness [--caps 10,20,...] [--cache DIR] [--threads 1] [--write]
+    .venv/bin/python -m benchmarks.reproduce.settledness [--caps 10,20,...] [--cache DIR] [--threads 1] [--write]
 
 Mazhar et al. 2014 sec. 5.1 compare one thoroughly settled packing (at most 10,000 solver iterations per
 step while settling) with one poorly settled packing (at most 10) and find the poorly settled one harder
@@ -20,9 +20,9 @@ the two differ, the committed packing is measured too and shown beside the sweep
 Per packing, all computed here from the packing file: the kinetic energy of the final state [J] (the
 generator's record), the mean penetration [m] (mean over the contacts of max(0, -Phi_i), Phi = h b in the
 normal slots), the reference objective of the relaxed dual (interior point to 1e-10:
-:func:`benchmarks.reproduce.interior_point_solve`) and APGD's first iteration, and its seconds with the
+:func:`benchmarks.reproduce.mazhar_2014.interior_point_solve`) and APGD's first iteration, and its seconds with the
 history recorded, whose dual objective is within each relative threshold (1e-4, 5e-5, 1e-5, 1e-6) of it
-(:func:`benchmarks.reproduce.apgd_to_target`).
+(:func:`benchmarks.reproduce.mazhar_2014.apgd_to_target`).
 
 The trend, per threshold: least squares of log(iterations) against log(kinetic energy), and against
 log(mean penetration) (:func:`workbench.analysis.stats.loglog_fit`): the slope, its standard error and its
@@ -48,8 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.reproduce import (MAZHAR_STATIC, PAPER_THRESHOLD, THRESHOLDS, apgd_to_target,
-                                  interior_point_solve)
+from benchmarks.reproduce.mazhar_2014 import (MAZHAR_STATIC, PAPER_THRESHOLD, THRESHOLDS, apgd_to_target,
+                                              interior_point_solve)
 from problems.generator import DEFAULT_DIR, generate_dataset, read_manifest
 from workbench.analysis.stats import loglog_fit
 from workbench.errors import InputError
@@ -383,7 +383,7 @@ def main(argv=None) -> int:
         return 2
     print(render(data), end="")
     folder = RESULTS_DIR if args.write else Path(tempfile.mkdtemp(prefix="settledness-"))
-    command = "python -m benchmarks.settledness" + (" --write" if args.write else "")
+    command = "python -m benchmarks.reproduce.settledness" + (" --write" if args.write else "")
     page = write_results(NAME, data, render, command, folder=folder)
     for path in [page, *write_figure(data, folder)]:
         print(path)

@@ -38,7 +38,7 @@ def name(k: int) -> str:
 def described(count: int) -> str:
     """What a row measured on ``count`` trajectories says of them (its "differences")."""
     return (f"measured on {count} trajectories (as built, and initial positions perturbed by a relative "
-            f"{PERTURBATION:g}: benchmarks.trajectories), the numbers shown are the first's")
+            f"{PERTURBATION:g}: benchmarks.reproduce.trajectories), the numbers shown are the first's")
 
 
 def roundoff(per_trajectory: list[list[dict]]) -> list[dict]:

@@ -1,6 +1,6 @@
 """Does a study's verdict depend on whether the compile cache was empty? (issue 22)
 
-    python -m benchmarks.bench_cold_start [--study studies/quickstart.toml] [--jobs 2] [--write]
+    python -m benchmarks.timing.bench_cold_start [--study studies/quickstart.toml] [--jobs 2] [--write]
 
 Clones the repository's committed HEAD into a temporary folder, points ``NUMBA_CACHE_DIR`` at an empty
 folder and runs the study there twice in a row with ``workbench run`` (no ``workbench warm-up`` before:
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(clone: Path, study: str, out: Path, cache: Path, jobs: int) -> dict:
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     if args.write:
         from workbench.provenance import ROOT as DOCS_ROOT, embed, write_results
 
-        print(write_results("cold-start", data, render, command="python -m benchmarks.bench_cold_start "
+        print(write_results("cold-start", data, render, command="python -m benchmarks.timing.bench_cold_start "
                             + " ".join(argv if argv is not None else sys.argv[1:])))
         embed(DOCS_ROOT / "README.md", "cold-start")   # the README's copy, beside the main job
     return 0

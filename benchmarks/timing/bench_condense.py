@@ -1,7 +1,7 @@
 """Condensing a small global problem (issue 33 item 1): the dense-Cholesky path of
 workbench.problem.TimeStepProblem.condensed against the sparse global path, per call.
 
-    python -m benchmarks.bench_condense [--calls N] [--sweep-calls N]
+    python -m benchmarks.timing.bench_condense [--calls N] [--sweep-calls N]
 
 1. Corpus: every global file of the corpus within the thresholds (CONDENSE_MAX_DOF,
    CONDENSE_MAX_UNKNOWNS) and the two smallest beyond them, with the in-house exact methods of
@@ -65,7 +65,7 @@ def interleaved(make, method, options, calls: int, paths: tuple) -> dict:
 
 
 def corpus(calls: int) -> None:
-    from benchmarks.bench_peers import fresh
+    from benchmarks.peers.bench_peers import fresh
     from workbench.io import load_problem
     from workbench.method import Method
     from workbench.shared_data import shared_data_dir

@@ -1,4 +1,4 @@
-"""Exact Coulomb methods side by side: time to a Siconos error of 1e-8 (python -m benchmarks.bench_exact).
+"""Exact Coulomb methods side by side: time to a Siconos error of 1e-8 (python -m benchmarks.timing.bench_exact).
 
 For every shared problem (../shared/data) and one generated problem of about 10,000 contacts, each
 exact method is run once with tol = 1e-8 and judged by the workbench (status "solved" means

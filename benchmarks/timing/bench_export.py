@@ -1,4 +1,4 @@
-"""Export speed: writing a 10,000-contact time step in every format (python -m benchmarks.bench_export).
+"""Export speed: writing a 10,000-contact time step in every format (python -m benchmarks.timing.bench_export).
 
 The problem is the shared generator's packing of 4,500 spheres in a box (problems.synthetic.sphere_packing,
 about 10,000 contacts, 27,000 dof). Every format is written once per formulation it takes (model formats:
@@ -9,7 +9,7 @@ the files written. ``--spheres N`` changes the size; MOSEK formats are left out 
 ``--readers`` measures instead what each model file needs from the solver that reads it: every model
 format x formulation of a small packing (dataset:scaling-00064) and the settled packing
 (dataset:settled-00320) is exported with the default settings and solved by each installed independent
-reader at its default settings (benchmarks.export_readers); the file's optimum, mapped back with the
+reader at its default settings (benchmarks.peers.export_readers); the file's optimum, mapped back with the
 header's objective_scale and objective_offset, is compared with the workbench's own optimum: the relaxed
 dual by the workbench's ipm solver at tol 1e-10 (for the cone models), the pyramid primal QP by Clarabel
 through the workbench's cvxpy model at tolerances 1e-11 (for the pyramid models). Prints the table; with
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from workbench.export import FORMATS, DATA_FORMULATIONS, MODELS, export
 
 if TYPE_CHECKING:
-    from benchmarks.export_readers import Reading
+    from benchmarks.peers.export_readers import Reading
 
 #: the packings of --readers: a small one and the settled one of Mazhar et al. 2014 sec. 5.1.1
 PACKINGS = ("dataset:scaling-00064", "dataset:settled-00320")
@@ -81,20 +81,20 @@ def dual_value(model, file_optimum: float) -> float:
 
 
 def isolated(fmt: str, reader: str, path) -> Reading:
-    """Reader ``reader`` of format ``fmt`` (benchmarks.export_readers.READERS) on ``path``, in a fresh Python
+    """Reader ``reader`` of format ``fmt`` (benchmarks.peers.export_readers.READERS) on ``path``, in a fresh Python
     process: a reader that crashes or hangs (SCIP 10 aborted in malloc on the settled packing's dual LP, and
     once hung there) is a row, "crashed (exit code N)" or "no answer after N s", not the end of the
     measurement. The child gets the time limit and a minute to start and answer."""
     import subprocess
 
-    from benchmarks.export_readers import TIME_LIMIT, Reading
-    code = ("import json, sys; from benchmarks.export_readers import READERS; "
+    from benchmarks.peers.export_readers import TIME_LIMIT, Reading
+    code = ("import json, sys; from benchmarks.peers.export_readers import READERS; "
             "read = next(r[1] for r in READERS[sys.argv[1]] if r[0] == sys.argv[2]); "
             "print(json.dumps(read(sys.argv[3]).__dict__))")
     t0 = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, "-c", code, fmt, reader, str(path)], capture_output=True, text=True,
-                              timeout=TIME_LIMIT + 60, cwd=Path(__file__).resolve().parents[1])
+                              timeout=TIME_LIMIT + 60, cwd=Path(__file__).resolve().parents[2])
     except subprocess.TimeoutExpired:
         return Reading(None, f"no answer after {TIME_LIMIT + 60:.0f} s", time.perf_counter() - t0)
     lines = proc.stdout.strip().splitlines()
@@ -106,7 +106,7 @@ def isolated(fmt: str, reader: str, path) -> Reading:
 def measure_readers(packings=PACKINGS) -> dict:
     """Every (packing, model format, formulation, installed reader): the mapped relative distance, the
     reader's status and seconds (module docstring)."""
-    from benchmarks.export_readers import READERS, TIME_LIMIT, available
+    from benchmarks.peers.export_readers import READERS, TIME_LIMIT, available
     from workbench.export import build_model
     from workbench.sources import load
     rows, refs = [], {}
@@ -182,7 +182,7 @@ def render(data: dict) -> str:
     out += ["", f"Relative distance of the file's optimum, mapped back with its header, from the workbench's "
                 f"(\"misses 1e-6\" where it is above {data['rtol']:.0e}), and the reader's seconds; a status is the "
                 f"reader's own where it did not solve (time limit {data['time_limit']:.0f} s per file). Readers: "
-                "Clarabel on the CBF parsed by benchmarks.export_readers, MOSEK's reader with Clarabel "
+                "Clarabel on the CBF parsed by benchmarks.peers.export_readers, MOSEK's reader with Clarabel "
                 "for PTF/task, HiGHS and SCIP on LP/MPS/NL, and two parser+solver readers of LP/MPS/NL: the model as "
                 "HiGHS's reader (highs+clarabel) or SCIP's readers (scip+clarabel) parsed it, solved by Clarabel; "
                 "every tolerance at the reader's default; for a parser+solver the seconds are the solver's. The "
@@ -206,15 +206,15 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     if args.readers:
         data = measure_readers(tuple(s for s in args.packings.split(",") if s))
-        command = "python -m benchmarks.bench_export" + "".join(
+        command = "python -m benchmarks.timing.bench_export" + "".join(
             f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
         if not args.write:
             print(render(data))
             return
-        from benchmarks import bench_export       # the renderer by its importable name, also under python -m
+        from benchmarks.timing import bench_export  # the renderer by its importable name, also under python -m
         from workbench.provenance import embed, write_results
         print(write_results("export-readers", data, bench_export.render, command).read_text())
-        embed(Path(__file__).resolve().parents[1] / "docs" / "export.md", "export-readers")
+        embed(Path(__file__).resolve().parents[2] / "docs" / "export.md", "export-readers")
         return
     from problems.synthetic import sphere_packing
     t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """The first call and the per-call cost of a small solve (issue 33, items 1 and 3), without Siconos.
 
-    python -m benchmarks.bench_first_call [--repeats N] [--calls N] [--write]
+    python -m benchmarks.timing.bench_first_call [--repeats N] [--calls N] [--write]
 
 1. Cold command line: ``workbench --version`` and ``workbench solve FILE -f anti-relaxed -s apgd --tol 1e-8``
    of a 4-contact file (Rover4144.dat, the cold file of bench_peers), a one-contact Siconos file
@@ -36,7 +36,7 @@ import time
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: the cold runs' problems: (label, PROBLEM spec)
 COLD_FILES = (("4 contacts, Siconos .dat", "shared:siconos/Rover4144.dat"),
               ("1 contact, Siconos .dat", "shared:siconos/FrictionContact3D_1c.dat"),
@@ -126,7 +126,7 @@ def cold(repeats: int) -> dict:
 
 def per_call(calls: int) -> dict:
     """Medians of the whole Method.solve() and one-call solve() per in-house method (module docstring)."""
-    from benchmarks.bench_peers import fresh
+    from benchmarks.peers.bench_peers import fresh
     from workbench.io import load_problem
     from workbench.method import Method, solve
     from workbench.shared_data import shared_data_dir
@@ -208,12 +208,12 @@ def main(argv=None) -> int:
     p.add_argument("--write", action="store_true", help="also write docs/results/first-call.* (default: print only)")
     args = p.parse_args(argv)
     data = {"cold": cold(args.repeats), "per_call": per_call(args.calls)}
-    command = "python -m benchmarks.bench_first_call" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    command = "python -m benchmarks.timing.bench_first_call" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     if not args.write:
         print(render(data))
         print("docs/ unchanged: add --write to store the page in docs/results", file=sys.stderr)
         return 0
-    from benchmarks import bench_first_call     # the renderer by its importable name, also under python -m
+    from benchmarks.timing import bench_first_call  # the renderer by its importable name, also under python -m
     from workbench.provenance import write_results
     print(write_results("first-call", data, bench_first_call.render, command).read_text())
     return 0

@@ -1,5 +1,5 @@
 """Where the in-house first-order methods spend their iterations (issue 25 items 2 and 3):
-python3 -m benchmarks.bench_firstorder [--repetitions K] [--max-iter N] [--write]
+python3 -m benchmarks.timing.bench_firstorder [--repetitions K] [--max-iter N] [--write]
 
 Part 1, settled packing (dataset:settled-00320, relaxed dual): Clarabel to tol 1e-10
 (REFERENCE_TOL, the accurate optimum, not its default stop) gives the reference objective f*; each first-order method (apgd, bb, admm, and apgd warm-started from a short
@@ -13,7 +13,7 @@ Part 2, stacks (the corpus's BoxesStack1 and Box_Stacks, tol 1e-8 on the Siconos
 apgd and admm, ncp newton, and Siconos's ADMM, NSN_AC and NSGS through the workbench's siconos
 adapter; K interleaved rounds, each solve on a freshly read problem, after one warm-up solve of each
 (compilation outside the timed runs). Median solve seconds [min-max], iterations and status of the
-last round. benchmarks.bench_peers gives the fair peer figures (Siconos on its native data).
+last round. benchmarks.peers.bench_peers gives the fair peer figures (Siconos on its native data).
 
 --write stores the results under docs/results/firstorder (workbench.provenance).
 """
@@ -139,7 +139,7 @@ def main(argv=None) -> int:
     data["load"] = os.getloadavg()[0]
     print(render(data), end="")
     if args.write:
-        command = "python -m benchmarks.bench_firstorder" + (f" --repetitions {args.repetitions}" if args.repetitions != 3
+        command = "python -m benchmarks.timing.bench_firstorder" + (f" --repetitions {args.repetitions}" if args.repetitions != 3
                                                              else "") + (f" --max-iter {args.max_iter}" if args.max_iter != 50_000 else "")
         print(write_results("firstorder", data, render, command))
     return 0

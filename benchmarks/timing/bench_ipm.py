@@ -1,5 +1,5 @@
 """The in-house interior-point method against Clarabel on the relaxed dual (issue 17 item 4):
-python3 -m benchmarks.bench_ipm [--repetitions K] [SPEC ...]
+python3 -m benchmarks.timing.bench_ipm [--repetitions K] [SPEC ...]
 
 For each problem (default: dataset:settled-00320 and dataset:unsettled-00320), K interleaved rounds
 (default 3) of: Clarabel to tol 1e-6 (its objective is the target), ipm to tol 1e-6 without a
@@ -7,7 +7,7 @@ history (time to status solved), ipm with a history (time of the first iterate w
 within 1e-6 relative of Clarabel's). Solve seconds (Clarabel's exclude cvxpy's compilation, ipm's
 include its set-up), after one warm-up solve of each; prints the medians and the ratios to Clarabel.
 
-The measurement (:func:`measure`) and its table (:func:`table`) serve benchmarks.bench_peers too, for
+The measurement (:func:`measure`) and its table (:func:`table`) serve benchmarks.peers.bench_peers too, for
 any in-house method: the run with a history asks for tol ``HISTORY_TOL`` (far below 1e-6) so that a
 method whose own stopping test is met before its objective reaches Clarabel's (APGD's is, on these
 packings) goes on until it does, or until the cap; the objective reached does not depend on the tol

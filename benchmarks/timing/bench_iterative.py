@@ -1,4 +1,4 @@
-"""In-house iterative solvers (issue 3): python3 -m benchmarks.bench_iterative [--quick] [--time-limit S]
+"""In-house iterative solvers (issue 3): python3 -m benchmarks.timing.bench_iterative [--quick] [--time-limit S]
 
 Prints three markdown tables:
 

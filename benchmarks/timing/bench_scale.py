@@ -1,5 +1,5 @@
 """Scale: APGD on one CPU thread, on every core and on a GPU, 100k to 10M contacts
-(python -m benchmarks.bench_scale).
+(python -m benchmarks.timing.bench_scale).
 
 The problems are one time step of the jittered sphere packing of problems.synthetic.sphere_packing (the
 ``generator:sphere_packing`` problems of the issue's measurements; 45,500 spheres give 100,208
@@ -17,7 +17,7 @@ also CuPy's pool), and the answer compared with the one-thread answer (relative 
 objective; "equal iterations" says whether both ran as many iterations). Every row is printed against
 the issue's targets (issue 31): met, missed by how much, or not measured and why.
 
-    python -m benchmarks.bench_scale [--contacts 100k,1M,3M,10M] [--configs cpu1,cpu,gpu] [--tol 1e-4]
+    python -m benchmarks.timing.bench_scale [--contacts 100k,1M,3M,10M] [--configs cpu1,cpu,gpu] [--tol 1e-4]
                                      [--time-limit 900] [--note TEXT] [--write]
 
 Writes docs/results/scale.md and .json (workbench.provenance) with --write (default: print only). The GPU path imports
@@ -92,7 +92,7 @@ def measure(label: str, n_spheres: int, configs: list[str], tol: float, time_lim
 def measure_in_child(label: str, configs: list[str], tol: float, time_limit: float) -> dict:
     """:func:`measure` in a fresh process (its own peak memory, numba's pool of every core)."""
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_NUM_THREADS", "WORKBENCH_THREADS")}
-    out = subprocess.run([sys.executable, "-m", "benchmarks.bench_scale", "--one", label, "--configs",
+    out = subprocess.run([sys.executable, "-m", "benchmarks.timing.bench_scale", "--one", label, "--configs",
                           ",".join(configs), "--tol", str(tol), "--time-limit", str(time_limit)],
                          capture_output=True, text=True, env=env)
     if out.returncode != 0:
@@ -240,11 +240,11 @@ def main(argv=None) -> int:
             "sizes": [measured.get(s) or {"size": s, "spheres": SIZES[s], "skipped": "not in this run's --contacts"}
                       for s in SIZES],
             "note": args.note}
-    command = "python -m benchmarks.bench_scale" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    command = "python -m benchmarks.timing.bench_scale" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
     if not args.write:
         print(render(data))
         return 0
-    from benchmarks import bench_scale       # the renderer by its importable name, also under python -m
+    from benchmarks.timing import bench_scale  # the renderer by its importable name, also under python -m
     from workbench.provenance import write_results
     print(write_results("scale", data, bench_scale.render, command).read_text())
     return 0

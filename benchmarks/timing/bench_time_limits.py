@@ -1,6 +1,6 @@
 """How far past its time limit each solver returns through the Python API (issue 24).
 
-    .venv/bin/python -m benchmarks.bench_time_limits [--limit S] [--spheres N] [--large N] [--write]
+    .venv/bin/python -m benchmarks.timing.bench_time_limits [--limit S] [--spheres N] [--large N] [--write]
 
 For every available solver and the first formulation it can take, after a warm-up (imports and
 compilation are never inside the limit), one ``workbench.method.solve`` of a freshly generated
@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from workbench.provenance import ROOT, embed, write_results  # noqa: E402
 
@@ -110,13 +110,13 @@ def main() -> None:
             large["rows"].append(measure(get_solver(name), args.limit, args.large))
             print(large["rows"][-1], file=sys.stderr, flush=True)
     import importlib
-    renderer = importlib.import_module("benchmarks.bench_time_limits").render  # by name, not __main__
+    renderer = importlib.import_module("benchmarks.timing.bench_time_limits").render  # by name, not __main__
     data = {"limit": args.limit, "spheres": args.spheres, "contacts": contacts, "rows": rows, "unbounded": unbounded,
             "large": large}
     print(renderer(data))
     if args.write:
         print(write_results("time_limits", data, renderer,
-                            command=" ".join(["python -m benchmarks.bench_time_limits", *sys.argv[1:]])))
+                            command=" ".join(["python -m benchmarks.timing.bench_time_limits", *sys.argv[1:]])))
         embed(ROOT / "docs" / "threat-model.md", "time_limits")
 
 

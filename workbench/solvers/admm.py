@@ -32,7 +32,7 @@ N, which couples every pair of contacts sharing a body) and an x-update costs a 
 products with C. That matrix is symmetric positive definite: it gets a sparse LDL^T (QDLDL with its
 AMD ordering, the factorisation of OSQP), computed symbolically once and numerically again when rho
 changes. At 10,025 contacts (27,000 dof) it takes 4.7 s and a solve 0.02 s, against 26 s and 0.07 s
-for SuperLU's LU with the minimum-degree ordering of A + A^T (benchmarks/bench_iterative.py machine).
+for SuperLU's LU with the minimum-degree ordering of A + A^T (benchmarks/timing/bench_iterative.py machine).
 On local problems W is the data: N + rho I = W + rho I, not symmetric in general, gets SuperLU's LU
 (W_s for a relaxed non-symmetric W).
 

@@ -48,7 +48,7 @@ Implementation notes (why it differs from a literal transcription without changi
   the dot products of tests (11) and (27) (taken in the pass of N's last product, block by block, while
   each block of N gamma_{k+1} is in cache), and the momentum step (18) with u. The numpy expressions
   they replace made about twenty passes and as many temporaries, which at 10,000 contacts cost as
-  much as half a product with N (benchmarks/bench_iterative.py).
+  much as half a product with N (benchmarks/timing/bench_iterative.py).
 * The whole algorithm, lines 1-37, is one compiled call on one work array (:func:`_iterations`):
   Python allocates it and reads the state once per solve (per iteration with a history; per chunk
   of a few milliseconds of work when a time limit is to be checked). A solve of a few contacts is

@@ -8,7 +8,7 @@ clock. SCS's settings (SCS_SETTINGS, from its documentation) are the parameters 
 Also takes the fixed-point models (workbench.solvers.fixed_point): one scs.SCS object on the data
 compiled once (workbench.solvers.compiled), updated between outer iterations by SCS.update(c=...) (dual) or update(b=...)
 (primal); the factorisation of the KKT matrix is kept. ``inner_warm_start`` (a parameter of fixed-point runs, default on) starts each
-inner solve from the previous one's solution: measured with benchmarks/bench_exact.py (2026-11-21), it
+inner solve from the previous one's solution: measured with benchmarks/timing/bench_exact.py (2026-11-21), it
 cut the inner iterations where they are many (Capsules-i125-1213: 292,600 -> 44,650 over the outer
 loop; Capsules-i100-889: 121,675 -> 72,675) and changed them little elsewhere (Box_Stacks 800 -> 850,
 a 10,000-contact packing 1,875 -> 2,025 in 3 outer iterations, at less wall time).

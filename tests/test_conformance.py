@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from workbench.io import load_problem
-from workbench.study.conformance import OVERRUN, check_conformance, method_table
+from workbench.report.conformance import OVERRUN, check_conformance, method_table
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_CONTACTS = 100
@@ -62,18 +62,22 @@ def test_fast_conformance_subset(shared_data, tmp_path):
     assert not runs[(runs["kind"] == "local") & runs["formulation"].str.startswith("primal")].shape[0]
 
 
-def test_the_results_page_is_the_method_table_and_the_promises(tmp_path):
+def test_the_results_page_is_the_method_table_and_the_promises(tmp_path, capsys):
     """``--results-page``'s data and page (workbench.provenance): one row per pair, as method_table
     counts them, and the three promises; the page re-renders from its raw data."""
     from workbench import provenance
     from workbench.cli import main
-    from workbench.study.conformance import page_data, render_page
+    from workbench.report.conformance import page_data, render_page
     study = tmp_path / "s.toml"
     study.write_text('[study]\nname = "c"\ntime_limit = 5.0\n[[problems]]\nscenes = ["rolling-ball-2d", "box-on-plane"]\n'
                      '[methods.a]\nformulation = "dual"\nsolver = "clarabel"\n'
                      '[methods.b]\nformulation = "ncp"\nsolver = "newton"\n')
     assert main(["run", str(study), "--out", str(tmp_path / "r"), "--no-report", "--no-progress"]) == 0
     report = check_conformance(tmp_path / "r")
+    capsys.readouterr()
+    assert main(["conformance", str(tmp_path / "r"), "--matrix"]) == 0      # the command: no promise broken
+    assert "4 runs on 2 problems, 2 (formulation, solver) pairs" in capsys.readouterr().out
+    assert main(["conformance", str(tmp_path / "nothing")]) == 2
     page = provenance.write_results("conformance-demo", page_data(report), render_page, command="demo",
                                     folder=tmp_path / "docs" / "results")
     text = page.read_text()

@@ -132,7 +132,7 @@ def test_a_page_rendered_again_keeps_its_numbers_and_provenance(tmp_path):
 
 
 def test_a_renderer_of_a_command_run_as_a_module_is_found_again(tmp_path, monkeypatch):
-    """``python -m workbench.study.conformance ... --results-page``: the renderer's module is __main__
+    """``python -m benchmarks.reproduce.calibrate --write``: the renderer's module is __main__
     there; the record names the module the command was run as."""
     import sys
     import types

@@ -81,6 +81,37 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_conformance(args) -> int:
+    """The conformance check of a results folder (:mod:`workbench.report.conformance`): the method table,
+    the matrix with ``--matrix``, the counts and each broken promise; exit 1 when a promise is broken."""
+    import pandas as pd
+
+    from workbench.report.conformance import (OVERRUN, STATUS_ORDER, check_conformance, method_table, page_data,
+                                              render_page, status_matrix)
+
+    report = check_conformance(args.results)
+    runs = report["runs"]
+    print(method_table(runs).to_markdown(floatfmt=".3g"))
+    if args.matrix:
+        print()
+        print(status_matrix(runs).to_markdown())
+    counts = runs["status"].value_counts()
+    print(f"\n{len(runs)} runs on {runs['problem'].nunique()} problems, {runs['pair'].nunique()} "
+          f"(formulation, solver) pairs: " + ", ".join(f"{s} {counts.get(s, 0)}" for s in STATUS_ORDER))
+    print(f"crashes {len(report['crashes'])}, tracebacks {report['tracebacks']}, runs over their time limit "
+          f"by more than {OVERRUN:g} s {len(report['overruns'])} (worst: limit {report['worst_overrun']:+.2f} s)")
+    for _, row in pd.concat([report["crashes"], report["overruns"]]).iterrows():
+        print(f"  {row['problem']} {row['method']}: {row['status']}, {row['wall_seconds']:.2f} s: {row['message']}")
+    if args.results_page:
+        from workbench.provenance import ROOT, embed, write_results
+        command = " ".join(["workbench conformance", args.results, *(["--matrix"] if args.matrix else []),
+                            "--results-page", args.results_page])
+        print(f"wrote {write_results(args.results_page, page_data(report), render_page, command)}")
+        embed(ROOT / "docs" / "studies.md", args.results_page)   # the copy beside the study's description
+    broken = len(report["crashes"]) or report["tracebacks"] or len(report["overruns"])
+    return 1 if broken else 0
+
+
 def register(sub) -> None:
     from workbench.study.executors import EXECUTORS
 
@@ -114,3 +145,11 @@ def register(sub) -> None:
                    help="results directory written by workbench run; two: compare B against A")
     s.add_argument("--out", help="report directory (default reports/<study name>, reports/compare-A-B)")
     s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("conformance", help="check a conformance study's results: true statuses, no traceback, "
+                                           "every run inside its limit")
+    s.add_argument("results", metavar="RESULTS_DIR", help="results directory of a conformance study")
+    s.add_argument("--matrix", action="store_true", help="also print the problem x method matrix")
+    s.add_argument("--results-page", metavar="NAME",
+                   help="also write the table as the documentation's page docs/results/NAME.md")
+    s.set_defaults(func=cmd_conformance)

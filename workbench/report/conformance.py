@@ -10,21 +10,18 @@ questions the workbench promises, whatever the problem:
 * no run takes longer than its time limit by more than ``OVERRUN`` seconds (wall time from the
   start of the run, the problem loaded; a killed run counts until its kill).
 
-It prints a matrix problem x method of statuses (one letter per tolerance preset) and errors, and
+It gives a matrix problem x method of statuses (one letter per tolerance preset) and errors, and
 a table per method: counts of each status, the success rate (solved over the runs that were
 possible, "unavailable" ones left out) and the worst judged error.
 
-    python3 -m workbench.study.conformance RESULTS_DIR [--matrix] [--results-page NAME]
-
-exits 1 when a promise is broken, so that CI can fail on it. ``--results-page NAME`` also writes the
-table and the counts as the documentation's results page ``docs/results/NAME``
-(:func:`workbench.provenance.write_results`, rendered by :func:`render_page`).
+The command is ``workbench conformance RESULTS_DIR [--matrix] [--results-page NAME]``
+(:mod:`workbench.commands.study`): it exits 1 when a promise is broken, so that CI can fail on it, and
+``--results-page NAME`` also writes the table and the counts as the documentation's results page
+``docs/results/NAME`` (:func:`workbench.provenance.write_results`, rendered by :func:`render_page`).
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -141,40 +138,3 @@ def render_page(data: dict[str, Any]) -> str:
              "|---|" + "---:|" * len(columns)]
     lines += ["| " + " | ".join([row["pair"], *(show(row[c]) for c in columns)]) + " |" for row in data["rows"]]
     return "\n".join(lines) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m workbench.study.conformance", description=__doc__.split("\n")[0])
-    parser.add_argument("results", help="results directory of a conformance study")
-    parser.add_argument("--matrix", action="store_true", help="also print the problem x method matrix")
-    parser.add_argument("--results-page", metavar="NAME",
-                        help="also write the table as the documentation's page docs/results/NAME.md")
-    args = parser.parse_args(argv)
-    try:
-        report = check_conformance(args.results)
-    except InputError as exc:
-        print(f"conformance: error: {exc}", file=sys.stderr)
-        return 2
-    runs = report["runs"]
-    print(method_table(runs).to_markdown(floatfmt=".3g"))
-    if args.matrix:
-        print()
-        print(status_matrix(runs).to_markdown())
-    counts = runs["status"].value_counts()
-    print(f"\n{len(runs)} runs on {runs['problem'].nunique()} problems, {runs['pair'].nunique()} "
-          f"(formulation, solver) pairs: " + ", ".join(f"{s} {counts.get(s, 0)}" for s in STATUS_ORDER))
-    print(f"crashes {len(report['crashes'])}, tracebacks {report['tracebacks']}, runs over their time limit "
-          f"by more than {OVERRUN:g} s {len(report['overruns'])} (worst: limit {report['worst_overrun']:+.2f} s)")
-    for _, row in pd.concat([report["crashes"], report["overruns"]]).iterrows():
-        print(f"  {row['problem']} {row['method']}: {row['status']}, {row['wall_seconds']:.2f} s: {row['message']}")
-    if args.results_page:
-        from workbench.provenance import ROOT, embed, write_results
-        command = " ".join(["python3 -m workbench.study.conformance", *(argv if argv is not None else sys.argv[1:])])
-        print(f"wrote {write_results(args.results_page, page_data(report), render_page, command)}")
-        embed(ROOT / "docs" / "studies.md", args.results_page)   # the copy beside the study's description
-    broken = len(report["crashes"]) or report["tracebacks"] or len(report["overruns"])
-    return 1 if broken else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

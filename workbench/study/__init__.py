@@ -20,6 +20,13 @@ means). Layers, no cycles:
 The report (:mod:`workbench.report`) reads only the results directory.
 """
 
+import sys as _sys
+
+if getattr(_sys, "orig_argv", [])[1:3] == ["-m", "workbench.study.conformance"]:  # the command before issue 43
+    print("workbench.study.conformance is now the command `workbench conformance RESULTS_DIR [--matrix] "
+          "[--results-page NAME]` (workbench.report.conformance)", file=_sys.stderr)
+    raise SystemExit(2)
+
 __all__ = ["Study", "StudyError", "load_study", "load_results", "load_histories"]
 
 #: the public names and their modules, imported on first use (PEP 562): the command line registers its

@@ -406,3 +406,17 @@ def test_a_benchmark_under_the_wrong_interpreter_says_which_in_one_line():
                           env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
     assert "lacks numpy" in proc.stderr and ".venv/bin/python -m benchmarks.NAME" in proc.stderr
+
+
+def test_an_old_benchmark_command_names_its_new_module_in_one_line():
+    """The benchmarks before their rooms (docs/benchmarks.md): every module of benchmarks.MOVED is where the
+    table says, none is left at the old place, and ``python -m benchmarks.OLD`` stops with one line naming
+    the new module, exit code 2, before it imports the workbench."""
+    from benchmarks import MOVED
+    for old, new in MOVED.items():
+        assert (REPO / "benchmarks" / f"{new.replace('.', '/')}.py").is_file(), new
+        assert not (REPO / "benchmarks" / f"{old}.py").exists(), old
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.calibrate", "--write"], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and proc.stdout == ""
+    assert "run .venv/bin/python -m benchmarks.reproduce.calibrate" in proc.stderr

@@ -15,6 +15,12 @@ REPO = Path(__file__).resolve().parents[1]
 #: top-level folders that are not layered code: the tests themselves, build output
 NOT_PACKAGES = ("tests", "build")
 
+#: the rooms of benchmarks/ (ARCHITECTURE.md, docs/benchmarks.md): every benchmark module is in one of them
+BENCHMARK_ROOMS = ["benchmarks.timing", "benchmarks.peers", "benchmarks.generation", "benchmarks.reproduce"]
+#: the modules of benchmarks/ outside the rooms: the package (the interpreter check, the old commands) and
+#: the renderers of the committed pages, which imports every room
+BENCHMARKS_OUTSIDE_ROOMS = {"benchmarks", "benchmarks.pages"}
+
 #: lowest first; a module may import its own layer and the layers before it. A name covers the module
 #: and everything below it; the longest name that covers a module decides (``workbench`` alone is the
 #: package's ``__init__``). A layer named here whose modules do not exist yet is simply empty.
@@ -34,7 +40,7 @@ LAYERS = [
     ("runner", ["workbench.study"]),
     ("reports", ["workbench.plot", "workbench.report"]),
     ("CLI", ["workbench.cli", "workbench.commands"]),
-    ("benchmarks", ["benchmarks"]),
+    ("benchmarks", ["benchmarks", *BENCHMARK_ROOMS]),
 ]
 _REGISTRY_ENTRY = re.compile(r"^([A-Za-z_]\w*(?:\.\w+)*):\w+$")
 _IMPORT_CALLS = ("import_module", "__import__")
@@ -152,6 +158,13 @@ def upward(root: Path = REPO, layers=LAYERS) -> list[str]:
 def test_every_module_is_in_a_layer_and_imports_only_its_own_or_lower_layers():
     assert set(packages()) >= {"workbench", "formulations", "problems", "benchmarks"}
     assert upward() == []
+
+
+def test_every_benchmark_module_is_in_a_room():
+    rooms = {module: next((room for room in BENCHMARK_ROOMS if module == room or module.startswith(room + ".")), None)
+             for module in modules() if module == "benchmarks" or module.startswith("benchmarks.")}
+    assert set(BENCHMARK_ROOMS) <= set(rooms)
+    assert {module for module, room in rooms.items() if room is None} == BENCHMARKS_OUTSIDE_ROOMS
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:

@@ -58,7 +58,7 @@ PAPERS: dict[str, tuple[Callable, str]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.reproduce", description=__doc__.splitlines()[0])
     parser.add_argument("paper", choices=sorted(PAPERS))
     parser.add_argument("--quick", action="store_true", help="a CI-sized run")
     where = parser.add_mutually_exclusive_group()

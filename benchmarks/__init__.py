@@ -48,7 +48,7 @@ _NEEDED = ("numpy", "scipy", "cvxpy", "workbench")
 _missing = [name for name in _NEEDED if importlib.util.find_spec(name) is None]
 if _missing:
     print(f"benchmarks: {sys.executable} lacks {', '.join(_missing)}; run from the repository root with the README's "
-          "environment: .venv/bin/python -m benchmarks.NAME (after .venv/bin/pip install -e .)", file=sys.stderr)
+          "environment: .venv/bin/python -m benchmarks.ROOM.NAME (after .venv/bin/pip install -e .)", file=sys.stderr)
     raise SystemExit(2)
 
 import workbench  # noqa: E402,F401 - the thread settings of the module docstring, before numpy loads

@@ -397,7 +397,7 @@ def test_benchmarks_write_into_docs_only_when_asked(module):
 
 
 def test_a_benchmark_under_the_wrong_interpreter_says_which_in_one_line():
-    """The system python without numpy (the usual mistake: `python3 -m benchmarks.NAME` with the venv not
+    """The system python without numpy (the usual mistake: `python3 -m benchmarks.ROOM.NAME` with the venv not
     activated) stops at the package with one line naming the command to use, exit code 2."""
     system = "/usr/bin/python3"
     if not Path(system).is_file() or subprocess.run([system, "-c", "import numpy"], capture_output=True).returncode == 0:
@@ -405,7 +405,7 @@ def test_a_benchmark_under_the_wrong_interpreter_says_which_in_one_line():
     proc = subprocess.run([system, "-m", "benchmarks.reproduce", "pqn-2017", "--quick"], cwd=REPO,
                           env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
-    assert "lacks numpy" in proc.stderr and ".venv/bin/python -m benchmarks.NAME" in proc.stderr
+    assert "lacks numpy" in proc.stderr and ".venv/bin/python -m benchmarks.ROOM.NAME" in proc.stderr
 
 
 def test_an_old_benchmark_command_names_its_new_module_in_one_line():

@@ -241,7 +241,7 @@ def test_table1_reproduction_runs_from_one_command():
     rows = [line.split("|")[1:-1] for line in out.stdout.splitlines() if line.startswith("| 0.")]
     assert [r[0].strip() for r in rows] == ["0.1", "0.8"]
     assert all("pivots" in r[1] for r in rows) and all(not r[4].strip() for r in rows)
-    spec = importlib.util.spec_from_file_location("table1", repo / "benchmarks" / "anitescu_hart_table1.py")
+    spec = importlib.util.spec_from_file_location("table1", repo / "benchmarks" / "reproduce" / "anitescu_hart_table1.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     with pytest.raises(SystemExit) as bad:  # argparse: one line on stderr, exit code 2

@@ -43,6 +43,7 @@ from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions, SolveResult, get_solver, split_params
 from workbench.judging import finalize
 from workbench.solvers.base import execute
+from workbench.status import UNAVAILABLE
 
 __all__ = ["Method", "solve", "pairings", "warm_up_problems", "formulations_for"]
 
@@ -177,7 +178,7 @@ class Method:
                                    "v = M^-1 k, there is nothing for a contact solver to do")
         ok, why = self.availability()
         if not ok:
-            return SolveResult(solver=self.solver_name, formulation=self.formulation_name, status="unavailable",
+            return SolveResult(solver=self.solver_name, formulation=self.formulation_name, status=UNAVAILABLE,
                                message=why)
         form = self.formulation
         if form.needs_global:

@@ -25,6 +25,7 @@ import numpy as np
 
 from workbench.errors import InputError
 from workbench.params import Param, validate
+from workbench.status import FAILED, ORDER
 
 __all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "execute", "handover",
            "handover_label"]
@@ -43,18 +44,9 @@ class StopCause(str, enum.Enum):
     FAILED = "failed"
 
 
-#: Status of a run, judged by the workbench:
-#:   solved       the workbench's own error measure is within options.accept
-#:   inaccurate   a solution came back but its error exceeds options.accept
-#:   max_iter     the iteration cap stopped the solver before acceptance
-#:   timeout      the time limit stopped the solver (or the runner killed it)
-#:   failed       the solver returned no usable solution (an exception, claimed infeasible, ...)
-#:   crash        a dead worker process (set by the runner)
-#:   unavailable  the solver cannot run here (missing package or licence)
-#:   warm-up      the runner killed the worker while it warmed the method up, before the run's clock
-#:                and time limit started (workbench.study.worker.WARM_UP_LIMIT): not the method's
-#:                failure nor its time; reports list these runs apart
-STATUSES = ("solved", "inaccurate", "max_iter", "timeout", "failed", "crash", "unavailable", "warm-up")
+#: Status of a run, judged by the workbench: the names of the one table, best first
+#: (workbench.status.TABLE: order, meaning, groups)
+STATUSES = ORDER
 
 
 @dataclass
@@ -295,7 +287,7 @@ class Solver(ABC):
 
     def new_result(self, model) -> SolveResult:
         """The result to fill in, "failed" until finalize judges it."""
-        return SolveResult(solver=self.name, formulation=model.formulation, status="failed",
+        return SolveResult(solver=self.name, formulation=model.formulation, status=FAILED,
                            build_seconds=model.build_seconds)
 
 

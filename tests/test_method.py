@@ -95,7 +95,7 @@ def test_formulations_for_is_the_one_rule_of_which_formulations_a_solver_takes()
     from formulations import list_formulations
     from workbench.solvers import list_solvers
     for solver in list_solvers():
-        old = [f.name for f in list_formulations() if set(solver.accepts) & set(f.builds)]
+        old = [f.name for f in list_formulations() if set(solver.model_kinds) & set(f.builds)]
         assert [f.name for f in formulations_for(solver)] == old == [f.name for f in formulations_for(solver.name)]
         assert old == [m.formulation_name for m in pairings([f.name for f in list_formulations()], [solver])]
     with pytest.raises(UnsupportedError, match="formulations it can take: ncp"):

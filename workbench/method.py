@@ -50,7 +50,7 @@ __all__ = ["Method", "solve", "pairings", "warm_up_problems", "formulations_for"
 
 def _kinds(formulation, solver) -> list[str]:
     """The model kinds ``solver`` takes that ``formulation`` builds, in the solver's order of preference."""
-    return [k for k in solver.accepts if k in formulation.builds]
+    return [k for k in solver.model_kinds if k in formulation.builds]
 
 
 def formulations_for(solver) -> list:
@@ -108,7 +108,7 @@ class Method:
         if not kinds:
             fits = [f.name for f in formulations_for(slv)]
             raise UnsupportedError(
-                f"solver {self.solver_name} takes {'/'.join(slv.accepts)} models and formulation "
+                f"solver {self.solver_name} takes {'/'.join(slv.model_kinds)} models and formulation "
                 f"{self.formulation_name} builds {'/'.join(form.builds)}: they cannot be combined; formulations "
                 f"it can take: {', '.join(fits) if fits else '(none registered)'}")
         self.kind = kinds[0]

@@ -27,7 +27,7 @@ from workbench.errors import InputError
 from workbench.params import Param, validate
 from workbench.status import FAILED, ORDER
 
-__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "execute", "handover",
+__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "OUTER_STOPS", "execute", "handover",
            "handover_label"]
 
 
@@ -42,6 +42,16 @@ class StopCause(str, enum.Enum):
     TIMEOUT = "timeout"
     STALLED = "stalled"
     FAILED = "failed"
+
+
+#: the stop cause of each way an in-house outer loop ends, one table for both: the anti-relaxation
+#: loop of workbench.solvers.iterative (info["outer_status"]: converged, stagnated, max_iter, timeout)
+#: and the fixed point's (workbench.solvers.fixed_point, info["outer_stop"]: converged, settled,
+#: stalled, max_iter, timeout, failed; a polish that reaches tol makes any of them CONVERGED, one that
+#: runs out of time TIMEOUT)
+OUTER_STOPS = {"converged": StopCause.CONVERGED, "stagnated": StopCause.STALLED, "settled": StopCause.STALLED,
+               "stalled": StopCause.STALLED, "max_iter": StopCause.MAX_ITER, "timeout": StopCause.TIMEOUT,
+               "failed": StopCause.FAILED}
 
 
 #: Status of a run, judged by the workbench: the names of the one table, best first
@@ -130,11 +140,6 @@ class SolveResult:
         """The solve time of the method alone: until its first hand-over, else the solve time."""
         return self.handover[0]["at_seconds"] if self.handover else self.solve_seconds
 
-    @property
-    def gamma(self) -> np.ndarray | None:
-        """Alias of ``nu`` (the contact impulses come first)."""
-        return self.nu
-
     def record(self, point: bool = True, history: bool = True) -> dict[str, Any]:
         """The result as plain data, the one form that leaves a process or goes to disk (the study
         worker's answer, the results store's row, ``workbench solve --json``): a JSON-able dict of
@@ -222,8 +227,9 @@ class Solver(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str] = ""
-    #: model kinds accepted: "cvxpy", "ccqo"
-    accepts: ClassVar[tuple[str, ...]] = ("cvxpy",)
+    #: the model kinds it takes ("cvxpy", "ccqo", ...), in its order of preference (not Method.accepts:
+    #: whether a method can solve a given problem)
+    model_kinds: ClassVar[tuple[str, ...]] = ("cvxpy",)
     #: declared settings (options.params), checked by check_params (through solvers.split_params)
     params: ClassVar[tuple[Param, ...]] = ()
     #: keys with this prefix pass unchecked, for backends whose settings the workbench cannot list

@@ -77,7 +77,7 @@ import numpy as np
 from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.metrics import normalisation, siconos_error, tangential_speed
 from workbench.params import Param
-from workbench.solvers.base import SolveOptions, SolveResult, StopCause, execute, handover
+from workbench.solvers.base import OUTER_STOPS, SolveOptions, SolveResult, StopCause, execute, handover
 from workbench.solvers.compiled import CompiledSession
 from workbench.solvers.cvxpy_base import CVXPY_STOPS
 from workbench.solvers.recorder import Recorder
@@ -104,10 +104,6 @@ OUTER_TIME_SHARE = 0.75
 MAX_INNER_FAILURES = 3
 #: the history's extra columns
 EXTRAS = ("phase", "inner_iterations", "shift_change", "damping", "solver_status")
-#: the stop cause of each way the outer loop ends (info["outer_stop"]); a polish that reaches tol makes
-#: any of them CONVERGED, one that runs out of time TIMEOUT
-OUTER_STOPS = {"converged": StopCause.CONVERGED, "settled": StopCause.STALLED, "stalled": StopCause.STALLED,
-               "max_iter": StopCause.MAX_ITER, "timeout": StopCause.TIMEOUT, "failed": StopCause.FAILED}
 
 
 class AndersonMixing:
@@ -143,7 +139,7 @@ class FixedPointCapable:
     its linear data in place (a backend of workbench.solvers.compiled named like the solver): adds
     the model kind "cvxpy-fixed-point". Subclasses may declare ``fixed_point_params``."""
 
-    accepts = ("cvxpy", FIXED_POINT_KIND)
+    model_kinds = ("cvxpy", FIXED_POINT_KIND)
     fixed_point_params: tuple[Param, ...] = ()
 
     def parameters(self, kind: str | None = None) -> tuple[Param, ...]:

@@ -44,7 +44,15 @@ if TYPE_CHECKING:  # pandas is imported when a history is asked for, not with th
 
 __all__ = ["Recorder", "HISTORY_COLUMNS"]
 
-HISTORY_COLUMNS = ("iteration", "seconds", "objective", "error_name", "error")
+#: the fixed history schema, name -> meaning (the solver's declared extras follow; a loaded history
+#: puts the run's id before it: workbench.study.results.LOADED_HISTORY_COLUMNS)
+HISTORY_COLUMNS = {
+    "iteration": "iteration (outer iteration for fixed points and LCP1)",
+    "seconds": "wall time since the solve started [s]",
+    "objective": "the formulation's objective (NaN if the solver does not log it)",
+    "error_name": "which error measure (relaxed_error, siconos_error, gap_rel, res_pri, ...)",
+    "error": "its value",
+}
 #: iterates kept per decade of history rows for the judged error (after the first 10 rows)
 SAMPLES_PER_DECADE = 20
 #: the least time limit [s] handed on by :meth:`Recorder.time_left`: a positive one, since a limit of 0

@@ -234,8 +234,8 @@ def test_a_simulation_names_the_hand_overs_of_its_steps():
     from workbench.solvers import SolveOptions
     from workbench.study.simulation import simulate
 
-    run = simulate("box-on-plane", {"duration": 0.03, "h": 0.01}, Method("ncp", "pqn", {"max_iter": 1}),
-                   SolveOptions(tol=1e-10))
+    run = simulate("box-on-plane", {"duration": 0.03, "h": 0.01}, Method("ncp", "pqn"),
+                   SolveOptions(tol=1e-10, max_iter=1))
     steps = run["history"]
     assert steps["handover"].iloc[0] == "ncp/pqn -> pgs fallback" and run["status"] == "solved"
     handed = int((steps["handover"] != "").sum())

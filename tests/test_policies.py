@@ -38,7 +38,7 @@ def test_the_cap_stops_a_run_where_it_says():
     res = solve(rolling_ball_2d(), "dual", "apgd", SolveOptions(tol=1e-14, max_iter=3))
     assert res.stop == StopCause.MAX_ITER and res.iterations == 3
     cannonball = load("generator:cannonball", n_bottom=3, mu=0.3)     # PQN needs more than 1,000 iterations
-    res = solve(cannonball, "ncp", "pqn", SolveOptions(tol=1e-9, params={"max_iter": 2, "fallback": None}))
+    res = solve(cannonball, "ncp", "pqn", SolveOptions(tol=1e-9, max_iter=2, params={"fallback": None}))
     assert res.stop == StopCause.MAX_ITER and res.iterations == 2
 
 

@@ -27,7 +27,7 @@ from workbench.errors import InputError
 from workbench.params import Param, validate
 from workbench.status import FAILED, ORDER
 
-__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "OUTER_STOPS", "execute", "handover",
+__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "OUTER_STOPS", "HandOver", "execute", "handover",
            "handover_label"]
 
 
@@ -57,6 +57,28 @@ OUTER_STOPS = {"converged": StopCause.CONVERGED, "stagnated": StopCause.STALLED,
 #: Status of a run, judged by the workbench: the names of the one table, best first
 #: (workbench.status.TABLE: order, meaning, groups)
 STATUSES = ORDER
+
+
+@dataclass(frozen=True)
+class HandOver:
+    """A hand-over a solver declares (:attr:`Solver.hands_over_to`): to whom a run of it may hand its
+    point, and on what model, so that workbench.method.Method.warm_up compiles that solver too and
+    every output says so (:func:`handover`, run by workbench.solvers.recorder.Recorder.hand_over).
+
+    kind: "fallback" (Koziara 2017 Algorithm 1 line 3: the second solver's point replaces the first's
+    whenever it returns one) or "polish" (it refines the first's point, which it replaces only where
+    its judged measure is lower); parameter: the solver parameter that picks it: the second solver's
+    name (None: off) when ``solver`` is None, else a switch for ``solver``; formulation: the
+    formulation whose model the second solver takes (None: the first's model as it is)."""
+    kind: str
+    parameter: str
+    solver: str | None = None
+    formulation: str | None = None
+
+    def target(self, params: dict[str, Any]) -> str | None:
+        """The solver a run with the checked ``params`` may hand over to, or None (off)."""
+        value = params.get(self.parameter)
+        return value if self.solver is None else (self.solver if value else None)
 
 
 @dataclass
@@ -242,11 +264,11 @@ class Solver(ABC):
     #: r only: workbench.method.Method then solves a small global problem on its condensed local one
     #: (workbench.problem.TimeStepProblem.condensed), the same method on an equivalent problem
     condenses: ClassVar[bool] = False
-    #: whom a run may hand over to on the same model (a fallback, Koziara 2017 Algorithm 1 line 3): the
-    #: name of the parameter that names that solver (PQN's ``fallback``), None for a solver that runs
-    #: alone; :meth:`handover_target` reads it, and workbench.method.Method.warm_up compiles that
-    #: solver too, so the hand-over's compilation is never inside a run's clock
-    hands_over_to: ClassVar[str | None] = None
+    #: whom a run may hand over to (:class:`HandOver`: PQN's fallback, the fixed point's Newton
+    #: polish), None for a solver that runs alone; :meth:`handover_target` reads it, and
+    #: workbench.method.Method.warm_up compiles that solver too, so the hand-over's compilation is
+    #: never inside a run's clock
+    hands_over_to: ClassVar[HandOver | None] = None
 
     #: the iteration cap of a run that sets no options.max_iter (None: none of the workbench's; the
     #: backend keeps its own default); :meth:`max_iter` is the one place that applies it
@@ -270,7 +292,12 @@ class Solver(ABC):
 
     def handover_target(self, params: dict[str, Any]) -> str | None:
         """The solver a run with the checked ``params`` may hand over to (:attr:`hands_over_to`), or None."""
-        return params.get(self.hands_over_to) if self.hands_over_to else None
+        return self.hands_over_to.target(params) if self.hands_over_to else None
+
+    def device(self, params: dict[str, Any]) -> str:
+        """Where a run with the checked ``params`` goes: "cpu" (this process's cores) or "gpu" (a
+        solver whose parameter puts its iterations on a GPU: workbench.solvers.xp_first_order)."""
+        return "cpu"
 
     def availability(self) -> tuple[bool, str]:
         """(True, "") or (False, "why not")."""

@@ -86,6 +86,10 @@ class OnDevice:
         device = params.get("device", "cpu")
         return "" if device == "cpu" else f"[{device}]"
 
+    def device(self, params: dict[str, Any]) -> str:
+        """"gpu" for the device gpu; cpu and numpy (the GPU code on the host) run in this process."""
+        return "gpu" if params.get("device") == "gpu" else "cpu"
+
 
 # --------------------------------------------------------------------------- the data on the device
 

@@ -26,6 +26,7 @@ import numpy as np
 from workbench.metrics import dual_objective, mean_diagonal
 from workbench.params import Param, validate
 from workbench.problem import TimeStepProblem
+from workbench.status import RELAXED_ERROR, SICONOS_ERROR
 
 __all__ = ["Formulation", "CvxpyModel", "CCQOModel", "DataScale", "data_scale", "DualObjective", "ccqo_objective"]
 
@@ -65,6 +66,12 @@ def ccqo_objective(problem: TimeStepProblem) -> DualObjective:
     return DualObjective(problem)
 
 
+def judged_measure(relaxed: bool) -> str:
+    """The measure a model's runs are judged by (workbench.judging.finalize): the relaxed natural-map
+    error for a relaxed model, the exact (De Saxce) Siconos error otherwise (workbench.status)."""
+    return RELAXED_ERROR if relaxed else SICONOS_ERROR
+
+
 @dataclass
 class CvxpyModel:
     """A formulation built as a cvxpy problem, on scaled data.
@@ -85,6 +92,8 @@ class CvxpyModel:
     #: maps the solver's optimal value of the scaled model to the physical objective
     unscale_objective: Callable[[float], float] = lambda value: value
     info: dict[str, Any] = field(default_factory=dict)
+    #: the measure its runs are judged by (workbench.status.JUDGED_MEASURES)
+    judged_by = property(lambda self: judged_measure(self.relaxed))
 
 
 @dataclass
@@ -100,6 +109,8 @@ class CCQOModel:
     relaxed: bool = True
     build_seconds: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
+    #: the measure its runs are judged by (workbench.status.JUDGED_MEASURES)
+    judged_by = property(lambda self: judged_measure(self.relaxed))
 
 
 class Formulation(ABC):

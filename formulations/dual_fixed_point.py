@@ -39,7 +39,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from formulations.base import CvxpyModel, Formulation
+from formulations.base import CvxpyModel, Formulation, judged_measure
 from formulations.relaxed_dual import RelaxedDual
 from workbench.problem import TimeStepProblem
 
@@ -71,6 +71,8 @@ class FixedPointModel:
     relaxed: bool = False
     build_seconds: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
+    #: the measure its runs are judged by (workbench.status.JUDGED_MEASURES)
+    judged_by = property(lambda self: judged_measure(self.relaxed))
 
     @property
     def cvx(self):

@@ -69,6 +69,7 @@ from workbench.errors import InputError, ProblemDataError, UnsupportedError
 from workbench.lcp_metrics import lcp_residual, normal_velocity_error
 from workbench.params import Param
 from workbench.problem import TimeStepProblem
+from workbench.status import LCP_RESIDUAL
 
 __all__ = ["LCPPyramid", "LCPModel", "MixedLCP", "Pyramid", "mixed_lcp", "pyramid", "pyramid_directions",
            "describe_dual", "describe_primal", "DEFAULT_M_C_3D"]
@@ -213,8 +214,8 @@ class LCPModel:
     (dimensionless z = z / z_unit).
     """
     kind: ClassVar[str] = "lcp"
-    #: the metric finalize judges this model by
-    judged_by: ClassVar[str] = "lcp_residual"
+    #: the measure its runs are judged by (workbench.status.JUDGED_MEASURES): its own (own_metrics)
+    judged_by: ClassVar[str] = LCP_RESIDUAL
     problem: TimeStepProblem
     formulation: str
     pyramid: Pyramid

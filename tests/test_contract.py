@@ -40,12 +40,12 @@ SOLVER_NAMES = _solvers()
 @pytest.mark.parametrize("solver", SOLVER_NAMES)
 def test_every_solver_records_the_history_schema_and_a_stop_cause(solver):
     slv = get_solver(solver)
-    formulation = FORMULATION[next(k for k in slv.accepts if k in FORMULATION)]
+    formulation = FORMULATION[next(k for k in slv.model_kinds if k in FORMULATION)]
     res = solve(rolling_ball_2d(), formulation, solver, SolveOptions(tol=1e-8, keep_history=True))
     assert isinstance(res.stop, StopCause)
     h = res.history
     assert isinstance(h, pd.DataFrame) and len(h) >= 1
-    assert tuple(h.columns[:5]) == HISTORY_COLUMNS
+    assert tuple(h.columns[:5]) == tuple(HISTORY_COLUMNS)
     assert pd.api.types.is_integer_dtype(h["iteration"])
     assert pd.api.types.is_float_dtype(h["seconds"]) and pd.api.types.is_float_dtype(h["error"])
     assert pd.api.types.is_float_dtype(h["objective"])
@@ -69,7 +69,7 @@ def test_the_history_error_is_the_measure_it_names():
 @pytest.mark.parametrize("solver", SOLVER_NAMES + ["mosek"])
 def test_an_unknown_parameter_is_one_line_and_exit_2(solver, capsys):
     slv = get_solver(solver)
-    formulation = FORMULATION[next(k for k in slv.accepts if k in FORMULATION)]
+    formulation = FORMULATION[next(k for k in slv.model_kinds if k in FORMULATION)]
     code = main(["solve", "scene:rolling-ball-2d", "-f", formulation, "-s", solver, "--param", "foo=1"])
     err = capsys.readouterr().err
     assert code == 2
@@ -112,7 +112,7 @@ def test_parameter_checks():
 
 class _Raising(Solver):
     name = "raising"
-    accepts = ("ccqo",)
+    model_kinds = ("ccqo",)
 
     def solve(self, model, options):
         raise RuntimeError("backend exploded\nsecond line")

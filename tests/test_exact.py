@@ -273,7 +273,7 @@ def test_siconos_family_is_resolved_and_listed():
     names = [s.name for s in list_solvers()]
     assert {"siconos:NSGS", "siconos:NSN_AC", "newton", "pqn"} <= set(names)
     slv = get_solver("siconos:NSGS")
-    assert slv.name == "siconos:NSGS" and slv.accepts == ("ncp",)
+    assert slv.name == "siconos:NSGS" and slv.model_kinds == ("ncp",)
 
 
 def test_siconos_unavailable_is_reported_with_the_reason(monkeypatch):

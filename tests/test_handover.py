@@ -234,8 +234,8 @@ def test_a_simulation_names_the_hand_overs_of_its_steps():
     from workbench.solvers import SolveOptions
     from workbench.study.simulation import simulate
 
-    run = simulate("box-on-plane", {"duration": 0.03, "h": 0.01}, Method("ncp", "pqn", {"max_iter": 1}),
-                   SolveOptions(tol=1e-10))
+    run = simulate("box-on-plane", {"duration": 0.03, "h": 0.01}, Method("ncp", "pqn"),
+                   SolveOptions(tol=1e-10, max_iter=1))
     steps = run["history"]
     assert steps["handover"].iloc[0] == "ncp/pqn -> pgs fallback" and run["status"] == "solved"
     handed = int((steps["handover"] != "").sum())
@@ -244,3 +244,33 @@ def test_a_simulation_names_the_hand_overs_of_its_steps():
     fig = plot.time_series(steps.assign(method="pqn"), title="box")
     marks = [line for line in fig.axes[0].lines if line.get_gid() == "handover"]
     assert len(marks) == 1 and len(marks[0].get_xdata()) == handed
+
+
+@pytest.mark.parametrize("kind", ["fallback", "polish"])
+def test_one_helper_runs_both_declared_hand_overs_by_their_rule(kind):
+    """Recorder.hand_over: the second solver from the warm start with the time left, its own checked
+    parameters and cap, and the record. A fallback's point is used whenever it returns one; a polish's
+    only where it lowers the judged measure, which it cannot below a first point of error 0."""
+    from formulations import get_formulation
+    from problems.scenes import rolling_ball_2d
+    from workbench.solvers import SolveOptions, SolveResult, StopCause, get_solver
+    from workbench.solvers.recorder import Recorder
+
+    problem = rolling_ball_2d()
+    first = {"fallback": get_solver("pqn"), "polish": get_solver("clarabel")}[kind]
+    declared = first.hands_over_to
+    model = get_formulation("ncp" if kind == "fallback" else "dual-fixed-point").build(
+        problem, "ncp" if kind == "fallback" else "cvxpy-fixed-point")
+    options = SolveOptions(tol=1e-10, max_iter=1, time_limit=30.0)
+    rec, result = Recorder(options, "siconos_error"), SolveResult(solver=first.name, formulation=model.formulation,
+                                                                  status="failed")
+    target = get_solver("pgs" if kind == "fallback" else declared.solver)
+    second, used, after = rec.hand_over(declared, target, model, options, result, warm=np.zeros(problem.n_unknowns), source="f/s",
+                                        reason="test", at_iteration=7, stop_before=StopCause.MAX_ITER,
+                                        error_before=0.0)
+    assert second.nu is not None and second.iterations is not None and second.iterations > 1  # its own cap, not max_iter 1
+    (h,) = result.handover
+    assert (h["kind"], h["to"], h["at_iteration"], h["stop_before"], h["measure"]) == \
+        (kind, target.name, 7, "max_iter", "siconos_error")
+    assert h["used"] is used and used == (kind == "fallback")
+    assert (math.isnan(after) if kind == "fallback" else after >= 0.0)

@@ -95,7 +95,7 @@ def test_formulations_for_is_the_one_rule_of_which_formulations_a_solver_takes()
     from formulations import list_formulations
     from workbench.solvers import list_solvers
     for solver in list_solvers():
-        old = [f.name for f in list_formulations() if set(solver.accepts) & set(f.builds)]
+        old = [f.name for f in list_formulations() if set(solver.model_kinds) & set(f.builds)]
         assert [f.name for f in formulations_for(solver)] == old == [f.name for f in formulations_for(solver.name)]
         assert old == [m.formulation_name for m in pairings([f.name for f in list_formulations()], [solver])]
     with pytest.raises(UnsupportedError, match="formulations it can take: ncp"):
@@ -105,10 +105,37 @@ def test_formulations_for_is_the_one_rule_of_which_formulations_a_solver_takes()
 def test_a_solver_declares_whom_it_hands_over_to():
     from workbench.solvers import get_solver, list_solvers
     pqn = Method("ncp", "pqn")
-    assert pqn.solver.hands_over_to == "fallback" and pqn.solver.handover_target(pqn.solver_params) == "pgs"
+    assert pqn.solver.hands_over_to.kind == "fallback" and pqn.solver.hands_over_to.parameter == "fallback"
+    assert pqn.solver.handover_target(pqn.solver_params) == "pgs"
     assert Method("ncp", "pqn", {"fallback": None}).solver.handover_target({"fallback": None}) is None
     assert get_solver("pqn").handover_target(Method("ncp", "pqn", {"fallback": "apgd"}).solver_params) == "apgd"
-    assert {s.name for s in list_solvers() if s.hands_over_to} == {"pqn"}
+    # the fixed point's Newton polish, on the ncp model of the same problem, while polish is on; the
+    # same solvers on a plain cvxpy model have no polish parameter, so no hand-over
+    fixed = Method("dual-fixed-point", "clarabel")
+    declared = fixed.solver.hands_over_to
+    assert (declared.kind, declared.parameter, declared.solver, declared.formulation) == ("polish", "polish", "newton",
+                                                                                          "ncp")
+    assert fixed.solver.handover_target(fixed.solver_params) == "newton"
+    assert Method("dual-fixed-point", "clarabel", {"polish": False}).solver.handover_target({"polish": False}) is None
+    assert Method("dual", "clarabel").solver.handover_target(Method("dual", "clarabel").solver_params) is None
+    assert {s.name for s in list_solvers() if s.hands_over_to} == {"pqn", "clarabel", "scs"}
+
+
+def test_the_method_says_where_its_runs_go():
+    from workbench.study.executors import on_gpu
+    assert Method("dual", "apgd", {"device": "gpu"}).device == "gpu"
+    assert Method("dual", "apgd", {"device": "numpy"}).device == "cpu" == Method("dual", "apgd").device
+    assert Method("dual", "clarabel").device == "cpu" and Method("ncp", "pqn").device == "cpu"
+    assert on_gpu({"device": Method("dual", "jacobi", {"device": "gpu"}).device})
+    assert not on_gpu({"device": Method("dual", "jacobi").device})
+
+
+def test_pqn_takes_the_common_iteration_cap():
+    """PQN's iterations are capped by options.max_iter (--max-iter) like every solver's; a max_iter
+    parameter is refused with where it goes."""
+    assert not any(p.name == "max_iter" for p in Method("ncp", "pqn").solver.params)
+    with pytest.raises(InputError, match="--max-iter"):
+        Method("ncp", "pqn", {"max_iter": 5})
 
 
 def test_the_warm_up_problems_cover_both_dimensions_and_forms():

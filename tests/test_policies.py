@@ -38,7 +38,7 @@ def test_the_cap_stops_a_run_where_it_says():
     res = solve(rolling_ball_2d(), "dual", "apgd", SolveOptions(tol=1e-14, max_iter=3))
     assert res.stop == StopCause.MAX_ITER and res.iterations == 3
     cannonball = load("generator:cannonball", n_bottom=3, mu=0.3)     # PQN needs more than 1,000 iterations
-    res = solve(cannonball, "ncp", "pqn", SolveOptions(tol=1e-9, params={"max_iter": 2, "fallback": None}))
+    res = solve(cannonball, "ncp", "pqn", SolveOptions(tol=1e-9, max_iter=2, params={"fallback": None}))
     assert res.stop == StopCause.MAX_ITER and res.iterations == 2
 
 
@@ -53,7 +53,7 @@ def test_time_left_is_the_limit_less_the_clock_floored():
 def test_compiled_state_puts_each_value_in_its_named_slot():
     problem = rolling_ball_2d()
     model = get_formulation("dual").build(problem, "ccqo")
-    run = iterative.Run(model, SolveOptions(tol=1e-5), {"anti_relaxation": "inner", "outer_patience": 10}, 123)
+    run = iterative.IterativeRun(model, SolveOptions(tol=1e-5), {"anti_relaxation": "inner", "outer_patience": 10}, 123)
     fs, ks = run.compiled_state(5, floats=(0.5, 2.5), ints=(9,))
     assert fs.shape == (iterative.F_OWN + 2,) and ks.shape == (iterative.K_OWN + 1,) and ks.dtype == np.int64
     assert fs[iterative.F_BEST] == np.inf and fs[iterative.F_COPIED] == 0.0

@@ -49,7 +49,7 @@ from workbench.solvers.clarabel import ClarabelSolver
 class Hang(Solver):
     """Hangs on a run's problem; refuses the warm-up's (workbench.method.warm_up_problems)."""
     name = "hang"
-    accepts = ("ccqo",)
+    model_kinds = ("ccqo",)
     def solve(self, model, options):
         if model.problem.name.startswith("warm-up"):
             raise RuntimeError("no warm-up")
@@ -57,19 +57,19 @@ class Hang(Solver):
 
 class HangAlways(Solver):
     name = "hang-always"
-    accepts = ("ccqo",)
+    model_kinds = ("ccqo",)
     def solve(self, model, options):
         time.sleep(3600)
 
 class Segfault(Solver):
     name = "segfault"
-    accepts = ("ccqo",)
+    model_kinds = ("ccqo",)
     def solve(self, model, options):
         os.kill(os.getpid(), signal.SIGSEGV)
 
 class Boom(Solver):
     name = "boom"
-    accepts = ("ccqo",)
+    model_kinds = ("ccqo",)
     def solve(self, model, options):
         raise RuntimeError("boom")
 

@@ -3,9 +3,10 @@
 :func:`finalize` is step 5 of the run contract (ARCHITECTURE.md): after
 :func:`workbench.solvers.base.execute` returned, it computes the workbench's metrics
 (:mod:`workbench.metrics`) of the returned impulses, names the measure the run is judged by
-(:func:`judged_name`: relaxed_error for relaxed formulations, siconos_error for exact ones, a model's
-own, such as the LCP model's lcp_residual) and judges the status from it against
-``options.accept``; each hand-over gets the status its first method's point earns alone
+(:func:`judged_name`: the ``judged_by`` every model declares, one of workbench.status.JUDGED_MEASURES:
+relaxed_error for relaxed formulations, siconos_error for exact ones, a model's own, such as the LCP
+model's lcp_residual) and judges the status from it against ``options.accept`` (the judged statuses
+of the one table, workbench.status); each hand-over gets the status its first method's point earns alone
 (``status_alone``) by the same rule, and the history its judged_error column
 (:func:`judge_history`). A solver's own claims stay in the result, recorded and never trusted.
 
@@ -22,32 +23,23 @@ import numpy as np
 
 from workbench import metrics
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+from workbench.status import CAP_REACHED, EVALUATED, FAILED, INACCURATE, JUDGED_MEASURES, SOLVED
 
-__all__ = ["finalize", "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS"]
-
-#: the measures a run can be judged by (judged_name): relaxed formulations, exact ones, the LCP model
-JUDGED_MEASURES = ("relaxed_error", "siconos_error", "lcp_residual")
+__all__ = ["finalize", "judge_history", "judged_name", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS"]
 
 
 def judged_name(model) -> str:
-    """The name of the measure a model's runs are judged by (finalize): the model's own (the LCP
-    model's lcp_residual), else relaxed_error for relaxed formulations and siconos_error for exact ones."""
-    if getattr(model, "own_metrics", None) is not None:
-        return model.judged_by
-    return "relaxed_error" if model.relaxed else "siconos_error"
-
-
-def judged_error(m: dict[str, float], relaxed: bool) -> float:
-    """The measure a run is judged by: the relaxed natural-map error for relaxed formulations, the
-    exact (De Saxce) Siconos error for exact ones."""
-    return m["relaxed_error"] if relaxed else m["siconos_error"]
+    """The name of the measure a model's runs are judged by, as every model declares it
+    (``judged_by``, one of workbench.status.JUDGED_MEASURES): relaxed_error for relaxed formulations,
+    siconos_error for exact ones, a model's own (the LCP model's lcp_residual, from its own_metrics)."""
+    return model.judged_by
 
 
 #: seconds judge_history may spend judging sampled iterates (the rest of them stay NaN)
 JUDGE_BUDGET = 0.25
 
-#: the statuses of the stop causes that name a cap
-CAPS = {StopCause.MAX_ITER: "max_iter", StopCause.TIMEOUT: "timeout"}
+#: the statuses of the stop causes that name a cap (workbench.status: cap reached)
+CAPS = {StopCause(name): name for name in CAP_REACHED}
 
 
 def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
@@ -65,29 +57,29 @@ def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
     threshold = options.tol if options.accept is None else options.accept
     for h in result.handover:
         err = h["error_before"]
-        h["status_alone"] = "solved" if err <= threshold else (
-            CAPS.get(StopCause(h["stop_before"])) or ("inaccurate" if np.isfinite(err) else "failed"))
+        h["status_alone"] = SOLVED if err <= threshold else (
+            CAPS.get(StopCause(h["stop_before"])) or (INACCURATE if np.isfinite(err) else FAILED))
     if result.nu is None or not np.isfinite(result.nu).all():
         result.nu = None
-        result.status = cap or "failed"
+        result.status = cap or FAILED
         judge_history(result, model)
         return result
     result.metrics = metrics.evaluate(problem, result.nu)
     # an objective that is one of the metrics (the dual objective of the CCQO models) is read from them
     metric = getattr(model.objective, "metric", None)
     result.objective = result.metrics[metric] if metric else model.objective(result.nu, result.v)
-    # a model with measures of its own (the LCP model: its complementarity residual) adds them and
-    # names the one it is judged by
-    own = getattr(model, "own_metrics", None)
-    if own is not None:
-        result.metrics.update(own(result))
-    err = result.metrics[model.judged_by] if own is not None else judged_error(result.metrics, model.relaxed)
+    # a model judged by a measure of its own (the LCP model: its complementarity residual) adds its
+    # own measures
+    name = judged_name(model)
+    if name not in EVALUATED:
+        result.metrics.update(model.own_metrics(result))
+    err = result.metrics[name]
     result.metrics["judged_error"] = err
-    result.judged_name = judged_name(model)
+    result.judged_name = name
     if err <= threshold:
-        result.status = "solved"
+        result.status = SOLVED
     else:
-        result.status = cap or "inaccurate"
+        result.status = cap or INACCURATE
     judge_history(result, model)
     return result
 
@@ -112,7 +104,7 @@ def judge_history(result: SolveResult, model) -> None:
         return
     name = judged_name(model)
     judged = np.full(len(h), np.nan)
-    if getattr(model, "own_metrics", None) is None:
+    if name in EVALUATED:
         rows = sorted(r for r in samples if r < len(h))
         # coarse to fine (every 8th sample, then every 4th, ...), the last row first, within a budget:
         # a large problem cannot push its run past the hard time limit while its history is judged
@@ -122,7 +114,7 @@ def judge_history(result: SolveResult, model) -> None:
             if time.perf_counter() - t0 > JUDGE_BUDGET:
                 break
             if np.all(np.isfinite(samples[row])):
-                judged[row] = judged_error(metrics.evaluate(model.problem, samples[row]), model.relaxed)
+                judged[row] = metrics.evaluate(model.problem, samples[row])[name]
     same = np.isnan(judged) & (h["error_name"] == name).to_numpy()
     import pandas as pd  # histories are DataFrames; a solve without one never loads pandas
 

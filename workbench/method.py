@@ -43,13 +43,14 @@ from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions, SolveResult, get_solver, split_params
 from workbench.judging import finalize
 from workbench.solvers.base import execute
+from workbench.status import UNAVAILABLE
 
 __all__ = ["Method", "solve", "pairings", "warm_up_problems", "formulations_for"]
 
 
 def _kinds(formulation, solver) -> list[str]:
     """The model kinds ``solver`` takes that ``formulation`` builds, in the solver's order of preference."""
-    return [k for k in solver.accepts if k in formulation.builds]
+    return [k for k in solver.model_kinds if k in formulation.builds]
 
 
 def formulations_for(solver) -> list:
@@ -107,7 +108,7 @@ class Method:
         if not kinds:
             fits = [f.name for f in formulations_for(slv)]
             raise UnsupportedError(
-                f"solver {self.solver_name} takes {'/'.join(slv.accepts)} models and formulation "
+                f"solver {self.solver_name} takes {'/'.join(slv.model_kinds)} models and formulation "
                 f"{self.formulation_name} builds {'/'.join(form.builds)}: they cannot be combined; formulations "
                 f"it can take: {', '.join(fits) if fits else '(none registered)'}")
         self.kind = kinds[0]
@@ -156,6 +157,12 @@ class Method:
         """The solver's (available, why not) with this method's parameters; imports its package."""
         return self.solver.availability_for(self.solver_params)
 
+    @property
+    def device(self) -> str:
+        """Where a run of this method goes: "cpu" or "gpu" (Solver.device with its checked parameters:
+        the executors queue GPU runs one at a time)."""
+        return self.solver.device(self.solver_params)
+
     def solve(self, problem: TimeStepProblem, options: SolveOptions | None = None) -> SolveResult:
         """Build the formulation for ``problem``, solve it, judge the result (module docstring).
 
@@ -177,7 +184,7 @@ class Method:
                                    "v = M^-1 k, there is nothing for a contact solver to do")
         ok, why = self.availability()
         if not ok:
-            return SolveResult(solver=self.solver_name, formulation=self.formulation_name, status="unavailable",
+            return SolveResult(solver=self.solver_name, formulation=self.formulation_name, status=UNAVAILABLE,
                                message=why)
         form = self.formulation
         if form.needs_global:
@@ -235,7 +242,7 @@ class Method:
                         self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                                          time_limit=60.0, warm_start=first.nu))
                     target = self.solver.handover_target(self.solver_params)
-                    if target:  # the solver it may hand over to, on the same model (Solver.hands_over_to)
+                    if target:  # the solver it may hand over to (Solver.hands_over_to)
                         self._warm_handover(problem, target)
                 except Exception:  # noqa: BLE001 - a warm-up only: what goes wrong shows in the run itself
                     continue
@@ -243,10 +250,16 @@ class Method:
         return time.perf_counter() - t0
 
     def _warm_handover(self, problem: TimeStepProblem, name: str) -> None:
-        """Run the solver this method hands over to (Solver.handover_target: PQN's ``fallback``) on
-        this method's model of ``problem``, as the hand-over does, so its kernels are compiled too."""
+        """Run the solver this method hands over to (Solver.handover_target: PQN's ``fallback``, the
+        fixed point's Newton polish) on the model the hand-over gives it (this method's model of
+        ``problem``, or the declared formulation's), as the hand-over does, so its kernels are compiled too."""
         helper = get_solver(name)
-        model = self.formulation.build(problem, self.kind, self.formulation_params)
+        declared = self.solver.hands_over_to.formulation
+        if declared is None:
+            model = self.formulation.build(problem, self.kind, self.formulation_params)
+        else:
+            form = _formulation(declared)
+            model = form.build(problem, _kinds(form, helper)[0])
         execute(helper, model, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                             params=helper.check_params({}, model.kind)))
 

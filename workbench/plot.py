@@ -47,12 +47,14 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from workbench.status import JUDGED_MEASURES
+
 __all__ = ["convergence", "performance_profile", "scaling", "scaling_slopes", "time_series", "save",
            "simulation_velocities", "simulation_steps",
            "judged_measure", "JUDGED", "MAX_OWN_ROWS", "COLUMN_WIDTH", "ROWS"]
 
-#: the measures a run can be judged by (workbench.judging.judged_name), in panel order
-JUDGED = ("relaxed_error", "siconos_error", "lcp_residual")
+#: the measures a run can be judged by (a model's judged_by, workbench.status), in panel order
+JUDGED = JUDGED_MEASURES
 #: rows of the solvers' own measures drawn below the judged ones, the most common first
 MAX_OWN_ROWS = 2
 #: the row kinds of a convergence figure, in the order drawn

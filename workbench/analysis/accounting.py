@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.analysis.stats import shifted_geometric_mean
+from workbench.status import NOT_METHODS_FAULT
 
 __all__ = ["RULE", "RESOLUTION", "NOT_COUNTED", "warm_up_runs", "split_handovers", "pair_table", "problem_class", "Group",
            "comparison_groups", "summarise"]
@@ -60,7 +61,7 @@ RULE = ("Accounting rule, used by every table, summary, profile and the conclusi
 
 #: statuses of runs that count nowhere (RULE): the solver is not available here, or the run was killed
 #: while its worker warmed the method up, before its clock started
-NOT_COUNTED = ("unavailable", "warm-up")
+NOT_COUNTED = NOT_METHODS_FAULT
 
 #: a judged error that is missing (the run returned no point) counts as this: the relative error of
 #: the zero impulse is at most 1

@@ -104,7 +104,7 @@ def cmd_list(args) -> int:
     for s in list_solvers():
         ok, why = s.availability()
         state = "available" if ok else f"unavailable, because {why}"
-        print(f"  {s.name:<14} {s.summary} (takes {'/'.join(s.accepts)}): {state}")
+        print(f"  {s.name:<14} {s.summary} (takes {'/'.join(s.model_kinds)}): {state}")
     print("scenes and generators (PROBLEM scene:NAME or generator:NAME; simulate SCENE for dynamic ones):")
     for name, entry in NAMED.items():
         print(f"  {name:<20} {entry.kind:<9} {entry.summary}")

@@ -42,7 +42,7 @@ import os
 import numpy as np
 
 
-__all__ = ["READ_PER_BYTE", "READ_FLOOR", "read_budget", "budget_words", "Refused", "max_entries", "check_count", "check_real", "check_integer", "max_text_bytes"]
+__all__ = ["READ_PER_BYTE", "READ_FLOOR", "read_budget", "budget_words", "Refused", "max_entries", "check_count", "check_real", "max_text_bytes"]
 
 #: bytes of decompressed data a compressed file (HDF5, .npz) may hold per byte of its size, beyond
 #: READ_FLOOR: room for any real compression of numbers (floats compress 2-4x), none for a bomb (zeros
@@ -111,10 +111,3 @@ def check_real(dtype: np.dtype, what: str) -> None:
         raise Refused(f"{what} has complex values (dtype {dtype}); only real numbers are accepted")
     if dtype.kind not in "iuf" or dtype.fields is not None or dtype.subdtype is not None:
         raise Refused(f"{what} must hold real numbers, got dtype {dtype}")
-
-
-def check_integer(dtype: np.dtype, what: str) -> None:
-    """Refuse a dtype that is not an integer type."""
-    check_real(dtype, what)
-    if dtype.kind not in "iu":
-        raise Refused(f"{what} must hold integers, got dtype {dtype}")

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench import status
 from workbench.errors import InputError
 from workbench.study.worker import FAILED_RUN_MARK
 
@@ -36,9 +37,8 @@ __all__ = ["OVERRUN", "STATUS_ORDER", "check_conformance", "method_table", "stat
 
 #: seconds a run may exceed its time limit
 OVERRUN = 2.0
-STATUS_ORDER = ("solved", "inaccurate", "max_iter", "timeout", "failed", "crash", "unavailable")
-_LETTER = {"solved": "S", "inaccurate": "I", "max_iter": "M", "timeout": "T", "failed": "F", "crash": "C",
-           "unavailable": "U"}
+#: the statuses counted per method, best first (workbench.status; runs killed while warming up are listed apart)
+STATUS_ORDER = tuple(s for s in status.ORDER if s not in status.LISTED_APART)
 
 
 def _runs(results: Path) -> pd.DataFrame:
@@ -69,7 +69,7 @@ def check_conformance(results: Path | str) -> dict[str, Any]:
     unmarked = sum(1 for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")
                    and not (i and lines[i - 1].startswith(FAILED_RUN_MARK)))
     return {"runs": runs,
-            "crashes": runs[runs["status"] == "crash"],
+            "crashes": runs[runs["status"] == status.CRASH],
             "overruns": runs[over],
             "tracebacks": unmarked,
             "worst_overrun": float((runs["wall_seconds"] - runs["time_limit"]).max())}
@@ -78,11 +78,11 @@ def check_conformance(results: Path | str) -> dict[str, Any]:
 def method_table(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per (formulation, solver): status counts, success rate, worst error, longest run."""
     counts = pd.crosstab(runs["pair"], runs["status"]).reindex(columns=list(STATUS_ORDER), fill_value=0)
-    possible = counts.sum(axis=1) - counts["unavailable"]
+    possible = counts.sum(axis=1) - counts[status.UNAVAILABLE]
     table = counts.copy()
     table.insert(0, "runs", counts.sum(axis=1))
-    table["success"] = (counts["solved"] / possible.where(possible > 0)).round(3)
-    ran = runs[runs["status"] != "unavailable"]
+    table["success"] = (counts[status.SOLVED] / possible.where(possible > 0)).round(3)
+    ran = runs[runs["status"] != status.UNAVAILABLE]
     table["worst error"] = ran.groupby("pair")["judged_error"].max().reindex(table.index)
     table["longest s"] = ran.groupby("pair")["wall_seconds"].max().reindex(table.index).round(1)
     return table
@@ -95,7 +95,7 @@ def status_matrix(runs: pd.DataFrame) -> pd.DataFrame:
     runs = runs.assign(_o=runs["tolerance"].map(order)).sort_values("_o")
 
     def cell(group: pd.DataFrame) -> str:
-        letters = "".join(_LETTER.get(s, "?") for s in group["status"])
+        letters = "".join(status.letter(s) for s in group["status"])
         err = group["judged_error"].max()
         return letters if not np.isfinite(err) else f"{letters} {err:.1e}"
 

@@ -58,7 +58,7 @@ from workbench.errors import InputError
 from workbench.metrics import mean_diagonal
 from workbench.params import Param
 from workbench.solvers.base import StopCause
-from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
+from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, IterativeRun
 
 __all__ = ["ADMMSolver"]
 
@@ -74,7 +74,7 @@ class ADMMSolver(IterativeSolver):
         Param("balance_every", int, 20, "iterations between residual-balancing updates of rho"),
     )
 
-    def setup(self, run: Run) -> None:
+    def setup(self, run: IterativeRun) -> None:
         alpha = float(run.params["alpha"])
         if not 0.0 < alpha < 2.0:
             raise InputError(f"admm: alpha must lie in (0, 2), got {alpha}")
@@ -95,7 +95,7 @@ class ADMMSolver(IterativeSolver):
         self._factor(run, float(rho))
         run.info["factorizations"] = 1
 
-    def _factor(self, run: Run, rho: float) -> None:
+    def _factor(self, run: IterativeRun, rho: float) -> None:
         """The solver of (N + rho I) x = b for this rho (one sparse LU)."""
         self._rho = rho
         run.info["rho"] = rho
@@ -113,7 +113,7 @@ class ADMMSolver(IterativeSolver):
             self._solve = spla.splu((self._N + rho * self._eye).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
         self._factor_seconds = time.perf_counter() - t0   # the forecast of the next one (Recorder.affords)
 
-    def iterate(self, run: Run, x0: np.ndarray) -> None:
+    def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
         alpha = self._alpha
         r = run.linear_term
         z = x0

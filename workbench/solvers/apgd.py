@@ -34,7 +34,7 @@ Implementation notes (why it differs from a literal transcription without changi
   inequality is used; the two differ only when both sides are equal.
 * Anti-relaxation (33-37): u = D^T v_k + b = N gamma_{k+1} + r_0 on global and local problems alike
   (u = W gamma + q), from the product already computed; the shift a(u) is also what the Siconos error
-  needs, so :meth:`Run.tick` computes it once (workbench.solvers.iterative).
+  needs, so :meth:`IterativeRun.tick` computes it once (workbench.solvers.iterative).
 * Residual (19): the measure of :mod:`workbench.solvers.iterative` - eq. 39 (g_d = 1e-6) divided by
   max(||r||, ||gamma||, ||u||) for relaxed runs, the Siconos error for anti-relaxed ones - and the
   iterate with the smallest one is returned (21-22).
@@ -70,7 +70,7 @@ from workbench.cones import projected_step
 from workbench.solvers import xp_first_order
 from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
                                          K_MAX_ITER, K_OWN, K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeSolver,
-                                         Run, apply_operator,
+                                         IterativeRun, apply_operator,
                                          intermediate_length, lipschitz_ratio, measure_and_keep)
 
 __all__ = ["APGDSolver"]
@@ -136,7 +136,7 @@ def _momentum_parallel(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
 @njit(cache=True)
 def _momentum(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u):
     """y = new + beta (new - gamma) and N y = N new + beta (N new - N gamma) (line 18), in place, and
-    the velocity u = N new + r_0 of the new iterate (for Run.tick); in parallel on large problems."""
+    the velocity u = N new + r_0 of the new iterate (for IterativeRun.tick); in parallel on large problems."""
     if threaded(new.shape[0]):
         _momentum_parallel(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u)
     else:
@@ -184,7 +184,7 @@ def _iterations(op, mu, x0, r0, a, work, fs, ks):
     F_L, F_THETA, K_BACKTRACKS, K_RESTARTS and K_SWAPS. gamma and new (rows 0 and 1) and their
     products (rows 2 and 3) are swapped every iteration (ks[K_SWAPS] counts the swaps: the current
     iterate is row ks[K_SWAPS] % 2). The stopping measure
-    is that of :meth:`Run.tick`: inner runs the Siconos error with a = a(u) written into ``a`` and
+    is that of :meth:`IterativeRun.tick`: inner runs the Siconos error with a = a(u) written into ``a`` and
     r = r_0 + a; relaxed runs (a fixed) eq. 39 / s <= max(target, CCP_RESOLUTION) and then the
     natural map with step 1 <= target. The best iterate is copied into row _BEST."""
     d, inner, max_iter, k_stop = ks[K_D], ks[K_INNER] != 0, ks[K_MAX_ITER], ks[K_STOP]
@@ -242,7 +242,7 @@ class APGDSolver(xp_first_order.OnDevice, IterativeSolver):
     summary = "accelerated projected gradient with adaptive step, restart and anti-relaxation (Melanz et al. 2015 section 2.3)"
     params = ITERATIVE_PARAMS + (xp_first_order.DEVICE_PARAM, xp_first_order.THREADS_PARAM)
 
-    def iterate(self, run: Run, x0: np.ndarray) -> None:
+    def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
         """Lines 1-37 in :func:`_iterations`, called once (no history, and no time limit reached within
         a chunk of a few milliseconds of work), or once per iteration (history: a row per iteration).
         Python allocates the work arrays and reads the state between calls only. device = gpu or numpy:

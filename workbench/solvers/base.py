@@ -25,8 +25,9 @@ import numpy as np
 
 from workbench.errors import InputError
 from workbench.params import Param, validate
+from workbench.status import FAILED, ORDER
 
-__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "execute", "handover",
+__all__ = ["SolveOptions", "SolveResult", "Solver", "StopCause", "STATUSES", "OUTER_STOPS", "HandOver", "execute", "handover",
            "handover_label"]
 
 
@@ -43,18 +44,41 @@ class StopCause(str, enum.Enum):
     FAILED = "failed"
 
 
-#: Status of a run, judged by the workbench:
-#:   solved       the workbench's own error measure is within options.accept
-#:   inaccurate   a solution came back but its error exceeds options.accept
-#:   max_iter     the iteration cap stopped the solver before acceptance
-#:   timeout      the time limit stopped the solver (or the runner killed it)
-#:   failed       the solver returned no usable solution (an exception, claimed infeasible, ...)
-#:   crash        a dead worker process (set by the runner)
-#:   unavailable  the solver cannot run here (missing package or licence)
-#:   warm-up      the runner killed the worker while it warmed the method up, before the run's clock
-#:                and time limit started (workbench.study.worker.WARM_UP_LIMIT): not the method's
-#:                failure nor its time; reports list these runs apart
-STATUSES = ("solved", "inaccurate", "max_iter", "timeout", "failed", "crash", "unavailable", "warm-up")
+#: the stop cause of each way an in-house outer loop ends, one table for both: the anti-relaxation
+#: loop of workbench.solvers.iterative (info["outer_status"]: converged, stagnated, max_iter, timeout)
+#: and the fixed point's (workbench.solvers.fixed_point, info["outer_stop"]: converged, settled,
+#: stalled, max_iter, timeout, failed; a polish that reaches tol makes any of them CONVERGED, one that
+#: runs out of time TIMEOUT)
+OUTER_STOPS = {"converged": StopCause.CONVERGED, "stagnated": StopCause.STALLED, "settled": StopCause.STALLED,
+               "stalled": StopCause.STALLED, "max_iter": StopCause.MAX_ITER, "timeout": StopCause.TIMEOUT,
+               "failed": StopCause.FAILED}
+
+
+#: Status of a run, judged by the workbench: the names of the one table, best first
+#: (workbench.status.TABLE: order, meaning, groups)
+STATUSES = ORDER
+
+
+@dataclass(frozen=True)
+class HandOver:
+    """A hand-over a solver declares (:attr:`Solver.hands_over_to`): to whom a run of it may hand its
+    point, and on what model, so that workbench.method.Method.warm_up compiles that solver too and
+    every output says so (:func:`handover`, run by workbench.solvers.recorder.Recorder.hand_over).
+
+    kind: "fallback" (Koziara 2017 Algorithm 1 line 3: the second solver's point replaces the first's
+    whenever it returns one) or "polish" (it refines the first's point, which it replaces only where
+    its judged measure is lower); parameter: the solver parameter that picks it: the second solver's
+    name (None: off) when ``solver`` is None, else a switch for ``solver``; formulation: the
+    formulation whose model the second solver takes (None: the first's model as it is)."""
+    kind: str
+    parameter: str
+    solver: str | None = None
+    formulation: str | None = None
+
+    def target(self, params: dict[str, Any]) -> str | None:
+        """The solver a run with the checked ``params`` may hand over to, or None (off)."""
+        value = params.get(self.parameter)
+        return value if self.solver is None else (self.solver if value else None)
 
 
 @dataclass
@@ -137,11 +161,6 @@ class SolveResult:
     def seconds_alone(self) -> float:
         """The solve time of the method alone: until its first hand-over, else the solve time."""
         return self.handover[0]["at_seconds"] if self.handover else self.solve_seconds
-
-    @property
-    def gamma(self) -> np.ndarray | None:
-        """Alias of ``nu`` (the contact impulses come first)."""
-        return self.nu
 
     def record(self, point: bool = True, history: bool = True) -> dict[str, Any]:
         """The result as plain data, the one form that leaves a process or goes to disk (the study
@@ -230,8 +249,9 @@ class Solver(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str] = ""
-    #: model kinds accepted: "cvxpy", "ccqo"
-    accepts: ClassVar[tuple[str, ...]] = ("cvxpy",)
+    #: the model kinds it takes ("cvxpy", "ccqo", ...), in its order of preference (not Method.accepts:
+    #: whether a method can solve a given problem)
+    model_kinds: ClassVar[tuple[str, ...]] = ("cvxpy",)
     #: declared settings (options.params), checked by check_params (through solvers.split_params)
     params: ClassVar[tuple[Param, ...]] = ()
     #: keys with this prefix pass unchecked, for backends whose settings the workbench cannot list
@@ -244,11 +264,11 @@ class Solver(ABC):
     #: r only: workbench.method.Method then solves a small global problem on its condensed local one
     #: (workbench.problem.TimeStepProblem.condensed), the same method on an equivalent problem
     condenses: ClassVar[bool] = False
-    #: whom a run may hand over to on the same model (a fallback, Koziara 2017 Algorithm 1 line 3): the
-    #: name of the parameter that names that solver (PQN's ``fallback``), None for a solver that runs
-    #: alone; :meth:`handover_target` reads it, and workbench.method.Method.warm_up compiles that
-    #: solver too, so the hand-over's compilation is never inside a run's clock
-    hands_over_to: ClassVar[str | None] = None
+    #: whom a run may hand over to (:class:`HandOver`: PQN's fallback, the fixed point's Newton
+    #: polish), None for a solver that runs alone; :meth:`handover_target` reads it, and
+    #: workbench.method.Method.warm_up compiles that solver too, so the hand-over's compilation is
+    #: never inside a run's clock
+    hands_over_to: ClassVar[HandOver | None] = None
 
     #: the iteration cap of a run that sets no options.max_iter (None: none of the workbench's; the
     #: backend keeps its own default); :meth:`max_iter` is the one place that applies it
@@ -272,7 +292,12 @@ class Solver(ABC):
 
     def handover_target(self, params: dict[str, Any]) -> str | None:
         """The solver a run with the checked ``params`` may hand over to (:attr:`hands_over_to`), or None."""
-        return params.get(self.hands_over_to) if self.hands_over_to else None
+        return self.hands_over_to.target(params) if self.hands_over_to else None
+
+    def device(self, params: dict[str, Any]) -> str:
+        """Where a run with the checked ``params`` goes: "cpu" (this process's cores) or "gpu" (a
+        solver whose parameter puts its iterations on a GPU: workbench.solvers.xp_first_order)."""
+        return "cpu"
 
     def availability(self) -> tuple[bool, str]:
         """(True, "") or (False, "why not")."""
@@ -295,7 +320,7 @@ class Solver(ABC):
 
     def new_result(self, model) -> SolveResult:
         """The result to fill in, "failed" until finalize judges it."""
-        return SolveResult(solver=self.name, formulation=model.formulation, status="failed",
+        return SolveResult(solver=self.name, formulation=model.formulation, status=FAILED,
                            build_seconds=model.build_seconds)
 
 

@@ -49,8 +49,8 @@ from workbench.cones import _project_rows
 from workbench.errors import InputError
 from workbench.params import Param
 from workbench.solvers.iterative import (dot, CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
-                                         K_MAX_ITER, K_OWN, K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeSolver, Run,
-                                         apply_operator, intermediate_length, lipschitz_ratio, measure_and_keep)
+                                         K_MAX_ITER, K_OWN, K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeRun,
+                                         IterativeSolver, apply_operator, intermediate_length, lipschitz_ratio, measure_and_keep)
 
 __all__ = ["BBSolver"]
 
@@ -63,14 +63,14 @@ class BBSolver(IterativeSolver):
     summary = "spectral projected gradient (Barzilai-Borwein steps, non-monotone GLL line search)"
     params = ITERATIVE_PARAMS + (Param("memory", int, 10, "non-monotone memory M (reference values kept)"),)
 
-    def setup(self, run: Run) -> None:
+    def setup(self, run: IterativeRun) -> None:
         memory = int(run.params["memory"])
         if memory < 1:
             raise InputError(f"bb: memory must be >= 1, got {memory}")
         self._memory = memory
         run.info["backtracks"] = 0
 
-    def iterate(self, run: Run, x0: np.ndarray) -> None:
+    def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
         """The iterations in :func:`_iterations`: one compiled call (one per history row, or per chunk
         of a few milliseconds of work when a time limit is to be checked)."""
         op, n, memory = run.compiled_N, run.n, self._memory

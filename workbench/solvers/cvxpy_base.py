@@ -77,7 +77,7 @@ class CvxpySolver(Solver):
     """A conic solver called through cvxpy. Subclasses set ``cvxpy_name`` and map options."""
 
     cvxpy_name: ClassVar[str]
-    accepts = ("cvxpy",)
+    model_kinds = ("cvxpy",)
     install_hint: ClassVar[str] = ""
     #: options that shape compilation and unpacking (cvxpy's solver_opts at get_problem_data)
     compile_options: ClassVar[dict[str, Any]] = {}

@@ -77,7 +77,7 @@ import numpy as np
 from formulations.dual_fixed_point import FIXED_POINT_KIND
 from workbench.metrics import normalisation, siconos_error, tangential_speed
 from workbench.params import Param
-from workbench.solvers.base import SolveOptions, SolveResult, StopCause, execute, handover
+from workbench.solvers.base import OUTER_STOPS, HandOver, SolveOptions, SolveResult, StopCause
 from workbench.solvers.compiled import CompiledSession
 from workbench.solvers.cvxpy_base import CVXPY_STOPS
 from workbench.solvers.recorder import Recorder
@@ -104,10 +104,6 @@ OUTER_TIME_SHARE = 0.75
 MAX_INNER_FAILURES = 3
 #: the history's extra columns
 EXTRAS = ("phase", "inner_iterations", "shift_change", "damping", "solver_status")
-#: the stop cause of each way the outer loop ends (info["outer_stop"]); a polish that reaches tol makes
-#: any of them CONVERGED, one that runs out of time TIMEOUT
-OUTER_STOPS = {"converged": StopCause.CONVERGED, "settled": StopCause.STALLED, "stalled": StopCause.STALLED,
-               "max_iter": StopCause.MAX_ITER, "timeout": StopCause.TIMEOUT, "failed": StopCause.FAILED}
 
 
 class AndersonMixing:
@@ -143,8 +139,11 @@ class FixedPointCapable:
     its linear data in place (a backend of workbench.solvers.compiled named like the solver): adds
     the model kind "cvxpy-fixed-point". Subclasses may declare ``fixed_point_params``."""
 
-    accepts = ("cvxpy", FIXED_POINT_KIND)
+    model_kinds = ("cvxpy", FIXED_POINT_KIND)
     fixed_point_params: tuple[Param, ...] = ()
+    #: a loop that ends above tol is polished by Newton on the exact problem (the ncp model of the same
+    #: problem), while the parameter ``polish`` is on (fixed-point models only: others lack it)
+    hands_over_to = HandOver("polish", "polish", solver="newton", formulation="ncp")
 
     def parameters(self, kind: str | None = None) -> tuple[Param, ...]:
         own = super().parameters(kind)
@@ -249,7 +248,9 @@ class FixedPointCapable:
                 break
         polish = None
         if best is not None and errors[best] > options.tol and polish_on:
-            polish, polished = self._polish(model, result.nu, errors[best], options, rec)
+            polish, polished = self._polish(model, result, errors[best], options, rec, OUTER_STOPS[outer_stop],
+                                            f"outer loop {outer_stop} at siconos_error {errors[best]:.3g} > tol "
+                                            f"{options.tol:g}", len(inner))
             if polish["accepted"]:
                 result.nu, result.v = polished.nu, polished.v
             if polished.history is not None:
@@ -268,34 +269,24 @@ class FixedPointCapable:
         if polish is not None:
             result.solver_status += f"; polished by newton ({polish['iterations']} iterations, "\
                                     f"{'accepted' if polish['accepted'] else 'rejected'})"
-            result.handover.append(handover(
-                "polish", f"{model.formulation}/{self.name}", "newton",
-                f"outer loop {outer_stop} at siconos_error {errors[best]:.3g} > tol {options.tol:g}", len(inner),
-                polish["started"], OUTER_STOPS[outer_stop], errors[best], "siconos_error", polish["accepted"], polish["iterations"],
-                polish["stopped"]))
         result.info.update(outer_iterations=len(inner), inner_iterations=inner,
                            compile_seconds=session.compile_seconds, setup_seconds=session.setup_seconds,
                            outer_seconds=outer_seconds, inner_seconds=inner_seconds, outer_stop=outer_stop,
                            outer_tol=outer_tol, dampings=dampings, inner_failures=failures, polish=polish)
         return rec.finish(result, stop)
 
-    @staticmethod
-    def _polish(model, nu, error_before: float, options: SolveOptions, rec: Recorder):
-        """Newton on Alart-Curnier from ``nu`` with the time left, through :func:`execute` (as PQN's
-        fallback: a breakdown of Newton is its failed result, not the run's); (record, Newton's result)."""
-        import dataclasses
-
-        from formulations.ncp import NCP
+    def _polish(self, model, result: SolveResult, error_before: float, options: SolveOptions, rec: Recorder,
+                stop_before: StopCause, reason: str, at_iteration: int):
+        """Newton on Alart-Curnier (the declared hand-over, :attr:`hands_over_to`) from the best point
+        with the time left, as PQN's fallback runs (Recorder.hand_over: a breakdown of Newton is its
+        failed result, not the run's); (record, Newton's result)."""
         from workbench.solvers.newton import NewtonSolver
 
-        started = rec.elapsed()
-        newton = NewtonSolver()
-        ncp = NCP().build(model.problem, "ncp")
-        t0 = time.perf_counter()
-        res = execute(newton, ncp, dataclasses.replace(options, time_limit=rec.time_left(), warm_start=nu,
-                                                       max_iter=None, params=newton.check_params({}, "ncp")))
-        after = math.inf if res.nu is None else \
-            siconos_error(model.problem, res.nu, model.problem.relative_velocity(res.nu))
+        started, t0 = rec.elapsed(), time.perf_counter()
+        res, accepted, after = rec.hand_over(self.hands_over_to, NewtonSolver(), model, options, result,
+                                             warm=result.nu, source=f"{model.formulation}/{self.name}", reason=reason,
+                                             at_iteration=at_iteration, stop_before=stop_before,
+                                             error_before=error_before, keep_history=options.keep_history)
         return {"method": "newton", "iterations": int(res.iterations or 0), "seconds": time.perf_counter() - t0,
                 "started": started, "error_before": float(error_before), "error_after": float(after),
-                "accepted": bool(after < error_before), "stopped": res.stop}, res
+                "accepted": bool(accepted), "stopped": res.stop}, res

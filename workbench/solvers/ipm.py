@@ -34,10 +34,10 @@ t = 1 + max(0, max_i (||x_t,i|| - x_n,i)) (e = (1, 0, ..., 0) per cone).
 
 Point offered. Every iterate x is strictly inside Q: the contacts that separate (or stick) keep
 impulses (velocities) of the order of mu / the other member, which the natural-map error sees. Each
-iteration therefore offers :meth:`Run.tick` one projected-gradient step from nu = S x,
+iteration therefore offers :meth:`IterativeRun.tick` one projected-gradient step from nu = S x,
 P_K(nu - t (N nu + r)) with t = 1 / (mean diagonal of N), which puts them on their faces exactly (one
 more product with N; on the relaxed duals of 320-sphere packings it saves 3-4 of 25-28 iterations).
-The IPM itself continues from x. Through :meth:`Run.tick` (u = N nu + r), the stopping measure, the best
+The IPM itself continues from x. Through :meth:`IterativeRun.tick` (u = N nu + r), the stopping measure, the best
 iterate, caps and history are those of the other in-house solvers (workbench.solvers.iterative). The
 run stops STALLED when a step length falls below 1e-10, the complementarity mu stops decreasing or
 an iterate reaches the boundary of Q (rounding: in double precision, at mu ~ 1e-10 on the scaled
@@ -66,7 +66,7 @@ from numba import njit
 from workbench import metrics
 from workbench.params import Param
 from workbench.solvers.base import StopCause
-from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Run
+from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, IterativeRun
 
 __all__ = ["IPMSolver"]
 
@@ -149,7 +149,7 @@ class IPMSolver(IterativeSolver):
                     "fixed-point loop (an interior-point method cannot follow a shift that moves every iteration)",
                     ("outer",)),) + ITERATIVE_PARAMS[1:]
 
-    def setup(self, run: Run) -> None:
+    def setup(self, run: IterativeRun) -> None:
         p, d, n_c, n = run.problem, run.d, run.n_c, run.n
         s = np.ones(n)
         s[:n_c * d].reshape(n_c, d)[:, 1:] = np.asarray(run.mu, dtype=float)[:, None]
@@ -197,7 +197,7 @@ class IPMSolver(IterativeSolver):
         run.info["factorization"] = "cholmod (body-space Schur complement)" if self._schur else "qdldl (KKT)"
 
     @staticmethod
-    def _stall(run: Run) -> None:
+    def _stall(run: IterativeRun) -> None:
         """End a relaxed run STALLED; in the outer anti-relaxation loop, end only this sub-problem (its
         best iterate goes back to the loop, which judges progress by itself)."""
         if run.mode != "outer":
@@ -245,7 +245,7 @@ class IPMSolver(IterativeSolver):
         self._residual = max(self._residual, min(size, last) / max(np.linalg.norm(full, np.inf), 1e-300))
         return sol[:rhs.size]
 
-    def iterate(self, run: Run, x0: np.ndarray) -> None:
+    def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
         n_c, d, n = run.n_c, run.d, run.n
         m = n_c * d
         S, rho, step = self._S, self._rho, self._step

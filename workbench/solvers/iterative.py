@@ -8,7 +8,7 @@ with a = 0 for the relaxed dual (Melanz et al. 2015 eq. 14) and, for the anti-re
 a_i = [mu_i ||u_t,i||, 0, 0] of the current relative velocity u = N nu + r (eqs. 27-28, algorithm lines
 33-37; a plus sign). What is shared lives here, once: the operator N, the linear term, the stopping
 measure, the caps, the best iterate, the history and the SolveResult; a solver only writes its update
-rule (:meth:`IterativeSolver.iterate`), calling :meth:`Run.tick` once per iteration.
+rule (:meth:`IterativeSolver.iterate`), calling :meth:`IterativeRun.tick` once per iteration.
 
 Operator. N is applied matrix-free through ``problem.apply_N`` (C^T (M^-1 (C x)) for global problems),
 except for a relaxed local problem whose W is not symmetric (Siconos dumps W with asymmetry 1e-4..1e-3):
@@ -39,7 +39,7 @@ algorithm lines 19-23); a run that converges returns the iterate that passed the
 Anti-relaxation, ``options.params["anti_relaxation"]`` (declared in ITERATIVE_PARAMS):
 
 * "inner" (default): the shift is updated after every iteration from the current u (Melanz et al. 2015 lines
-  33-37); the solver reads :attr:`Run.linear_term` after each :meth:`Run.tick`.
+  33-37); the solver reads :attr:`IterativeRun.linear_term` after each :meth:`IterativeRun.tick`.
 * "outer": a fixed-point (Picard) loop: solve the relaxed problem with a fixed shift a_j to the inner
   tolerance max(tol / 2, err_{j-1} / 10) (inexact early solves, exact later ones), set
   a_{j+1} = a(u(nu_j)), repeat until the Siconos error is <= tol, a cap stops it, or the error has not
@@ -77,12 +77,12 @@ from workbench.errors import InputError
 from workbench.params import Param
 from workbench.problem import apply_operator, cached_property, intermediate_length  # noqa: F401 - the solvers' names
 from workbench.blocks import dot, norm  # noqa: F401 - dot: the solvers' inner products
-from workbench.solvers.base import SolveOptions, SolveResult, Solver, StopCause
+from workbench.solvers.base import OUTER_STOPS, SolveOptions, SolveResult, Solver, StopCause
 from workbench.solvers.recorder import Recorder
 
-__all__ = ["IterativeSolver", "Run", "CONVERGED", "MAX_ITER", "CHUNK_DONE", "NEEDS_L", "GO_ON", "count_and_check",
+__all__ = ["IterativeSolver", "IterativeRun", "CONVERGED", "MAX_ITER", "CHUNK_DONE", "NEEDS_L", "GO_ON", "count_and_check",
            "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio",
-           "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS", "OUTER_STOPS",
+           "ccp_rule", "unit_step_holds", "NOT_YET", "HOLDS", "CHECK_UNIT_STEP", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS",
            "F_BEST", "F_MEASURE", "F_SCALE", "F_COPIED", "F_STEP", "F_NORM_R0", "F_TARGET", "F_OWN",
            "K_ITER", "K_STOP", "K_MAX_ITER", "K_D", "K_INNER", "K_STARTED", "K_OWN"]
 
@@ -97,16 +97,13 @@ ITERATIVE_PARAMS = (
 CCP_RESOLUTION = 1e-9
 #: what a solver's compiled loop returns: its stopping test held, max_iter iterations are done, it did
 #: the iterations asked of this call, or it needs a start for L (Melanz et al. 2015 line 6 gave no
-#: positive finite ratio): :meth:`Run.drive` acts on each
+#: positive finite ratio): :meth:`IterativeRun.drive` acts on each
 CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L = 0, 1, 2, 3
 #: what :func:`count_and_check` returns when the loop goes on
 GO_ON = -1
-#: the stop cause of each way the outer anti-relaxation loop ends (info["outer_status"])
-OUTER_STOPS = {"converged": StopCause.CONVERGED, "stagnated": StopCause.STALLED, "max_iter": StopCause.MAX_ITER,
-               "timeout": StopCause.TIMEOUT}
 #: Named layout of the state a compiled loop (apgd, bb, jacobi, pgs) carries between its calls, as
 #: Siconos names its iparam and dparam slots: two arrays, since every argument of a compiled call costs
-#: its conversion (:meth:`Run.compiled_state` builds them; a solver's own slots start at F_OWN and
+#: its conversion (:meth:`IterativeRun.compiled_state` builds them; a solver's own slots start at F_OWN and
 #: K_OWN and are named in its module). Numba freezes them into the compiled kernels, and its on-disk
 #: cache keys on each kernel's own file: a change of a value here must touch the kernels' files too.
 #: ``fs`` (float64): what :func:`measure_and_keep` keeps (the smallest measure so far, the last measure,
@@ -120,7 +117,7 @@ K_ITER, K_STOP, K_MAX_ITER, K_D, K_INNER, K_STARTED, K_OWN = range(7)
 _CHUNK_WORK = 4_000_000
 
 
-class Run:
+class IterativeRun:
     """State of one solve: operator, linear term, measure, caps, best iterate and history."""
 
     def __init__(self, model, options: SolveOptions, params: dict[str, Any], max_iter: int | None):
@@ -190,14 +187,6 @@ class Run:
         A = self.N_matrix
         return A.indptr, A.indices, A.data, A.indptr, A.indices, A.data, False
 
-    def apply_compiled_N(self, x: np.ndarray) -> np.ndarray:
-        """N x through :attr:`compiled_N` (no scipy dispatch, no solve with M: for the solvers whose
-        iterations use that operator)."""
-        op = self.compiled_N
-        out = np.empty(self.n)
-        apply_operator(op, np.empty(intermediate_length(op)), np.ascontiguousarray(x, dtype=float), out)
-        return out
-
     @cached_property
     def diagonal_blocks(self) -> tuple[np.ndarray, np.ndarray]:
         """Symmetric parts of the d x d contact diagonal blocks of N (n_c, d, d) and the joint
@@ -255,7 +244,7 @@ class Run:
         sets the new shift a(u) (read it through :attr:`linear_term`). Returns True when the solver
         must stop."""
         self.k += 1
-        # in inner runs a(u) is written into self.a in place: the Run owns that array
+        # in inner runs a(u) is written into self.a in place: the IterativeRun owns that array
         err, scale, self.converged = stopping_measure(
             np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(u, dtype=float), self.a, self.mu, self.d,
             self.mode == "inner", self.measure_step, self.norm_r0, self.target, self._scratch)
@@ -390,25 +379,48 @@ def scaled_error(x_sq, u_sq, map_sq, norm_r0, step):
     return math.sqrt(map_sq) / step / scale, scale
 
 
+#: what :func:`ccp_rule` says of a measure: not converged, converged, or converged if the natural map
+#: with step 1 is within the target too (:func:`unit_step_holds`)
+NOT_YET, HOLDS, CHECK_UNIT_STEP = 0, 1, 2
+
+
+@njit(cache=True)
+def ccp_rule(err, scale, inner, target):
+    """The stopping rule, once for every loop (compiled, and on an array module: workbench.solvers
+    .xp_first_order), on the measure err and its scale s (:func:`scaled_error`): an overflowed scale never
+    converged; inner runs (err the Siconos error): HOLDS when err <= target; relaxed and outer runs (err
+    eq. 39 / s): CHECK_UNIT_STEP when err <= max(target, CCP_RESOLUTION), the natural map with step 1
+    then decides (:func:`unit_step_holds`); else NOT_YET."""
+    if not scale < math.inf:
+        return NOT_YET
+    if inner:
+        return HOLDS if err <= target else NOT_YET
+    return CHECK_UNIT_STEP if err <= max(target, CCP_RESOLUTION) else NOT_YET
+
+
+@njit(cache=True)
+def unit_step_holds(map_sq, scale, target):
+    """The second test of :func:`ccp_rule`: ||x - P(x - (u + a))|| / s <= target, from its square."""
+    return math.sqrt(map_sq) / scale <= target
+
+
 @njit(cache=True)
 def stopping_measure(x, u, a, mu, d, inner, step, norm_r0, target, scratch):
-    """The stopping measure of :meth:`Run.tick` for compiled loops: (err, scale, converged) for the
+    """The stopping measure of :meth:`IterativeRun.tick` for compiled loops: (err, scale, converged) for the
     iterate x with u = N x + r_0 and the shift a (inner runs: a(u) written into a, err the Siconos
-    error; relaxed and outer runs: a fixed, err eq. 39 / s, converged when it is <= max(target,
-    CCP_RESOLUTION) and the natural map with step 1 is <= target), s = max(||r||, ||x||, ||u||)."""
+    error; relaxed and outer runs: a fixed, err eq. 39 / s; converged by :func:`ccp_rule`),
+    s = max(||r||, ||x||, ||u||)."""
     err, scale = scaled_error(*_stopping_sums(x, u, a, step, mu, d, inner, scratch), norm_r0, step)
-    if not scale < math.inf:
-        return err, scale, False
-    if inner:
-        return err, scale, err <= target
-    return err, scale, (err <= max(target, CCP_RESOLUTION)
-                        and math.sqrt(_stopping_sums(x, u, a, 1.0, mu, d, False, scratch)[2]) / scale <= target)
+    rule = ccp_rule(err, scale, inner, target)
+    if rule == CHECK_UNIT_STEP:
+        return err, scale, unit_step_holds(_stopping_sums(x, u, a, 1.0, mu, d, False, scratch)[2], scale, target)
+    return err, scale, rule == HOLDS
 
 
 @njit(cache=True)
 def measure_and_keep(x, u, a, mu, d, inner, scratch, best_x, fs):
     """:func:`stopping_measure` of x with the step, ||r|| and target in ``fs`` (layout F_*), and x copied
-    into ``best_x`` when its measure is the smallest so far or it converged (Run.tick's best iterate);
+    into ``best_x`` when its measure is the smallest so far or it converged (IterativeRun.tick's best iterate);
     fs[F_BEST], fs[F_MEASURE], fs[F_SCALE] and fs[F_COPIED] (1.0 once a point was copied) are updated.
     Returns whether the run converged."""
     err, scale, converged = stopping_measure(x, u, a, mu, d, inner, fs[F_STEP], fs[F_NORM_R0], fs[F_TARGET], scratch)
@@ -446,19 +458,19 @@ def lipschitz_ratio(op, tmp, x0, N_diff):
 
 
 class IterativeSolver(Solver):
-    """Template of the in-house first-order solvers: ``solve`` builds the :class:`Run`, runs ``iterate``
+    """Template of the in-house first-order solvers: ``solve`` builds the :class:`IterativeRun`, runs ``iterate``
     directly (relaxed, inner anti-relaxation) or inside the outer fixed-point loop, and returns
     ``run.result``. Subclasses set ``name``, ``summary``, ``params`` (ITERATIVE_PARAMS and their own)
     and write ``iterate``; adding one is one module and one line in workbench.solvers.SOLVERS."""
 
-    accepts: ClassVar[tuple[str, ...]] = ("ccqo",)
+    model_kinds: ClassVar[tuple[str, ...]] = ("ccqo",)
     compiled: ClassVar[bool] = True
     condenses: ClassVar[bool] = True
     params: ClassVar[tuple[Param, ...]] = ITERATIVE_PARAMS
     default_max_iter: ClassVar[int | None] = 10_000
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
-        run = Run(model, options, options.params, self.max_iter(options))
+        run = IterativeRun(model, options, options.params, self.max_iter(options))
         t0 = time.perf_counter()     # wall clock: a CPU clock costs 8 us or more per reading on a VM
         self.setup(run)
         run.info["setup_seconds"] = time.perf_counter() - t0   # apart from the iterations' cost
@@ -469,15 +481,15 @@ class IterativeSolver(Solver):
         run.rec.stop_clock()
         return run.result(self.name, model.formulation)
 
-    def _until_stop(self, run: Run, x0: np.ndarray) -> np.ndarray:
+    def _until_stop(self, run: IterativeRun, x0: np.ndarray) -> np.ndarray:
         self.iterate(run, x0)
         return run.rec.best_x if run.rec.best_x is not None else x0
 
-    def setup(self, run: Run) -> None:
+    def setup(self, run: IterativeRun) -> None:
         """Work done once per solve before the iterations (factorisations, scalings); timed."""
 
     @abstractmethod
-    def iterate(self, run: Run, x0: np.ndarray) -> None:
+    def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
         """Iterate from the feasible x0 on the problem with linear term ``run.linear_term`` (updated by
         run.tick in the inner anti-relaxed mode), calling ``run.tick(x, u)`` once per iteration with
         u = N x + r, until it returns True."""

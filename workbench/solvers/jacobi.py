@@ -46,8 +46,8 @@ from workbench.metrics import unknown_diagonal
 from workbench.params import Param
 from workbench.cones import _project_rows
 from workbench.solvers import xp_first_order
-from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_STARTED, IterativeSolver, Run,
-                                         apply_operator, count_and_check, intermediate_length)
+from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_STARTED, IterativeRun,
+                                         IterativeSolver, apply_operator, count_and_check, intermediate_length)
 
 __all__ = ["JacobiSolver", "scaled_spectrum_bounds"]
 
@@ -56,7 +56,7 @@ _STEP_FRACTION = 0.95
 _DENSE_UP_TO = 300
 
 
-def scaled_spectrum_bounds(run: Run, eta: np.ndarray, W: sp.spmatrix | None = None) -> tuple[float, float]:
+def scaled_spectrum_bounds(run: IterativeRun, eta: np.ndarray, W: sp.spmatrix | None = None) -> tuple[float, float]:
     """(lambda_min, lambda_max) of E^1/2 N_s E^1/2 with E = diag(eta) and N_s the symmetric part of the
     operator (N itself on global problems; of ``W`` when given). Dense for small problems (lambda_min
     clipped at 0); otherwise lambda_max by Lanczos and lambda_min taken as 0, the value of the
@@ -87,7 +87,7 @@ class JacobiSolver(xp_first_order.OnDevice, IterativeSolver):
         Param("omega", float, None, "step (None: 0.95 x 2 / (lambda_max + lambda_min), module docstring)"),
         xp_first_order.DEVICE_PARAM, xp_first_order.THREADS_PARAM)
 
-    def setup(self, run: Run) -> None:
+    def setup(self, run: IterativeRun) -> None:
         diag = unknown_diagonal(run.problem)
         if np.any(diag <= 0):
             raise InputError("jacobi: a contact or joint has a zero diagonal block in N")
@@ -102,7 +102,7 @@ class JacobiSolver(xp_first_order.OnDevice, IterativeSolver):
         self._step = float(omega) * self._eta
         run.info["omega"] = float(omega)
 
-    def iterate(self, run: Run, x0: np.ndarray) -> None:
+    def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
         """The iterations in :func:`_iterations`: one compiled call (one per history row, or per chunk
         of a few milliseconds of work when a time limit is to be checked); device = gpu or numpy: the
         same iteration on an array module (workbench.solvers.xp_first_order)."""

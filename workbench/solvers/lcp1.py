@@ -110,7 +110,7 @@ class LCP1Solver(Solver):
 
     name = "lcp1"
     summary = "Anitescu and Hart 2003 LCP1: QP (15) with Gamma = mu Lambda(v) repeated to a fixed point (cvxpy, compiled once)"
-    accepts = ("lcp",)
+    model_kinds = ("lcp",)
     compiled = True
     params = (
         Param("qp_solver", str, "clarabel", "the QP solver, updated in place between solves", QP_SOLVERS),

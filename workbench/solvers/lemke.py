@@ -412,7 +412,7 @@ class LemkeSolver(Solver):
 
     name = "lemke"
     summary = "Lemke's complementary pivoting, lexicographic (dense; up to a few thousand unknowns)"
-    accepts = ("lcp",)
+    model_kinds = ("lcp",)
     compiled = True
     params = (
         Param("pivot_divide", bool, True, "divide the pivot row by the pivot (False: multiply by its "

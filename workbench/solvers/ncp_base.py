@@ -29,7 +29,7 @@ __all__ = ["NCPSolver", "NCPMethod", "Iterate"]
 
 class NCPSolver(Solver):
     """A solver of the exact problem in NCP form."""
-    accepts = ("ncp",)
+    model_kinds = ("ncp",)
 
 
 @dataclass

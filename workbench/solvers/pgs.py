@@ -47,7 +47,7 @@ dense) the sweep reads the rows of N, formed once, sparse (problem.N; W_s for a 
 W). Diagonal blocks S_i come from problem.N_diagonal_blocks, which does not form N either.
 
 Stopping: after each sweep u = N nu + r is formed (one product: C^T z, or N nu) and judged by the
-measure of Run.tick (workbench.solvers.iterative.stopping_measure). Sweeps, products and measure run in
+measure of IterativeRun.tick (workbench.solvers.iterative.stopping_measure). Sweeps, products and measure run in
 one compiled loop (:func:`_iterations`); Python touches it once per solve (once per sweep when a
 history is kept or the order is random).
 
@@ -64,8 +64,8 @@ from workbench.cones import project_contact
 from workbench.errors import InputError
 from workbench.params import Param
 from workbench.problem import csr_matvec
-from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_OWN, K_STARTED, IterativeSolver, Run,
-                                         count_and_check, intermediate_length)
+from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_OWN, K_STARTED, IterativeRun,
+                                         IterativeSolver, count_and_check, intermediate_length)
 
 __all__ = ["PGSSolver", "local_factors", "solve_local"]
 
@@ -293,7 +293,7 @@ def _iterations(op, cols, velocity, x, r0, rlin, a, mu, S, G, lam, joint_diag, o
     """Sweeps, each followed by u = N x + r_0 and the stopping measure (:func:`stopping_measure`), until
     it holds, the sweep cap is reached or the count reaches ks[K_STOP] (:func:`count_and_check`); one compiled call.
 
-    ``op`` is the operator of Run.compiled_N: in the velocity form (``velocity``) A = M^-1 C and
+    ``op`` is the operator of IterativeRun.compiled_N: in the velocity form (``velocity``) A = M^-1 C and
     B = C^T chained, and ``cols`` = the CSR arrays of C^T and (M^-1 C)^T (the columns of C and of M^-1 C);
     otherwise N (or W_s) itself, whose rows the sweep reads. ``work`` rows: _Z, _U, _SCRATCH, _BEST.
     ``fs`` and ``ks``: the state of workbench.solvers.iterative's layout (F_*, K_*) with PGS's own slots
@@ -445,7 +445,7 @@ class PGSSolver(IterativeSolver):
         Param("seed", int, 0, "seed of the random order"),
     )
 
-    def setup(self, run: Run) -> None:
+    def setup(self, run: IterativeRun) -> None:
         omega = float(run.params["omega"])
         if not 0.0 < omega < 2.0:
             raise InputError(f"pgs: omega must lie in (0, 2), got {omega}")
@@ -468,7 +468,7 @@ class PGSSolver(IterativeSolver):
         run.info["local_failures"] = 0
         run.info["velocity_form"] = self._velocity
 
-    def iterate(self, run: Run, x0: np.ndarray) -> None:
+    def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
         """The sweeps in :func:`_iterations`: one compiled call (or one per history row, or per sweep
         with random_order, whose order Python draws), Python reading the state between calls only."""
         n = run.n

@@ -54,7 +54,7 @@ from workbench.metrics import de_saxce_shift, natural_map
 from workbench.params import Param
 from workbench.solvers.admm import ADMMSolver
 from workbench.solvers.apgd import APGDSolver
-from workbench.solvers.base import SolveOptions, SolveResult, StopCause, execute, handover
+from workbench.solvers.base import HandOver, SolveOptions, SolveResult, StopCause
 from workbench.solvers.bb import BBSolver
 from workbench.solvers.jacobi import JacobiSolver
 from workbench.solvers.ncp_base import Iterate, NCPMethod
@@ -133,9 +133,8 @@ def _inverse_blocks(blocks: np.ndarray) -> np.ndarray:
 class PQNSolver(NCPMethod):
     name = "pqn"
     summary = "projected quasi-Newton with smoothing and block-preconditioned GMRES (Koziara 2017, Algorithm 1)"
-    default_max_iter = 1000     # n of Koziara 2017 Table 1, the default of the parameter max_iter
+    default_max_iter = 1000     # n of Koziara 2017 Table 1 (the common cap: options.max_iter, --max-iter)
     params = (
-        Param("max_iter", int, default_max_iter, "iterations n when options.max_iter is unset"),
         Param("gamma", float, None, "Algorithm 1's own test g(R) < gamma (None: siconos_error <= tol)"),
         Param("omega_factor", float, 1e-3, "smoothing omega = omega_factor x (gamma or tol)"),
         Param("delta", float, 0.0, "regularisation delta"),
@@ -148,11 +147,8 @@ class PQNSolver(NCPMethod):
               "converge (null: no fallback)", FALLBACKS),
     )
     extras = ("merit", "matvecs")
-    hands_over_to = "fallback"  # Algorithm 1, line 3: the solver its ``fallback`` parameter names
-
-    def max_iter(self, options: SolveOptions) -> int:
-        """options.max_iter, else the parameter max_iter (default :attr:`default_max_iter`)."""
-        return int(options.params["max_iter"]) if options.max_iter is None else int(options.max_iter)
+    #: Algorithm 1, line 3: the solver its ``fallback`` parameter names, on the same model
+    hands_over_to = HandOver("fallback", "fallback")
 
     def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:
         problem = model.problem
@@ -235,19 +231,15 @@ class PQNSolver(NCPMethod):
             result.message = f"PQN reached the time limit; no time left for the {name} fallback"
             return stop
         warm = result.nu if result.nu is not None and np.all(np.isfinite(result.nu)) else None
-        at_seconds = rec.elapsed()
-        fallback = _FALLBACK_SOLVERS[name]()
-        fb = execute(fallback, model, SolveOptions(tol=options.tol, time_limit=rec.time_left(), warm_start=warm, keep_history=False,
-                                                   params=fallback.check_params({}, model.kind)))
+        # what PQN reached alone, by the measure every exact method is judged by (evaluated after the
+        # fallback ran: its cost is not PQN's)
+        fb, _, _ = rec.hand_over(
+            self.hands_over_to, _FALLBACK_SOLVERS[name](), model, options, result, warm=warm,
+            source=f"{model.formulation}/{self.name}", reason=f"PQN stopped ({result.solver_status}) without converging",
+            at_iteration=result.iterations, stop_before=stop,
+            error_before=lambda: np.inf if warm is None else model.error(warm, model.problem.relative_velocity(warm)))
         result.info["fallback"] = {"solver": name, "stop": fb.stop.value if fb.stop else None,
                                    "iterations": fb.iterations, "message": fb.message}
-        # what PQN reached alone, by the measure every exact method is judged by (after the fallback
-        # ran: its cost is not PQN's)
-        alone = np.inf if warm is None else model.error(warm, model.problem.relative_velocity(warm))
-        result.handover.append(handover("fallback", f"{model.formulation}/{self.name}", name,
-                                        f"PQN stopped ({result.solver_status}) without converging", result.iterations,
-                                        at_seconds, stop, alone, "siconos_error", fb.nu is not None, fb.iterations,
-                                        fb.stop))
         if fb.nu is None:
             result.message = f"PQN stopped ({result.solver_status}); fallback {name} returned nothing ({fb.message})"
             return stop

@@ -33,18 +33,26 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+from workbench.solvers.base import HandOver, SolveOptions, SolveResult, Solver, StopCause, execute, handover
 
 if TYPE_CHECKING:  # pandas is imported when a history is asked for, not with the solvers
     import pandas as pd
 
 __all__ = ["Recorder", "HISTORY_COLUMNS"]
 
-HISTORY_COLUMNS = ("iteration", "seconds", "objective", "error_name", "error")
+#: the fixed history schema, name -> meaning (the solver's declared extras follow; a loaded history
+#: puts the run's id before it: workbench.study.results.LOADED_HISTORY_COLUMNS)
+HISTORY_COLUMNS = {
+    "iteration": "iteration (outer iteration for fixed points and LCP1)",
+    "seconds": "wall time since the solve started [s]",
+    "objective": "the formulation's objective (NaN if the solver does not log it)",
+    "error_name": "which error measure (relaxed_error, siconos_error, gap_rel, res_pri, ...)",
+    "error": "its value",
+}
 #: iterates kept per decade of history rows for the judged error (after the first 10 rows)
 SAMPLES_PER_DECADE = 20
 #: the least time limit [s] handed on by :meth:`Recorder.time_left`: a positive one, since a limit of 0
@@ -120,6 +128,49 @@ class Recorder:
         """Seconds of the time limit left now, at least MIN_TIME_LEFT (None: no time limit): the limit
         of a method the run hands over to (a fallback, a polish)."""
         return None if self.time_limit is None else max(self.time_limit - self.elapsed(), MIN_TIME_LEFT)
+
+    def hand_over(self, declared: HandOver, target: Solver, model, options: SolveOptions, result: SolveResult, *,
+                  warm: np.ndarray | None, source: str, reason: str, at_iteration: int, stop_before: StopCause,
+                  error_before: float | Callable[[], float], keep_history: bool = False
+                  ) -> tuple[SolveResult, bool, float]:
+        """Hand the run over to ``target``, the solver ``declared`` (the first solver's
+        :attr:`~workbench.solvers.base.Solver.hands_over_to`) names, on ``model``, the first method's
+        (or, where ``declared.formulation`` names one, that formulation's model of its problem, built
+        here, on the second method's time), the one way both hand-overs run: through
+        :func:`~workbench.solvers.base.execute` (a breakdown of the second solver is its failed
+        result, not the run's), from ``warm``, with what is left of the time limit
+        (:meth:`time_left`), the second solver's own checked defaults and its own iteration cap
+        (``max_iter`` None), a history only with ``keep_history``. Its record goes to
+        ``result.handover`` (:func:`~workbench.solvers.base.handover`: when, why, what the first method
+        reached alone, ``error_before``, which a callable gives after the second method ran, so its
+        cost is not the first's).
+
+        Whether the returned point is the second's (``used``): a fallback's whenever it returns one; a
+        polish's only where its judged measure (siconos_error: polishes are of exact methods) is lower.
+        Returns (the second method's result, used, that measure of its point: inf without one, NaN for
+        a fallback, which does not compute it)."""
+        import dataclasses
+
+        from workbench.metrics import siconos_error
+
+        at_seconds = self.elapsed()
+        if declared.formulation is not None:
+            from formulations import get_formulation
+            form = get_formulation(declared.formulation)
+            model = form.build(model.problem, next(k for k in target.model_kinds if k in form.builds))
+        second = execute(target, model, dataclasses.replace(
+            options, time_limit=self.time_left(), warm_start=warm, max_iter=None, keep_history=keep_history,
+            params=target.check_params({}, model.kind)))
+        before = float(error_before() if callable(error_before) else error_before)
+        if declared.kind == "fallback":
+            after, used = math.nan, second.nu is not None
+        else:
+            after = math.inf if second.nu is None else \
+                float(siconos_error(model.problem, second.nu, model.problem.relative_velocity(second.nu)))
+            used = after < before
+        result.handover.append(handover(declared.kind, source, target.name, reason, at_iteration, at_seconds,
+                                        stop_before, before, model.judged_by, used, second.iterations, second.stop))
+        return second, used, after
 
     def affords(self, seconds: float | None) -> bool:
         """Whether a stretch of work that cannot be interrupted, forecast to take ``seconds`` (the

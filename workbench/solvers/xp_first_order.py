@@ -32,7 +32,7 @@ import numpy as np
 
 from workbench import metrics, threads
 from workbench.params import Param
-from workbench.solvers.iterative import CCP_RESOLUTION, Run, scaled_error
+from workbench.solvers.iterative import CHECK_UNIT_STEP, HOLDS, IterativeRun, ccp_rule, scaled_error, unit_step_holds
 
 __all__ = ["DEVICES", "DEVICE_PARAM", "THREADS_PARAM", "OnDevice", "array_module", "device_availability", "apgd", "jacobi"]
 
@@ -86,13 +86,17 @@ class OnDevice:
         device = params.get("device", "cpu")
         return "" if device == "cpu" else f"[{device}]"
 
+    def device(self, params: dict[str, Any]) -> str:
+        """"gpu" for the device gpu; cpu and numpy (the GPU code on the host) run in this process."""
+        return "gpu" if params.get("device") == "gpu" else "cpu"
+
 
 # --------------------------------------------------------------------------- the data on the device
 
 class _Device:
     """The arrays of one solve on the device: the operator, mu, r_0, and the helpers of the iterations."""
 
-    def __init__(self, run: Run, xp):
+    def __init__(self, run: IterativeRun, xp):
         self.xp, self.run = xp, run
         self.gpu = xp is not np
         self.d, self.n = run.d, run.n
@@ -163,14 +167,11 @@ class _Device:
             self.shift_into(u, a)
         g = self.natural_map(x, u, a, step)
         err, scale = scaled_error(*self.scalars(xp.dot(x, x), xp.dot(u, u), xp.dot(g, g)), run.norm_r0, step)
-        if not scale < math.inf:
-            return err, scale, False
-        if inner:
-            return err, scale, err <= target
-        if not err <= max(target, CCP_RESOLUTION):
-            return err, scale, False
+        rule = ccp_rule(err, scale, inner, target)
+        if rule != CHECK_UNIT_STEP:
+            return err, scale, rule == HOLDS
         g = self.natural_map(x, u, a, 1.0)
-        return err, scale, math.sqrt(self.scalars(xp.dot(g, g))[0]) / scale <= target
+        return err, scale, unit_step_holds(self.scalars(xp.dot(g, g))[0], scale, target)
 
 
 @lru_cache(maxsize=None)
@@ -197,9 +198,9 @@ def _fused_projection():
 # --------------------------------------------------------------------------- the iterations
 
 class _Loop:
-    """The bookkeeping shared by both methods: best iterate, history, caps (as Run.drive does)."""
+    """The bookkeeping shared by both methods: best iterate, history, caps (as IterativeRun.drive does)."""
 
-    def __init__(self, dev: _Device, run: Run):
+    def __init__(self, dev: _Device, run: IterativeRun):
         self.dev, self.run, self.rec = dev, run, run.rec
         self.best, self.best_err = None, run.rec.best_err
         self.max_iter = -1 if run.rec.max_iter is None else run.rec.max_iter
@@ -229,7 +230,7 @@ class _Loop:
             self.run.a[:] = self.dev.host(self._a)
 
 
-def apgd(run: Run, x0: np.ndarray, device: str) -> None:
+def apgd(run: IterativeRun, x0: np.ndarray, device: str) -> None:
     """Melanz et al. 2015 algorithm 1, lines 1-37, as :func:`workbench.solvers.apgd._iterations`
     computes them (the same tests, products and order of operations), on ``device``."""
     xp = array_module(device)
@@ -284,7 +285,7 @@ def _test_terms(dev: _Device, new, y, gamma, N_new, N_y, r) -> list[float]:
     return dev.scalars(xp.dot(delta, N_new - N_y), xp.dot(delta, delta), xp.dot(N_y + r, new - gamma))
 
 
-def jacobi(run: Run, x0: np.ndarray, step: np.ndarray, device: str) -> None:
+def jacobi(run: IterativeRun, x0: np.ndarray, step: np.ndarray, device: str) -> None:
     """x <- P(x - step (N x + r_0 + a)) (workbench.solvers.jacobi), on ``device``."""
     xp = array_module(device)
     dev = _Device(run, xp)

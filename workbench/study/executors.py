@@ -36,8 +36,9 @@ _GPU_LOCK = threading.Lock()
 
 
 def on_gpu(task: Task) -> bool:
-    """Whether the task's method runs on the GPU (solver parameter ``device = "gpu"``)."""
-    return (task.get("method") or {}).get("params", {}).get("device") == "gpu"
+    """Whether the task's method runs on the GPU: its Method's answer (workbench.method.Method.device),
+    given with the task when the run was planned."""
+    return task.get("device") == "gpu"
 
 
 def run_local(tasks: list[Task], jobs: int, log_path) -> Iterator[tuple[Task, dict]]:

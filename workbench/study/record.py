@@ -27,6 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from workbench.status import ORDER
+
 __all__ = ["Column", "RUN_ROW", "ANSWER", "answer", "machine_effect", "run_row", "complete", "record_columns"]
 
 #: what a column may hold: text, a whole number, a real number (NaN or None when unknown), JSON text
@@ -72,7 +74,7 @@ class Column:
 def _guess_judged_name(runs):
     """judged_name of rows written before the record named it: the judged measure whose value equals
     judged_error (None where no point was judged)."""
-    from workbench.judging import JUDGED_MEASURES
+    from workbench.status import JUDGED_MEASURES
 
     def one(row) -> str | None:
         judged = row.get("judged_error", np.nan)
@@ -124,7 +126,7 @@ RUN_ROW: dict[str, Column] = {c.name: c for c in (
     _plan("params", "json", "solver parameters (JSON)"),
     _plan("time_limit", "float", "seconds per run"),
     _plan("repetition", "int", "0, 1, ..."),
-    _c("status", "str", "record", "solved, inaccurate, max_iter, timeout, failed, crash, unavailable or warm-up"),
+    _c("status", "str", "record", ", ".join(ORDER[:-1]) + " or " + ORDER[-1]),
     _c("stop", "str", "record", "the cause that ended the run, as the solver knows it (converged, max_iter, timeout, "
                                 "stalled, failed; timeout for a run the runner killed at its hard limit; None when "
                                 "none is known): a claim, the status is judged"),

@@ -6,7 +6,7 @@
 
 Only the runs of the results directory's current plan are returned (rows that an earlier version of
 the study left on disk are not mixed in); the dedicated reference runs of the study's [reference]
-(role "reference") only when asked. Histories come in the fixed schema HISTORY_COLUMNS, whatever
+(role "reference") only when asked. Histories come in the fixed schema LOADED_HISTORY_COLUMNS, whatever
 the solver logged: stores written before the schema was fixed (columns ``elapsed``,
 ``dual_objective``, ``residual``, ...) are converted here, in this one place.
 """
@@ -18,26 +18,23 @@ import os
 import numpy as np
 import pandas as pd
 
+from workbench.solvers.recorder import HISTORY_COLUMNS
 from workbench.study.record import RUN_ROW, complete
 from workbench.study.row_check import check_run_rows
 from workbench.study.store import ResultStore
 
 __all__ = ["load_results", "read_runs", "row_check", "load_histories", "read_histories", "current_runs", "to_history_schema", "RUN_COLUMNS",
-           "HISTORY_COLUMNS"]
+           "LOADED_HISTORY_COLUMNS"]
 
 #: the documented columns of load_results: the declared run row (workbench.study.record.RUN_ROW),
 #: name -> meaning (any other metric of workbench.metrics or of the model follows as an extra column)
 RUN_COLUMNS = {name: column.meaning for name, column in RUN_ROW.items()}
 
-#: the fixed history schema (then any solver-specific extra columns)
-HISTORY_COLUMNS = {
-    "key": "the run", "problem": "problem name", "method": "method name", "repetition": "0, 1, ...",
-    "iteration": "iteration (outer iteration for fixed points and LCP1)",
-    "seconds": "wall time since the solve started [s]",
-    "objective": "the formulation's objective (NaN if the solver does not log it)",
-    "error_name": "which error measure (relaxed_error, siconos_error, gap_rel, res_pri, ...)",
-    "error": "its value",
-}
+#: the columns naming a history's run
+_RUN_ID_COLUMNS = {"key": "the run", "problem": "problem name", "method": "method name", "repetition": "0, 1, ..."}
+#: a loaded history's columns: its run, then the solvers' fixed schema (workbench.solvers.recorder
+#: HISTORY_COLUMNS), then any solver-specific extra columns
+LOADED_HISTORY_COLUMNS = {**_RUN_ID_COLUMNS, **HISTORY_COLUMNS}
 
 #: older stores: (column or columns whose maximum is taken) holding an error measure, preferred first
 _OLD_ERRORS = (("judged_error",), ("relaxed_error",), ("siconos_error",), ("ccp_residual",), ("residual",),
@@ -45,7 +42,7 @@ _OLD_ERRORS = (("judged_error",), ("relaxed_error",), ("siconos_error",), ("ccp_
 _OLD_OBJECTIVES = ("objective", "dual_objective", "solver_primal_objective")
 _OLD_ITERATIONS = ("iteration", "outer")
 _OLD_SECONDS = ("seconds", "elapsed")
-_RUN_ID = ("key", "problem", "method", "repetition")
+_RUN_ID = tuple(_RUN_ID_COLUMNS)
 
 
 def row_check(frame: pd.DataFrame, path) -> pd.DataFrame:
@@ -87,7 +84,7 @@ def current_runs(runs: pd.DataFrame, plan: dict, include_reference: bool) -> pd.
 
 def load_histories(results_dir: os.PathLike | str, keys=None) -> pd.DataFrame:
     """The per-iteration histories of the runs ``keys`` (default: every single-step run of the
-    current plan, reference runs included) that kept one, in the schema HISTORY_COLUMNS, then
+    current plan, reference runs included) that kept one, in the schema LOADED_HISTORY_COLUMNS, then
     judged_name and judged_error (the workbench's judged measure of the row's iterate, the same for
     every solver: workbench.judging.judge_history; NaN where it was not computed) and the
     solver's extra columns."""
@@ -105,7 +102,7 @@ def read_histories(store: ResultStore, keys) -> pd.DataFrame:
     frames = [to_history_schema(f) for _, f in long.groupby("key", sort=False)] if "key" in long else []
     frames = [f for f in frames if len(f)]
     if not frames:
-        return pd.DataFrame(columns=list(HISTORY_COLUMNS))
+        return pd.DataFrame(columns=list(LOADED_HISTORY_COLUMNS))
     return pd.concat(frames, ignore_index=True)
 
 
@@ -135,7 +132,7 @@ def to_history_schema(frame: pd.DataFrame) -> pd.DataFrame:
                 out["error_name"] = option[0] if len(option) == 1 else f"max({', '.join(option)})"
                 out["error"] = values
                 break
-    first = [c for c in _RUN_ID if c in out] + list(HISTORY_COLUMNS)[4:]
+    first = [c for c in _RUN_ID if c in out] + list(HISTORY_COLUMNS)
     out = out[first + [c for c in out.columns if c not in first]]
     out["iteration"] = pd.to_numeric(out["iteration"], errors="coerce")
     out["seconds"] = pd.to_numeric(out["seconds"], errors="coerce")

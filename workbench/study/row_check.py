@@ -9,7 +9,7 @@ passed in (:data:`workbench.study.record.RUN_ROW`), and :data:`KINDS` says which
 text and which numbers.
 
 Checked: one row per file; the columns a row cannot lack (:data:`REQUIRED`); the key is a plain name
-(it names the run's history file); the status one of workbench.solvers.STATUSES; text columns text
+(it names the run's history file); the status one of workbench.status.ORDER; text columns text
 (or missing), number columns numbers (or missing, or the text of a non-finite number); ``handover_detail`` JSON within the BYTES and
 DEPTH limits, a list of hand-overs each with the fields the report reads, of their types.
 """
@@ -42,7 +42,7 @@ def check_run_rows(frame: pd.DataFrame, path: Path, declared) -> pd.DataFrame:
     workbench.study.record.Column: text in its text columns, numbers in its number columns); an
     InputError "PATH: not a run row of the workbench: WHY" otherwise."""
     from workbench.files import plain_name
-    from workbench.solvers.base import STATUSES
+    from workbench.status import ORDER as STATUSES
 
     def bad(why: str) -> InputError:
         return InputError(f"{path}: not a run row of the workbench: {why}")

@@ -128,7 +128,8 @@ def _task(run: Run, study: Study) -> dict[str, Any]:
     """What a worker needs for a run; ``preload`` is what a fresh worker imports before its first."""
     preload = {"plugins": [str(p) for p in study.plugins], "methods": [m.method.spec() for m in study.methods]}
     return {"key": run.key, "source": run.problem.source, "scenario_params": run.problem.params,
-            "method": run.method.method.spec(), "options": run.method.solve_options(study.time_limit),
+            "method": run.method.method.spec(), "device": run.method.method.device,
+            "options": run.method.solve_options(study.time_limit),
             "preload": preload, "hard_limit": study.hard_limit()}
 
 

@@ -19,10 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from workbench.status import ORDER
+
 __all__ = ["simulate"]
 
-#: step statuses from best to worst (a step without contacts is not solved, but needs nothing)
-_ORDER = ("no_contact", "solved", "inaccurate", "max_iter", "timeout", "unavailable", "failed")
+#: step statuses from best to worst (workbench.status; a step without contacts is not solved, but needs
+#: nothing). A step records only the statuses of a returned point: one without impulses stops the run.
+_ORDER = ("no_contact", *ORDER)
 
 
 def simulate(scene: str, params: dict[str, Any], method, options) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from workbench.solvers import STATUSES, SolveOptions, SolveResult, StopCause
 def test_the_table_is_read_by_every_reader():
     from workbench.analysis.accounting import NOT_COUNTED
     from workbench.plot import JUDGED
-    from workbench.study.conformance import STATUS_ORDER
+    from workbench.report.conformance import STATUS_ORDER
 
     assert STATUSES == status.ORDER
     assert status.ORDER[0] == status.SOLVED and len(set(status.ORDER)) == len(status.ORDER)

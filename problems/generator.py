@@ -639,7 +639,10 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
         if on_packing is not None:
             on_packing(path, meta, seconds, resumed_from)
         if out.resolve() == DEFAULT_DIR.resolve():
-            from workbench.provenance import write_results
+            from workbench.provenance import DirtyTree, write_results
 
-            write_results("datasets", read_manifest(DEFAULT_DIR), render_manifest, own=(DEFAULT_DIR / MANIFEST,))
+            try:
+                write_results("datasets", read_manifest(DEFAULT_DIR), render_manifest, own=(DEFAULT_DIR / MANIFEST,))
+            except DirtyTree as exc:  # the packing and its manifest entry are written; only the page waits
+                print(f"warning: docs/results/datasets not written: {exc}", file=sys.stderr)
     return paths

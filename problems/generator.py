@@ -390,13 +390,20 @@ def manifest_entry(problem: TimeStepProblem, meta: dict) -> dict:
                                     "max_penetration")}}
 
 
+def _committed_member(entry: dict) -> bool:
+    """Whether a manifest entry is a member of a dataset family that the repository carries."""
+    from problems.families import COMMITTED_MEMBERS
+
+    return entry.get("member", COMMITTED_MEMBERS.get(entry.get("family"), 0)) < COMMITTED_MEMBERS.get(entry.get("family"), 0)
+
+
 def render_manifest(manifest: dict) -> str:
     """The datasets page (docs/results/datasets.md): one row per manifest entry."""
     lines = ["| file | in the repository | spheres | contacts | h [s] | steps | max iterations/step | kinetic energy [J] "
              "| max speed [m/s] | max penetration [m] | sha256 of the arrays |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for file, e in sorted(manifest.items()):
-        lines.append(f"| {file} | {'committed' if file in COMMITTED else 'workbench generate ' + e['dataset']} | "
+        lines.append(f"| {file} | {'committed' if file in COMMITTED or _committed_member(e) else 'workbench generate ' + e['dataset']} | "
                      f"{e['n_bodies']:,} | {e['n_contacts']:,} | {e['h']:g} | {e['steps']:,} | {e['generator']['max_iter']:,} | "
                      f"{e['kinetic_energy']:.3g} | {e['max_speed']:.3g} | {e['max_penetration']:.3g} | `{e['sha256']}` |")
     return "\n".join(lines) + "\n"

@@ -275,13 +275,15 @@ ALLOWED_NUMBERS = {
                     "closed-form values of the built-in scenes (t = 2 v0 / (7 g mu), 5 v0 / 7, g (sin - mu cos)), "
                     "their angles, and an example command's packing size"),
     "docs/datasets.md": ("0.0005 0.005 0.05 0.2 0.25 16 16,000 2,560 256 320 4,096 40 45,000 30,000 30000 50 500 64 "
-                         "640,1280 8,000 8,192 800 4096 64,2560 17.5152587890625",
+                         "640,1280 8,000 8,192 800 4096 64,2560 17.5152587890625 20",
                          "the datasets' generator parameters (h, duration, sizes, radius, mu, envelope, "
                          "container), the papers' protocols, the step a profile starts from, an example command's size, "
-                         "the calibrated floor as the calibration's record stores it (tests/test_generate.py checks it)"),
+                         "the calibrated floor as the calibration's record stores it (tests/test_generate.py checks it), "
+                         "a family's member count in an example command"),
     "docs/plotting.md": ("20 3.5", "the history recorder's rows per decade (a setting), a journal column's width "
                                    "in inches (plot.COLUMN_WIDTH)"),
-    "docs/reproductions.md": ("0.0005 25 8,000", "the papers' protocol (h, steps) and a declared rule tolerance"),
+    "docs/reproductions.md": ("0.0005 25 8,000 95 0.05", "the papers' protocol (h, steps), a declared rule tolerance, "
+                              "and the level of the intervals over members (workbench.analysis.members.LEVEL)"),
     "docs/solvers-performance.md": ("0.9 16", "an algorithm constant (L <- 0.9 L) and the ipm pass's iterations"),
     "docs/solvers.md": ("0.7 0.9 1.9 240 3,072 12,288", "algorithm constants (damping, L <- 0.9 L, Jacobi's step "
                                                        "1.9 / ...), a size threshold, the block size of the "

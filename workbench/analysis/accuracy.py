@@ -100,7 +100,9 @@ def _cell(s: dict, unit: str) -> str:
         return NOT_MEASURED
     if math.isinf(s["median"]):
         return NOT_REACHED
-    fmt = (lambda x: "-inf" if x == -math.inf else NOT_REACHED if x == math.inf else f"{x:.3g}")
+    if s["ranks"] is None:
+        return f"{s['median']:.3g}{unit} (no interval: {s['n']} members)"
+    fmt = (lambda x: NOT_REACHED if x == math.inf else f"{x:.3g}")
     return f"{s['median']:.3g}{unit} [{fmt(s['low'])}, {fmt(s['high'])}]"
 
 

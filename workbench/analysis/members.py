@@ -100,14 +100,16 @@ def compare(a, b, *, label_a: str = "A", label_b: str = "B", quantity: str = "it
     s = median_interval(d, level)
     ratio = {key: float(np.exp(s[key])) for key in ("median", "low", "high")}
     on = f" on {population}" if population else ""
-    detail = (f"median ratio {label_a} / {label_b} {ratio['median']:.3g}, {level:.0%} interval "
-              f"[{ratio['low']:.3g}, {ratio['high']:.3g}], {s['n']} members")
+    interval = (f"{level:.0%} interval [{ratio['low']:.3g}, {ratio['high']:.3g}]" if s["ranks"] is not None
+                else f"no {level:.0%} interval under {MIN_MEMBERS} members")
+    a_never, b_never = int(np.sum(np.isinf(np.asarray(a, float)))), int(np.sum(np.isinf(np.asarray(b, float))))
+    never = "".join(f"; {who} not reached on {k} of {s['n']}" for who, k in ((label_a, a_never), (label_b, b_never)) if k)
+    detail = f"median ratio {label_a} / {label_b} {ratio['median']:.3g}, {interval}, {s['n']} members{never}"
     if s["high"] < 0:
         decided, sentence = label_a, f"{label_a} needs fewer {quantity} than {label_b}{on} ({detail})"
     elif s["low"] > 0:
         decided, sentence = label_b, f"{label_b} needs fewer {quantity} than {label_a}{on} ({detail})"
     else:
-        why = "" if s["ranks"] is not None else f"; under {MIN_MEMBERS} members no {level:.0%} interval exists"
-        decided, sentence = None, f"undecided over {s['n']} members{on}: {quantity} of {label_a} and {label_b} ({detail}{why})"
+        decided, sentence = None, f"undecided over {s['n']} members{on}: {quantity} of {label_a} and {label_b} ({detail})"
     return {**s, "ratio": ratio["median"], "ratio_low": ratio["low"], "ratio_high": ratio["high"],
             "decided": decided, "sentence": sentence}

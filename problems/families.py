@@ -41,7 +41,7 @@ from typing import Callable
 from workbench.errors import InputError, unknown
 
 __all__ = ["Family", "FAMILIES", "COMMITTED_MEMBERS", "family", "member_name", "parse_member", "members",
-           "available", "member_spec", "make_member", "generate_family", "check_member", "is_family"]
+           "available", "member_paths", "member_spec", "make_member", "generate_family", "check_member", "is_family"]
 
 #: how a member's name ends: -m and the member index (two digits at least)
 _MEMBER = re.compile(r"^(?P<family>[a-z0-9][a-z0-9-]*?)-m(?P<member>\d{2,})$")
@@ -167,6 +167,11 @@ def members(name: str, n: int, folder=None) -> list[str]:
         raise InputError(f"family {name}: {n} members asked, {have} in {_folder(folder)}; make them with "
                          f"workbench generate {name} --members {n}")
     return [member_name(fam.name, m) for m in range(n)]
+
+
+def member_paths(name: str, n: int, folder=None) -> list[Path]:
+    """The problem files of :func:`members` (``FOLDER/FAMILY-mMM.npz``)."""
+    return [_folder(folder) / f"{m}.npz" for m in members(name, n, folder)]
 
 
 def member_spec(dataset: str):

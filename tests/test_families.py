@@ -101,6 +101,19 @@ def test_the_command_refuses_what_a_family_does_not_take():
     assert out.returncode == 2 and "dataset families" in out.stderr
 
 
+def test_the_committed_members_are_addressed_by_family_and_by_name():
+    """Every committed family's members 0 ... n-1 are there, and each loads as dataset:FAMILY-mMM with the
+    protocol's parameters and its member's seed."""
+    from workbench.sources import load
+
+    for name, n in families.COMMITTED_MEMBERS.items():
+        paths = families.member_paths(name, n)
+        assert [p.stem for p in paths] == members(name, n) and all(p.exists() for p in paths)
+        problem = load(f"dataset:{members(name, n)[-1]}")
+        assert problem.metadata["generator"]["seed"] == n - 1 == families.member_spec(paths[-1].stem).seed
+        assert problem.metadata["generator"]["max_iter"] == families.family(name).spec(0).max_iter
+
+
 COMMITTED_FAMILY_MEMBERS = sorted(f for f, e in read_manifest(DEFAULT_DIR).items()
                                   if e.get("family") and (DEFAULT_DIR / f).exists())
 

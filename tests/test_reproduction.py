@@ -52,6 +52,8 @@ def test_an_obstacle_makes_a_row_not_comparable_and_keeps_the_rules_outcome():
     assert label == NOT_COMPARABLE
     assert "h = 0.005 s" in reason and NOT_REPRODUCED in reason
     assert _v(1, 2, {"rule": "not_comparable", "reason": "units unknown"}) == NOT_COMPARABLE
+    assert verdict(row("energy", "sec. 5.1", 0.0215, 0.09, rp.not_given("sphere mass"), criterion="c")) == \
+        (NOT_COMPARABLE, "sphere mass not given")
 
 
 def test_malformed_rules_fail_when_the_row_is_made():

@@ -56,7 +56,7 @@ from typing import Any
 
 __all__ = ["REPRODUCED", "NOT_REPRODUCED", "NOT_COMPARABLE", "NOT_MEASURED", "UNDECIDED", "REPRODUCED_FAILURE",
            "DEPENDS", "MIN_MEMBERS", "verdict", "row", "render_table", "fmt", "over_members", "paired_members",
-           "counted"]
+           "counted", "not_given"]
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -128,6 +128,12 @@ def _measured_complete(rule: dict, paper: Any, measured: Any) -> bool:
     if kind == "same":
         return measured is not None
     return _number(measured) and _number(paper)
+
+
+def not_given(what: str) -> dict:
+    """The rule of a row the paper cannot be compared on because it does not give ``what`` (the sphere
+    mass, the contact envelope): "not comparable (WHAT not given)"."""
+    return {"rule": "not_comparable", "reason": f"{what} not given"}
 
 
 def _finite_or_none(x: float) -> float | None:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+from problems.generator import COMMITTED_MEMBERS as _COMMITTED_MEMBERS
 from workbench.errors import InputError, unknown
 
 __all__ = ["Family", "FAMILIES", "COMMITTED_MEMBERS", "family", "member_name", "parse_member", "members",
@@ -87,9 +88,9 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     _sec51("settled", 320, "roundoff"), _sec51("unsettled", 320, "roundoff"),
 )}
 
-#: members committed in problems/datasets, per family (members 0 ... n-1; the rest are made by
-#: ``workbench generate FAMILY --members N``, which keeps these)
-COMMITTED_MEMBERS: dict[str, int] = {"settled-00064": 5, "unsettled-00064": 5}
+#: members committed in problems/datasets, per family (kept in problems.generator, whose datasets page
+#: marks them committed)
+COMMITTED_MEMBERS: dict[str, int] = _COMMITTED_MEMBERS
 
 
 def is_family(name: str) -> bool:

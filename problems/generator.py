@@ -109,6 +109,10 @@ MANIFEST = "MANIFEST.json"
 COMMITTED = ("settled-00320.npz", "unsettled-00320.npz", "filling-01000.npz") + tuple(
     f"scaling-{n:05d}.npz" for n in range(64, 2561, 64))
 
+#: the members of dataset families (problems.families) the repository carries, per family: members 0 ... n-1
+#: (``workbench generate FAMILY --members N`` makes the rest and keeps these)
+COMMITTED_MEMBERS = {"settled-00064": 5, "unsettled-00064": 5}
+
 #: above this many degrees of freedom the nonzero spectrum is not computed (dense eigvalsh)
 DENSE_SPECTRUM_MAX_DOF = 6000
 
@@ -392,9 +396,8 @@ def manifest_entry(problem: TimeStepProblem, meta: dict) -> dict:
 
 def _committed_member(entry: dict) -> bool:
     """Whether a manifest entry is a member of a dataset family that the repository carries."""
-    from problems.families import COMMITTED_MEMBERS
-
-    return entry.get("member", COMMITTED_MEMBERS.get(entry.get("family"), 0)) < COMMITTED_MEMBERS.get(entry.get("family"), 0)
+    carried = COMMITTED_MEMBERS.get(entry.get("family"), 0)
+    return entry.get("member", carried) < carried
 
 
 def render_manifest(manifest: dict) -> str:

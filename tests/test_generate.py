@@ -180,7 +180,11 @@ def test_manifest_covers_the_paper_datasets():
     assert (DEFAULT_DIR / MANIFEST).exists()
     for name, entry in manifest.items():
         assert entry["h"] == entry["generator"]["h"] and entry["steps"] == entry["generator"]["steps"]
-        assert name == f"{entry['dataset']}-{entry['n_bodies']:05d}.npz"
+        if "family" in entry:   # a member of a dataset family (problems.families): FAMILY-mMM, FAMILY = PROTOCOL-NNNNN
+            assert name == f"{entry['family']}-m{entry['member']:02d}.npz"
+            assert entry["family"].startswith(f"{entry['protocol']}-{entry['n_bodies']:05d}")
+        else:
+            assert name == f"{entry['dataset']}-{entry['n_bodies']:05d}.npz"
         assert dataclasses.replace(PackingSpec(), **{k: entry["generator"][k] for k in ("n", "h", "duration")}).steps \
             == entry["steps"]
 

@@ -6,8 +6,8 @@ Clones the repository's committed HEAD into a temporary folder, points ``NUMBA_C
 folder and runs the study there twice in a row with ``workbench run`` (no ``workbench warm-up`` before:
 the first run compiles what it needs, in its workers' warm-up, before any clock starts), then compares
 the two runs: the status of every (problem, method, repetition), the runs killed while warming up
-(status "warm-up"), the runs killed at the hard time limit, and the conclusion's verdict per row (the
-fastest method, or the tie within noise, of each tag and comparison group). The page goes to
+(status "warm-up"), the runs killed at the hard time limit, and the conclusion's verdict per row (at
+equal accuracy: the faster method, or undecided, of each tag, comparison group, measure and level). The page goes to
 docs/results/cold-start.md (workbench.provenance.write_results), and its copy into README.md, with
 ``--write`` (else the page is only printed); the load average is recorded with it.
 """
@@ -43,7 +43,9 @@ def _run(clone: Path, study: str, out: Path, cache: Path, jobs: int) -> dict:
     statuses = {f"{r.problem} | {r.method} | {r.repetition}": r.status for r in runs.itertuples()}
     killed = runs["message"].fillna("").str.contains("hard time limit")
     conclusion = pd.read_csv(out / "report" / "tables" / "conclusion.csv", index_col=0)
-    verdicts = {f"{tag} | {row['compared']}": str(row["fastest"]) for tag, row in conclusion.iterrows()}
+    # the headline at equal accuracy: one verdict per tag, class, measure and level, in time and iterations
+    verdicts = {f"{tag} | {row['compared']} | {row['measure']} | {row['level']} | {kind}": str(row[f"conclusion ({kind})"])
+                for tag, row in conclusion.iterrows() for kind in ("time", "iterations")}
     return {"seconds": round(seconds, 1), "statuses": statuses,
             "counts": runs["status"].value_counts().to_dict(), "killed": int(killed.sum()),
             "verdicts": verdicts, "cache_files": sum(1 for _ in cache.rglob("*.nbi")),
@@ -77,7 +79,7 @@ def render(data: dict) -> str:
     for status in sorted(set(cold["counts"]) | set(warm["counts"]) | {"warm-up"}):
         lines.append(f"| runs with status {status} | {cold['counts'].get(status, 0)} | {warm['counts'].get(status, 0)} |")
     lines += ["", f"Statuses equal in {diff['runs'] - len(diff['status_diff'])} of {diff['runs']} runs; conclusion "
-                  f"verdicts (fastest method or tie within noise) equal in {diff['rows'] - len(diff['verdict_diff'])} "
+                  f"verdicts (at equal accuracy, time and iterations) equal in {diff['rows'] - len(diff['verdict_diff'])} "
                   f"of {diff['rows']} rows."]
     if diff["status_diff"]:
         lines += ["", "| problem \\| method \\| repetition | first run | second run |", "|---|---|---|"]

@@ -92,12 +92,16 @@ def test_a_crash_a_simulation_and_a_solve_answer_in_one_shape():
     assert list(killed) == list(ANSWER) and killed["stop"] == "timeout" and killed["solve_seconds"] is None
     assert crash_result("worker died")["stop"] is None
     from workbench.study.simulation import simulate
-    sim = simulate("box-on-plane", {"duration": 0.02, "h": 0.01}, Method("dual", "clarabel"), SolveOptions())
+    from workbench.sources import Source
+    sim = simulate(Source.parse("scenario:box-on-plane", {"duration": 0.02, "h": 0.01}), Method("dual", "clarabel"),
+                   SolveOptions())
     assert list(sim) == list(ANSWER) and sim["steps"] == 2 and sim["status"] == "solved"
     res = Method("dual", "clarabel").solve(rolling_ball_2d(), SolveOptions())
     solved = answer(**res.record(point=False, history=False), wall_seconds=0.1, host="here")
     assert list(solved) == list(ANSWER)
     assert set(res.record()) <= set(ANSWER)
+    # the answer is the record's keys (declared there, not listed again) and the worker's own
+    assert list(ANSWER)[:len(res.record())] == list(res.record())
     with pytest.raises(TypeError, match="handover_steps"):
         answer(handover_steps="x")
 

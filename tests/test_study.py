@@ -257,7 +257,7 @@ def test_repetitions_run_in_rounds_in_a_shuffled_order_that_a_replan_repeats(sma
     runs, _ = plan(study, problems)
     reps = [r.repetition for r in runs]
     assert reps == sorted(reps) and len(runs) == 4 * 3 * 2
-    rounds = [[(r.problem.name, r.method.name) for r in runs if r.repetition == k] for k in (0, 1)]
+    rounds = [[(r.source.name, r.method.name) for r in runs if r.repetition == k] for k in (0, 1)]
     grid = [(p.name, m.name) for p in problems for m in study.methods]
     assert sorted(rounds[0]) == sorted(rounds[1]) == sorted(grid)
     assert rounds[0] != rounds[1] and grid not in rounds

@@ -215,6 +215,17 @@ class ProblemGroup:
     #: the scaling series the group's problems belong to (slopes are fitted within a series only)
     series: str | None = None
 
+    def sources(self) -> list:
+        """The group's problems as :class:`workbench.sources.Source` s (parsed here, made by the
+        runner): its files, scenes, or each (name, params) of its generator or scenario."""
+        from workbench.sources import Source
+        labels = {"tags": self.tags, "series": self.series}
+        if self.generator is not None or self.scenario is not None:
+            prefix = f"generator:{self.generator}" if self.generator is not None else f"scenario:{self.scenario}"
+            return [Source.parse(prefix, params, name=name, **labels) for name, params in self.generated]
+        return [Source.parse(str(path), **labels) for path in self.files] + \
+            [Source.parse(f"scene:{scene}", name=scene, **labels) for scene in self.scenes]
+
 
 @dataclass(frozen=True)
 class PaperValue:
@@ -405,25 +416,6 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
     return methods
 
 
-#: environment variable: more folders (os.pathsep-separated) a study file's files may name
-ROOTS_ENV = "WORKBENCH_STUDY_ROOTS"
-
-
-def allowed_roots(base: Path) -> list[Path]:
-    """The folders a study file's ``files`` may name files in: the study file's folder, the reference
-    data (shared:), the committed datasets (dataset:), and those of WORKBENCH_STUDY_ROOTS."""
-    from workbench.shared_data import shared_data_dir
-    from workbench.sources import dataset_dir
-
-    roots = [base, shared_data_dir()]
-    try:
-        roots.append(dataset_dir())
-    except InputError:
-        pass
-    roots += [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
-    return [r for r in roots if r is not None]
-
-
 def _part_regex(part: str) -> str:
     """A regular expression for one path component of a glob (``*`` and ``?`` never match ``/``)."""
     out, i = [], 0
@@ -489,10 +481,10 @@ def bounded_glob(pattern: Path, where: str) -> list[Path]:
 def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, ...]:
     """Paths and globs (workbench.sources.resolve_path: shared:REL, dataset:NAME, relative to ``base``,
     the study file's directory); every file they name, links resolved, must lie in
-    :func:`allowed_roots`, and a group names at most FILES files (workbench.limits)."""
-    from workbench.sources import resolve_path
+    the study's trusted roots (workbench.sources.trusted_roots), and a group names at most FILES files (workbench.limits)."""
+    from workbench.sources import ROOTS_ENV, resolve_path, trusted_roots
 
-    roots = allowed_roots(base)
+    roots = trusted_roots(base)
     found: dict[Path, None] = {}  # ordered set: overlapping globs name a file once
     for pattern in patterns:
         try:
@@ -756,6 +748,8 @@ def _paper_params(params: Any, where: str) -> tuple[tuple[str, float], ...]:
 # --------------------------------------------------------------------------- plugins and entry point
 
 def _parse(path: Path, text: str) -> Study:
+    from workbench.sources import trusted_roots
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -776,7 +770,7 @@ def _parse(path: Path, text: str) -> Study:
             raise StudyError(f"[study] plugins: no file {plugin}")
         # a plugin is code that runs with the user's rights: it must travel with the study (its folder,
         # or WORKBENCH_STUDY_ROOTS), where whoever runs the study can read it first
-        inside(plugin, allowed_roots(base), "[study] plugins")
+        inside(plugin, trusted_roots(base), "[study] plugins")
         import_plugin(plugin)
     presets = _tolerances(doc)
     study_presets = [_preset(n, presets, "[study] tolerance")

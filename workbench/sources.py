@@ -474,7 +474,8 @@ class ScenarioSource(_NamedSource):
         bodies = self._made(self.build).world.bodies
         digest = hashlib.sha256(json.dumps({"scenario": self.target, "params": self.params}, sort_keys=True,
                                            default=str).encode()).hexdigest()
-        return [replace(self, facts=Facts(digest, "simulation", 0, int(bodies.n * bodies.dof), int(bodies.dim)))]
+        return [replace(self, name=self.name or self.target,
+                        facts=Facts(digest, "simulation", 0, int(bodies.n * bodies.dof), int(bodies.dim)))]
 
 
 class GeneratorSource(_NamedSource):

@@ -23,7 +23,6 @@ import os
 import random
 import sys
 from collections import Counter
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from workbench.errors import InputError, printable
 from workbench.files import PARTIAL
 from workbench.sources import Source
 from workbench.study.problems import resolve_problems
+from workbench.study.plan import plan_record
 from workbench.study.record import PlannedRun, record_columns, run_row
 from workbench.study.spec import Study, StudyMethod
 from workbench.study.store import ResultStore
@@ -138,19 +138,6 @@ def _row(run: PlannedRun, study: Study, result: dict[str, Any], session: str) ->
                                       timespec="seconds")}, safety_net=study.safety_net)
 
 
-def _plan_record(study: Study, problems: list[Source], runs: list[PlannedRun], skipped,
-                 references: list[PlannedRun]) -> dict[str, Any]:
-    """plan.json: everything the report needs besides the rows."""
-    def listed(rs):
-        return [{"key": r.key, "problem": r.source.name, "method": r.method.name, "repetition": r.repetition}
-                for r in rs]
-    return {"study": study.name, "description": study.description, "time_limit": study.time_limit,
-            "repetitions": study.repetitions, "report": asdict(study.report),
-            "methods": [m.describe() for m in study.methods], "problems": [p.describe() for p in problems],
-            "runs": listed(runs), "skipped": skipped, "missing": [g.missing for g in study.groups if g.missing],
-            "references": [m.describe() for m in study.references], "reference_runs": listed(references)}
-
-
 def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: str = "local",
               scheduler: str | None = None, rerun: bool = False, rerun_failed: bool = False,
               problems: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
@@ -186,7 +173,7 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
     now = datetime.datetime.now(datetime.timezone.utc)
     session = f"{now:%Y%m%dT%H%M%SZ}-{os.getpid()}"
     store.write_text("study.toml", study.text)
-    store.write_json("plan.json", _plan_record(study, problem_refs, runs, skipped, references))
+    store.write_json("plan.json", plan_record(study, problem_refs, runs, skipped, references))
     store.write_json(f"sessions/{session}.json",
                      provenance(session, study.text, sorted({m.solver for m in study.methods}), sys.argv,
                                 executor, jobs))

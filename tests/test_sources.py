@@ -129,3 +129,17 @@ def test_a_source_is_parsed_once_made_once_and_pickles_as_its_spec(tmp_path):
     with pytest.raises(InputError, match=r"scenario 'ball-on-plane' \(b\) failed: .*'muu'"):
         Source.parse("scenario:ball-on-plane", {"muu": 0.2}, name="b").materialise(tmp_path)
     assert Source.parse("scene:rolling-ball-2d").metadata() is None
+
+
+@pytest.mark.parametrize("spec, params", [("scene:rolling-cube", {}), ("scene:ball-on-plane", {"muu": 0.1}),
+                                          ("generator:filling", {}), ("scenario:rolling-ball-2d", {}),
+                                          ("nosuch.npz", {}), ("dataset:nosuch", {}), ("scnee:ball", {})])
+def test_check_says_what_load_says_without_reading(spec, params):
+    """Source.check (asked before a worker loads the problem) refuses what load refuses, in its words."""
+    source = sources.Source.parse(spec, params)
+    with pytest.raises(InputError) as checked:
+        source.check()
+    with pytest.raises(InputError) as loaded:
+        source.load()
+    assert str(checked.value) == str(loaded.value)
+    sources.Source.parse("scene:ball-on-plane", {"mu": 0.1}).check()

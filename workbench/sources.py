@@ -337,6 +337,11 @@ class Source:
         """The time step this source names; InputError naming the spec when it is none."""
         raise NotImplementedError
 
+    def check(self) -> None:
+        """What can be said wrong without reading or building anything (a missing file, an unknown
+        name, an unknown parameter): InputError, as :meth:`load` would say it. A command that leaves
+        the loading to a worker asks this first."""
+
     def members(self) -> list[Source]:
         """The sources this one stands for, each one problem of a study: itself, for every kind here.
         A family (``family:NAME``: a generator recipe and N members, seeds or round-off perturbations;
@@ -389,11 +394,13 @@ class FileSource(Source):
     def _default_name(self, problem: TimeStepProblem) -> str:
         return problem.name or self.path().stem
 
-    def load(self) -> TimeStepProblem:
+    def check(self) -> None:
+        self._checked_path()
+
+    def _checked_path(self) -> Path:
         spec = self.spec
         if self.params:
             raise InputError(f"{spec}: a file takes no parameters (got {_show(self.params)})")
-        from workbench.io import load_problem
         path = self.path()
         if not path.exists():
             if spec.startswith(_DATASET_PREFIX):
@@ -405,6 +412,11 @@ class FileSource(Source):
             raise InputError(f"{spec}: no such file or folder{where}; {_named_like(spec)}a problem is {ACCEPTED}")
         if not path.is_file() and not path.is_dir():  # stat only: opening a FIFO or a device could block
             raise InputError(f"{spec}: not a regular file (a FIFO, socket or device); a problem is {ACCEPTED}")
+        return path
+
+    def load(self) -> TimeStepProblem:
+        from workbench.io import load_problem
+        spec, path = self.spec, self._checked_path()
         if any(path.suffix.lower() in f.suffixes for f in formats.FORMATS) or not path.is_file():
             return load_problem(path)
         try:  # an unknown suffix: the reader sniffs the content, and says the accepted forms if it fails
@@ -445,6 +457,16 @@ class _NamedSource(Source):
     def load(self) -> TimeStepProblem:
         try:
             return _named_problem(self.target, self.kinds, self.params)
+        except InputError as exc:
+            raise InputError(f"{self.spec}: {exc}") from None
+
+    def check(self) -> None:
+        try:
+            func = builder(self.target, *self.kinds)
+            try:
+                check_params(self.target, func, self.params)
+            except InputError as exc:  # as _call says it
+                raise InputError(f"{exc}; {_PARAMS_HINT}") from None
         except InputError as exc:
             raise InputError(f"{self.spec}: {exc}") from None
 

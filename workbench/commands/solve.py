@@ -122,6 +122,7 @@ def _solve(source, problem, method, options, worker=None):
         warm = method.warm_up(like=problem, history=options.keep_history, warm_start=options.warm_start is not None)
         return method.solve(problem, options), warm, {"name": problem.name, "n_contacts": problem.n_contacts}
     from workbench.study.worker import solve_in_worker
+    source.check()  # a missing file or an unknown name is told before a worker starts
     result, loaded = solve_in_worker(source, method, options, worker)
     return result, 0.0, loaded or {"name": source.spec, "n_contacts": None}
 

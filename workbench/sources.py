@@ -522,6 +522,8 @@ class GeneratorSource(_NamedSource):
 
 
 #: the kinds of spec, by prefix ("" is a file): adding one is a Source subclass and one line here
+#: (ARCHITECTURE.md); a family of problems (``family:NAME``, N members of a recipe) will be one more,
+#: whose :meth:`Source.members` gives its members
 ORIGINS: dict[str, type[Source]] = {
     "": FileSource,
     SHARED_PREFIX: FileSource,

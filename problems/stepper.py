@@ -65,18 +65,19 @@ class StepRecord:
 class Simulation:
     """Time stepping of a :class:`~problems.rigid.World` with one formulation x solver: ``method``, a
     :class:`~workbench.method.Method`, or a formulation's name with the solver's name in ``solver``
-    (then ``options.params`` are the method's parameters).
+    (then ``options.params`` are the method's parameters), or None for a world that only flies freely
+    until its first contact (workbench.sources.scene_problem: ``problem()`` only, nothing solved).
 
     ``options`` are the SolveOptions of every step (their warm_start is replaced by the previous
     step's impulses when ``warm_start``). ``name`` labels the step problems.
     """
 
-    def __init__(self, world: World, h: float, method: Method | str, solver: str | None = None,
+    def __init__(self, world: World, h: float, method: Method | str | None, solver: str | None = None,
                  options: SolveOptions | None = None, *, warm_start: bool = True, name: str = "simulation"):
         if not (np.isfinite(h) and h > 0):
             raise InputError(f"step size must be positive, got {h}")
         options = options or SolveOptions(keep_history=False)
-        if not isinstance(method, Method):
+        if method is not None and not isinstance(method, Method):
             method = Method(method, solver, options.params)
         elif solver is not None:
             raise TypeError("give a Method, or a formulation name and a solver name")

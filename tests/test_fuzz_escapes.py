@@ -256,7 +256,7 @@ def test_commands_refuse_such_outputs_in_one_line(tmp_path, capsys):
 
 
 def test_the_report_opens_nothing_outside_its_folder(tmp_path):
-    from workbench.report.paper import _generator_params
+    from workbench.sources import Source
     from workbench.study.store import ResultStore
     root = tmp_path / "r"
     (root / "problems").mkdir(parents=True)
@@ -269,8 +269,8 @@ def test_the_report_opens_nothing_outside_its_folder(tmp_path):
     store = ResultStore(root)
     for source in (str(outside / "p.npz"), str(root / "problems" / "fifo.npz"), str(root / "problems" / "link.npz"),
                    str(root / "problems" / ".." / ".." / "elsewhere" / "p.npz"), "/dev/zero", "scene:x"):
-        assert _generator_params(source, store) is None, source
-    assert _generator_params(str(root.resolve() / "problems" / "ok.npz"), store) == {"n": 2, "steps": None}
+        assert Source.parse(source).metadata(store.root) is None, source
+    assert Source.parse(str(root.resolve() / "problems" / "ok.npz")).metadata(store.root) == {"n": 2, "steps": None}
     with pytest.raises(InputError):  # a run key naming a path out of the folder
         store.read_histories(["../../elsewhere/p"])
 

@@ -72,7 +72,7 @@ def test_accepts_gives_the_reasons_the_old_checks_gave():
     """Method.accepts replaces `formulation.needs_global and problem.kind == "local"` (the study's
     plan, twice, and compare), with the study plan's reason; the solve itself refuses the same pairs."""
     from formulations import list_formulations
-    from workbench.study.problems import ProblemRef
+    from workbench.sources import Source
 
     ball = rolling_ball_2d()
     for form in list_formulations():
@@ -86,9 +86,8 @@ def test_accepts_gives_the_reasons_the_old_checks_gave():
                 with pytest.raises(UnsupportedError, match="needs the primal data M, D, k"):
                     method.solve(problem)
     # a study's simulation steps global problems
-    ref = ProblemRef(name="s", source="scenario:ball-on-plane", digest="", tags=(), kind="simulation", n_contacts=1,
-                     n_dof=3, d=2)
-    assert Method("primal", "clarabel").accepts(ref) == (True, "")
+    source = Source.parse("scenario:ball-on-plane")
+    assert source.kind == "simulation" and Method("primal", "clarabel").accepts(source) == (True, "")
 
 
 def test_formulations_for_is_the_one_rule_of_which_formulations_a_solver_takes():

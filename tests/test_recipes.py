@@ -114,6 +114,44 @@ def test_add_a_report_section(package, monkeypatch, tmp_path):
                 load_study(study)
 
 
+def test_add_a_source_kind_and_a_plan_field(tmp_path, monkeypatch, capsys):
+    """ARCHITECTURE.md's recipes "Add a kind of problem spec" (1. a Source subclass, 2. one line in
+    ORIGINS: here both in a study plugin, which the workers import too) and "Add a plan field" (1. the
+    value in StudyMethod.describe, 2. one line in RUN_ROW): a study names the new kind in
+    ``sources = [...]``, and its run row and report show both."""
+    import pandas as pd
+
+    from workbench import sources
+    from workbench.cli import main
+    from workbench.study import load_results, record
+    from workbench.study.spec import StudyMethod
+
+    monkeypatch.setattr(sources, "ORIGINS", dict(sources.ORIGINS))  # the plugin's line, undone after the test
+    (tmp_path / "toy_kind.py").write_text(
+        "from problems.scenes import rolling_ball_2d\nfrom workbench import sources\n\n\n"
+        "class ToySource(sources.Source):\n    \"\"\"toy:MU: the rolling ball with friction MU.\"\"\"\n"
+        "    origin = 'toy'\n\n    def load(self):\n        return rolling_ball_2d(mu=float(self.target))\n\n"
+        "    def _default_name(self, problem):\n        return f'toyball-{self.target}'\n\n\n"
+        "sources.ORIGINS['toy:'] = ToySource\n")
+    describe = StudyMethod.describe
+    monkeypatch.setattr(StudyMethod, "describe", lambda self: {**describe(self), "toy_field": f"{self.solver}-toy"})
+    monkeypatch.setitem(record.RUN_ROW, "toy_field", record._method("toy_field", "str", "a toy plan field"))
+    study = tmp_path / "study.toml"
+    study.write_text('[study]\nname = "toy"\ntime_limit = 60\nplugins = ["toy_kind.py"]\n\n'
+                     '[[problems]]\nsources = ["toy:0.3"]\n\n[methods.a]\nformulation = "dual"\nsolver = "clarabel"\n')
+    out, report = tmp_path / "results", tmp_path / "report"
+    assert main(["run", str(study), "--out", str(out), "--report-dir", str(report), "--no-progress"]) == 0, \
+        capsys.readouterr().err
+    row = load_results(out).iloc[0]
+    assert (row["source"], row["problem"], row["toy_field"], row["status"]) == ("toy:0.3", "toyball-0.3",
+                                                                               "clarabel-toy", "solved")
+    assert row["n_contacts"] == 1 and row["kind"] == "global"
+    page = (report / "index.md").read_text()
+    assert "toyball-0.3" in page and "clarabel-toy" in page
+    methods = pd.read_csv(report / "tables" / "methods.csv")
+    assert list(methods["toy_field"]) == ["clarabel-toy"]
+
+
 def test_every_declared_section_has_exactly_one_builder():
     from workbench.analysis.sections import SECTIONS
     from workbench.report.sections import BUILDERS

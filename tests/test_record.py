@@ -5,6 +5,7 @@ existed read as the declaration fills them; the record names the measure a run w
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -92,12 +93,16 @@ def test_a_crash_a_simulation_and_a_solve_answer_in_one_shape():
     assert list(killed) == list(ANSWER) and killed["stop"] == "timeout" and killed["solve_seconds"] is None
     assert crash_result("worker died")["stop"] is None
     from workbench.study.simulation import simulate
-    sim = simulate("box-on-plane", {"duration": 0.02, "h": 0.01}, Method("dual", "clarabel"), SolveOptions())
+    from workbench.sources import Source
+    sim = simulate(Source.parse("scenario:box-on-plane", {"duration": 0.02, "h": 0.01}), Method("dual", "clarabel"),
+                   SolveOptions())
     assert list(sim) == list(ANSWER) and sim["steps"] == 2 and sim["status"] == "solved"
     res = Method("dual", "clarabel").solve(rolling_ball_2d(), SolveOptions())
     solved = answer(**res.record(point=False, history=False), wall_seconds=0.1, host="here")
     assert list(solved) == list(ANSWER)
     assert set(res.record()) <= set(ANSWER)
+    # the answer is the record's keys (declared there, not listed again) and the worker's own
+    assert list(ANSWER)[:len(res.record())] == list(res.record())
     with pytest.raises(TypeError, match="handover_steps"):
         answer(handover_steps="x")
 
@@ -150,3 +155,48 @@ def test_the_results_api_page_names_every_declared_column():
     page = (Path(__file__).resolve().parents[1] / "docs" / "studies.md").read_text()
     table = page[page.index("| `load_results` column |"):page.index("| `load_histories` column |")]
     assert [c for c in RUN_ROW if RUN_ROW[c].origin != "metric" and f"`{c}`" not in table] == []
+
+
+def test_the_plan_check_is_the_plan_declaration_walked():
+    """workbench.report.plan_check derives every check from workbench.study.plan.PLAN: a plan as the
+    runner writes it passes; each declared field (and each declared field of its objects) given a value
+    of another shape is refused in one line naming it; a field declared optional may be absent."""
+    import copy
+
+    from workbench.errors import InputError
+    from workbench.report.plan_check import check_plan
+    from workbench.study.plan import PLAN
+
+    method = {"method": "a", "label": "A", "formulation": "dual", "solver": "apgd", "tolerance": "default",
+              "tol": 1e-6, "accept": None, "max_iter": None, "params": {}}
+    paper = {"what": "w", "source": "s", "method": "a", "quantity": "iterations", "value": 1, "rel_tol": 1e-4}
+    plan = {"study": "s", "description": "", "time_limit": 5.0, "repetitions": 1,
+            "report": {"sections": ["summary"], "reference_method": None, "convergence": "error", "shift": 10.0,
+                       "time": "solve", "target": 1e-6, "paper": [paper]},
+            "methods": [method], "problems": [{"problem": "p"}], "runs": [{"key": "k"}],
+            "skipped": [{"problem": "p", "method": "a"}], "missing": [], "references": [dict(method)],
+            "reference_runs": [{"key": "r"}]}
+    assert check_plan(copy.deepcopy(plan), "R") == plan
+    wrong = {"records": "x", "object": "x", "texts": "x", "choices": "x"}
+    places = [((name,), f) for name, f in PLAN.items()]
+    places += [((name, 0, sub), g) for name in ("methods", "references", "problems", "runs", "skipped",
+                                                "reference_runs") for sub, g in PLAN[name].of.items()]
+    places += [(("report", sub), g) for sub, g in PLAN["report"].of.items()]
+    places += [(("report", "paper", 0, sub), g) for sub, g in PLAN["report"].of["paper"].of.items()]
+    for path, f in places:
+        bad = copy.deepcopy(plan)
+        *head, last = path
+        target = bad
+        for step in head:
+            target = target[step]
+        target[last] = wrong.get(f.shape, {"x": 1})
+        shown = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+        with pytest.raises(InputError, match=rf"^R: plan\.json {re.escape(shown)} must be "):
+            check_plan(bad, "R")
+        if not f.required:
+            del target[last]
+            check_plan(bad, "R")
+    bad = copy.deepcopy(plan)
+    bad["report"]["paper"][0]["method"] = "b"
+    with pytest.raises(InputError, match=r"report\.paper\[0\]\.method must be a method of the plan"):
+        check_plan(bad, "R")

@@ -621,12 +621,13 @@ def test_published_values_read_the_dataset_manifest_and_the_quickstart_rows_are_
     import tomllib
     from pathlib import Path
 
-    from workbench.report.paper import _comparable, _generator_params
+    from workbench.report.paper import _comparable
+    from workbench.sources import Source
 
-    settled, unsettled = _generator_params("dataset:settled-00320"), _generator_params("dataset:unsettled-00320")
+    settled, unsettled = (Source.parse(f"dataset:{n}-00320").metadata() for n in ("settled", "unsettled"))
     assert (settled["h"], settled["steps"], settled["max_iter"]) == (0.0005, 8000, 10000)
     assert (unsettled["h"], unsettled["steps"], unsettled["max_iter"]) == (0.0005, 8000, 10)
-    assert _generator_params("scene:rolling-ball-2d") is None
+    assert Source.parse("scene:rolling-ball-2d").metadata() is None
     study = tomllib.loads((Path(__file__).resolve().parents[1] / "studies" / "quickstart.toml").read_text())
     made = {"settled": {"settled-00320": settled}, "unsettled": {"unsettled-00320": unsettled}}
     verdicts = []

@@ -38,7 +38,7 @@ def test_static_scene_and_generator_specs_give_the_builders_problems():
     from problems.synthetic import sphere_packing
     p = sources.load("generator:sphere_packing", n_spheres=8, seed=3)
     assert problem_digest(p) == problem_digest(sphere_packing(8, seed=3))
-    assert sources.is_simulation("scenario:filling") and not sources.is_simulation("scene:filling")
+    assert sources.Source.parse("scenario:filling").simulated and not sources.Source.parse("scene:filling").simulated
 
 
 @pytest.mark.parametrize("spec, params, fragments", [
@@ -99,3 +99,47 @@ def test_shared_data_absence_skips_with_a_reason_and_fails_under_ci(tmp_path):
 def test_a_reference_problem_loads(shared_data):
     p = sources.load("shared:fclib/Box_Stacks-i0122-82-5.hdf5")
     assert p.n_contacts == 82 and p.is_global
+
+
+def test_a_source_is_parsed_once_made_once_and_pickles_as_its_spec(tmp_path):
+    """Source.parse picks the kind by prefix; materialise makes each once with its facts (the plan's
+    problem columns), a generator's problems saved as files; the pickle carries no problem data."""
+    import pickle
+
+    from workbench.sources import FileSource, GeneratorSource, ScenarioSource, SceneSource, Source
+    kinds = {"p.npz": FileSource, "shared:fclib/x.hdf5": FileSource, "dataset:settled-00320": FileSource,
+             "scene:rolling-ball-2d": SceneSource, "scenario:ball-on-plane": ScenarioSource,
+             "generator:sphere_packing": GeneratorSource, "scnee:ball": FileSource}
+    assert {spec: type(Source.parse(spec)) for spec in kinds} == kinds
+    scene, = Source.parse("scene:rolling-ball-2d", {"mu": 0.3}, tags=("a",)).materialise(tmp_path)
+    assert scene.name == rolling_ball_2d(mu=0.3).name and scene.members() == [scene]
+    assert scene.describe() == {"problem": scene.name, "source": "scene:rolling-ball-2d",
+                                "problem_hash": problem_digest(rolling_ball_2d(mu=0.3)), "tags": ["a"],
+                                "kind": "global", "n_contacts": 1, "n_dof": 3, "d": 2, "params": None, "series": None}
+    copy = pickle.loads(pickle.dumps(scene))
+    assert copy == scene and len(pickle.dumps(scene)) < 1000
+    made, = Source.parse("generator:sphere_packing", {"n_spheres": 8, "seed": 3}, name="s8",
+                         series="s").materialise(tmp_path / "made")
+    assert isinstance(made, FileSource) and made.spec == str(tmp_path / "made" / "s8.npz") and made.series == "s"
+    assert made.facts.digest == problem_digest(made.load()) == problem_digest(sources.load("generator:sphere_packing",
+                                                                                          n_spheres=8, seed=3))
+    sim, = Source.parse("scenario:ball-on-plane", {"mu": 0.2}, name="b").materialise(tmp_path)
+    assert sim.describe()["kind"] == "simulation" and sim.describe()["params"] == {"mu": 0.2}
+    assert sim.facts.n_contacts == 0 and sim.facts.d == 3
+    with pytest.raises(InputError, match=r"scenario 'ball-on-plane' \(b\) failed: .*'muu'"):
+        Source.parse("scenario:ball-on-plane", {"muu": 0.2}, name="b").materialise(tmp_path)
+    assert Source.parse("scene:rolling-ball-2d").metadata() is None
+
+
+@pytest.mark.parametrize("spec, params", [("scene:rolling-cube", {}), ("scene:ball-on-plane", {"muu": 0.1}),
+                                          ("generator:filling", {}), ("scenario:rolling-ball-2d", {}),
+                                          ("nosuch.npz", {}), ("dataset:nosuch", {}), ("scnee:ball", {})])
+def test_check_says_what_load_says_without_reading(spec, params):
+    """Source.check (asked before a worker loads the problem) refuses what load refuses, in its words."""
+    source = sources.Source.parse(spec, params)
+    with pytest.raises(InputError) as checked:
+        source.check()
+    with pytest.raises(InputError) as loaded:
+        source.load()
+    assert str(checked.value) == str(loaded.value)
+    sources.Source.parse("scene:ball-on-plane", {"mu": 0.1}).check()

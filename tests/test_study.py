@@ -201,7 +201,7 @@ def test_shipped_studies_validate_and_resolve_against_the_shared_data(shared_dat
             continue
         problems = resolve_problems(study, tmp_path / path.stem)
         assert problems and study.methods
-        files = {p.source for p in problems if not p.source.startswith(("scene:", "scenario:"))}
+        files = {p.spec for p in problems if p.origin == "file"}
         generated = {p for p in files if Path(p).parent in (tmp_path / path.stem, datasets.resolve())}
         assert files - generated <= {str(f.resolve()) for f in shared_data.rglob("*") if f.is_file()}
     fclib = load_study(REPO / "studies" / "fclib_data.toml")
@@ -257,7 +257,7 @@ def test_repetitions_run_in_rounds_in_a_shuffled_order_that_a_replan_repeats(sma
     runs, _ = plan(study, problems)
     reps = [r.repetition for r in runs]
     assert reps == sorted(reps) and len(runs) == 4 * 3 * 2
-    rounds = [[(r.problem.name, r.method.name) for r in runs if r.repetition == k] for k in (0, 1)]
+    rounds = [[(r.source.name, r.method.name) for r in runs if r.repetition == k] for k in (0, 1)]
     grid = [(p.name, m.name) for p in problems for m in study.methods]
     assert sorted(rounds[0]) == sorted(rounds[1]) == sorted(grid)
     assert rounds[0] != rounds[1] and grid not in rounds

@@ -25,7 +25,7 @@ def test_scale_study_parses_and_plans(tmp_path):
     assert sizes == sorted(sizes) and sizes[0] == 4550 and sizes[-1] == 450_000
     small = dataclasses.replace(study, groups=[dataclasses.replace(group, generated=group.generated[:1])])
     problems = resolve_problems(small, tmp_path)
-    assert len(problems) == 1 and 9_000 < problems[0].n_contacts < 12_000      # about 10,000 contacts
+    assert len(problems) == 1 and 9_000 < problems[0].facts.n_contacts < 12_000      # about 10,000 contacts
     runs, skipped = plan(small, problems)
     assert len(runs) == 5 and not skipped
     gpu = next(r.method for r in runs if r.method.name == "apgd-gpu")

@@ -21,6 +21,15 @@ scene or generator is one line in ``NAMED`` (a plugin of a study may add lines t
 keyword parameters; unknown or missing ones give an InputError naming the parameter and the known ones.
 Generators must be deterministic given their parameters (give them a ``seed``): studies key results
 by the data hash.
+
+A spec is parsed once, into a :class:`Source` (as benchopt's ``Dataset``): ``Source.parse(spec,
+params)`` picks its class by prefix (:data:`ORIGINS`); the source says what it is (``origin``, and once
+made its ``kind``: global, local or simulation), ``load()``-s its time step, ``materialise(folder)``-s
+what a study runs (generated problems saved under ``folder``), ``describe()``-s itself as the plan's
+problem columns, gives the report its ``metadata()`` and pickles as its spec and facts (never its data:
+a worker loads the problem itself). The CLI, the study's problems, the worker and the report take a
+Source; :func:`trusted_roots` is the one list of the folders a study's files and a report's reads may
+lie in.
 """
 
 from __future__ import annotations
@@ -28,11 +37,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
-from workbench.errors import InputError, unknown
+from workbench.errors import InputError, StudyError, unknown
 from workbench.io import formats
 from workbench.params import check_params
 from workbench.shared_data import PREFIX as SHARED_PREFIX
@@ -42,7 +51,8 @@ if TYPE_CHECKING:  # the problem module (numpy, scipy, numba) loads when a probl
     from workbench.problem import TimeStepProblem
 
 __all__ = ["Named", "NAMED", "KINDS", "names", "builder", "scenario", "scene_problem", "load",
-           "resolve_path", "is_simulation", "dataset_dir", "dataset_names", "ACCEPTED"]
+           "resolve_path", "dataset_dir", "dataset_names", "ACCEPTED", "Source", "Facts", "FileSource",
+           "SceneSource", "ScenarioSource", "GeneratorSource", "ORIGINS", "ROOTS_ENV", "trusted_roots"]
 
 #: kinds of named sources: a static time step, a dynamic scene (problems.dynamic_scenes.Scenario), a
 #: generator of time steps from parameters
@@ -95,7 +105,6 @@ NAMED: dict[str, Named] = {
 ACCEPTED = f"a file ({formats.files_accepted()}), shared:REL, dataset:NAME, scene:NAME, scenario:NAME or generator:NAME"
 
 _DATASET_PREFIX = "dataset:"
-_PREFIXES = {"scene:": ("scene", "scenario"), "scenario:": ("scenario",), "generator:": ("generator",)}
 
 
 def names(*kinds: str) -> list[str]:
@@ -163,8 +172,7 @@ def scene_problem(name: str, **params) -> TimeStepProblem:
     if NAMED.get(name) is not None and NAMED[name].kind == "scenario":
         from problems.stepper import Simulation
         sc = scenario(name, **params)
-        # the formulation and solver are never used: free flight steps have nothing to solve
-        sim = Simulation(sc.world, sc.h, "dual", "apgd", name=name)
+        sim = Simulation(sc.world, sc.h, None, name=name)  # no method: free flight has nothing to solve
         for _ in range(sc.steps + 1):
             problem, _, _ = sim.problem()
             if problem is not None:
@@ -213,11 +221,6 @@ def resolve_path(spec: str, base: os.PathLike | str | None = None) -> Path:
     return p if p.is_absolute() or base is None else Path(base) / p
 
 
-def is_simulation(spec: str) -> bool:
-    """Whether a study source is simulated by its runs (``scenario:NAME``) rather than solved once."""
-    return spec.startswith("scenario:")
-
-
 def _named_problem(name: str, kinds: tuple[str, ...], params: dict[str, Any]) -> TimeStepProblem:
     if kinds == ("generator",):
         problems = generate(name, **params)
@@ -245,32 +248,319 @@ def _names_quietly(kind: str) -> list[str]:
 
 
 def load(spec: str, **params) -> TimeStepProblem:
-    """The problem ``spec`` names (module docstring); ``params`` go to a scene or generator builder.
-    InputError (one line naming the spec and what is accepted) for anything that is not a problem."""
-    for prefix, kinds in _PREFIXES.items():
-        if spec.startswith(prefix):
+    """The problem ``spec`` names (module docstring): ``Source.parse(spec, params).load()``; ``params``
+    go to a scene or generator builder. InputError (one line naming the spec and what is accepted) for
+    anything that is not a problem."""
+    return Source.parse(spec, params).load()
+
+
+# --------------------------------------------------------------------------- the Source type
+
+#: environment variable: more folders (os.pathsep-separated) a study file's files may lie in (and that
+#: the report reads a problem's metadata from)
+ROOTS_ENV = "WORKBENCH_STUDY_ROOTS"
+
+
+def trusted_roots(base: os.PathLike | str | None = None) -> list[Path]:
+    """The folders a study file's files may lie in and a report may read a problem's metadata from:
+    ``base`` (the study file's folder, or the results folder the report reads), the reference data
+    (shared:), the committed datasets (dataset:, when the problems package is here) and those of
+    WORKBENCH_STUDY_ROOTS. The one list of them."""
+    roots = [Path(base)] if base is not None else []
+    roots.append(shared_data_dir())
+    try:
+        roots.append(dataset_dir())
+    except InputError:
+        pass
+    roots += [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
+    return [r for r in roots if r is not None]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a made problem is, as the plan records it: its data hash (:func:`problem_digest
+    <workbench.problem.problem_digest>`; a simulation's: of its scene's name and parameters), its kind
+    (global, local or simulation) and sizes."""
+    digest: str
+    kind: str
+    n_contacts: int
+    n_dof: int | None
+    d: int
+
+    @classmethod
+    def of(cls, problem: TimeStepProblem) -> Facts:
+        from workbench.problem import problem_digest
+        return cls(problem_digest(problem), problem.kind, problem.n_contacts, problem.n_dof, problem.d)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A problem named by a spec, parsed once (module docstring). ``params`` go to a scene's or
+    generator's builder; ``name``, ``tags`` and ``series`` are what a study calls it and groups it by;
+    ``facts`` are known once it is made (:meth:`materialise`). Subclasses, one per kind of spec
+    (:data:`ORIGINS`), say how a problem is made: ``load`` (one time step) and, where a study runs
+    something else, ``materialise``."""
+    spec: str
+    params: dict = field(default_factory=dict, hash=False)
+    name: str | None = None
+    tags: tuple[str, ...] = ()
+    series: str | None = None
+    facts: Facts | None = None
+
+    #: what made the problem, for messages and the report: file, scene, scenario, generator, ...
+    origin: ClassVar[str] = "file"
+    #: whether each run simulates the source (a dynamic scene) instead of solving one time step
+    simulated: ClassVar[bool] = False
+
+    @staticmethod
+    def parse(spec: str, params: dict | None = None, **labels) -> Source:
+        """The source ``spec`` names: the class of the longest prefix of :data:`ORIGINS` it starts
+        with (a file otherwise), with the builder's ``params`` and the study's ``labels`` (name, tags,
+        series). Nothing is read or checked here: :meth:`load` and :meth:`materialise` say what is
+        wrong."""
+        if not isinstance(spec, str):
+            raise InputError(f"a problem spec is a string, got {type(spec).__name__}; a problem is {ACCEPTED}")
+        prefix = max((p for p in ORIGINS if spec.startswith(p)), key=len)
+        return ORIGINS[prefix](spec, dict(params or {}), **labels)
+
+    @property
+    def target(self) -> str:
+        """The spec without its prefix: the scene's or generator's name, the file's path."""
+        return self.spec.partition(":")[2] if self.origin != "file" else self.spec
+
+    @property
+    def kind(self) -> str | None:
+        """global, local or simulation (None until the source is made)."""
+        return "simulation" if self.simulated else (self.facts.kind if self.facts else None)
+
+    def load(self) -> TimeStepProblem:
+        """The time step this source names; InputError naming the spec when it is none."""
+        raise NotImplementedError
+
+    def check(self) -> None:
+        """What can be said wrong without reading or building anything (a missing file, an unknown
+        name, an unknown parameter): InputError, as :meth:`load` would say it. A command that leaves
+        the loading to a worker asks this first."""
+
+    def members(self) -> list[Source]:
+        """The sources this one stands for, each one problem of a study: itself, for every kind here.
+        A family (``family:NAME``: a generator recipe and N members, seeds or round-off perturbations;
+        the next capability) is the kind that returns several: its N member sources, each a source of
+        its own (named, with its parameters), which :meth:`materialise`, the plan, the worker and the
+        report then take as any other."""
+        return [self]
+
+    def materialise(self, folder: Path) -> list[Source]:
+        """The sources a study runs for this one, each made once with its facts known (a bad file or
+        scene stops the study here, before any run). ``folder``: where generated problems are saved."""
+        problem = self.load()
+        return [replace(self, name=self.name or self._default_name(problem), facts=Facts.of(problem))]
+
+    def _default_name(self, problem: TimeStepProblem) -> str:
+        return problem.name or self.target
+
+    def describe(self) -> dict[str, Any]:
+        """The plan's problem columns (plan.json ``problems``, the run row's problem columns), once made."""
+        if self.facts is None:
+            raise ValueError(f"{self.spec}: describe() needs a made source (materialise)")
+        f = self.facts
+        return {"problem": self.name, "source": self.spec, "problem_hash": f.digest, "tags": list(self.tags),
+                "kind": self.kind, "n_contacts": f.n_contacts, "n_dof": f.n_dof, "d": f.d,
+                "params": dict(self.params) if self.simulated else None, "series": self.series}
+
+    def metadata(self, root: os.PathLike | str | None = None) -> dict[str, Any] | None:
+        """What the report says of how the problem was made (a generated file's generator parameters);
+        None when nothing is known. ``root``: the results folder the report reads, trusted besides
+        :func:`trusted_roots`."""
+        return None
+
+    def _made(self, make: Callable[[], Any]):
+        """``make()``, with whatever a scene's or generator's code raises named as the study's error."""
+        try:
+            return make()
+        except Exception as exc:  # whatever a builder raises, the study names it and stops
+            raise StudyError(f"{self.origin} {self.target!r} ({self.name}) failed: {type(exc).__name__}: "
+                             f"{exc}") from None
+
+
+class FileSource(Source):
+    """A file: a path (``~`` expanded; relative to the working directory), ``shared:REL`` or ``dataset:NAME``."""
+    origin = "file"
+
+    def path(self, base: os.PathLike | str | None = None) -> Path:
+        """The file's path (:func:`resolve_path`)."""
+        return resolve_path(self.spec, base)
+
+    def _default_name(self, problem: TimeStepProblem) -> str:
+        return problem.name or self.path().stem
+
+    def check(self) -> None:
+        self._checked_path()
+
+    def _checked_path(self) -> Path:
+        spec = self.spec
+        if self.params:
+            raise InputError(f"{spec}: a file takes no parameters (got {_show(self.params)})")
+        path = self.path()
+        if not path.exists():
+            if spec.startswith(_DATASET_PREFIX):
+                raise InputError(f"{spec}: {unknown('dataset', spec[len(_DATASET_PREFIX):], dataset_names())}")
+            if spec.startswith(SHARED_PREFIX):
+                names = [str(f.relative_to(shared_data_dir())) for f in reference_files()]
+                raise InputError(f"{spec}: {unknown('reference problem', spec[len(SHARED_PREFIX):], names)}")
+            where = "" if str(path) == spec else f" ({path})"
+            raise InputError(f"{spec}: no such file or folder{where}; {_named_like(spec)}a problem is {ACCEPTED}")
+        if not path.is_file() and not path.is_dir():  # stat only: opening a FIFO or a device could block
+            raise InputError(f"{spec}: not a regular file (a FIFO, socket or device); a problem is {ACCEPTED}")
+        return path
+
+    def load(self) -> TimeStepProblem:
+        from workbench.io import load_problem
+        spec, path = self.spec, self._checked_path()
+        if any(path.suffix.lower() in f.suffixes for f in formats.FORMATS) or not path.is_file():
+            return load_problem(path)
+        try:  # an unknown suffix: the reader sniffs the content, and says the accepted forms if it fails
+            return load_problem(path)
+        except InputError as exc:
+            why = str(exc).removeprefix(f"{path}: ")
+            raise InputError(f"{spec}: not a problem file ({why}); a problem is {ACCEPTED}") from None
+
+    def metadata(self, root: os.PathLike | str | None = None) -> dict[str, Any] | None:
+        """The parameters a generated packing was made with: its entry in the ``MANIFEST.json`` of its
+        folder (problems.generator; the entry's "generator" table, with the settling steps), else the
+        ``NAME.json`` beside it that older generators wrote; None for a file without either.
+
+        Read only inside :func:`trusted_roots` (``root`` among them), as a regular file of at most 4 MiB,
+        no link followed: a row's source in a received folder never makes the report open a file
+        elsewhere (or wait on a FIFO)."""
+        from problems.generator import MANIFEST
+        roots = [r.resolve() for r in trusted_roots(root)]
+        try:
+            data = self.path().resolve()
+        except Exception:  # noqa: BLE001 - a spec that names no file has no parameters
+            return None
+        manifest = _own_json(data.parent / MANIFEST, roots)
+        entry = manifest.get(data.name) if isinstance(manifest, dict) else None
+        if isinstance(entry, dict) and isinstance(entry.get("generator"), dict):
+            return {**entry["generator"], "steps": entry["generator"].get("steps", entry.get("steps"))}
+        beside = _own_json(data.with_suffix(".json"), roots)
+        if isinstance(beside, dict) and isinstance(beside.get("generator"), dict):
+            return {**beside["generator"],
+                    "steps": beside["generator"].get("steps", (beside.get("settling") or {}).get("steps"))}
+        return None
+
+
+class _NamedSource(Source):
+    """A source of the registry :data:`NAMED`; ``kinds``: the registry kinds its prefix takes."""
+    kinds: ClassVar[tuple[str, ...]] = ()
+
+    def load(self) -> TimeStepProblem:
+        try:
+            return _named_problem(self.target, self.kinds, self.params)
+        except InputError as exc:
+            raise InputError(f"{self.spec}: {exc}") from None
+
+    def check(self) -> None:
+        try:
+            func = builder(self.target, *self.kinds)
             try:
-                return _named_problem(spec[len(prefix):], kinds, params)
-            except InputError as exc:
-                raise InputError(f"{spec}: {exc}") from None
-    if params:
-        raise InputError(f"{spec}: a file takes no parameters (got {_show(params)})")
-    from workbench.io import load_problem
-    path = resolve_path(spec)
-    if not path.exists():
-        if spec.startswith(_DATASET_PREFIX):
-            raise InputError(f"{spec}: {unknown('dataset', spec[len(_DATASET_PREFIX):], dataset_names())}")
-        if spec.startswith(SHARED_PREFIX):
-            names = [str(f.relative_to(shared_data_dir())) for f in reference_files()]
-            raise InputError(f"{spec}: {unknown('reference problem', spec[len(SHARED_PREFIX):], names)}")
-        where = "" if str(path) == spec else f" ({path})"
-        raise InputError(f"{spec}: no such file or folder{where}; {_named_like(spec)}a problem is {ACCEPTED}")
-    if not path.is_file() and not path.is_dir():  # stat only: opening a FIFO or a device could block
-        raise InputError(f"{spec}: not a regular file (a FIFO, socket or device); a problem is {ACCEPTED}")
-    if any(path.suffix.lower() in f.suffixes for f in formats.FORMATS) or not path.is_file():
-        return load_problem(path)
-    try:  # an unknown suffix: the reader sniffs the content, and says the accepted forms if it fails
-        return load_problem(path)
-    except InputError as exc:
-        why = str(exc).removeprefix(f"{path}: ")
-        raise InputError(f"{spec}: not a problem file ({why}); a problem is {ACCEPTED}") from None
+                check_params(self.target, func, self.params)
+            except InputError as exc:  # as _call says it
+                raise InputError(f"{exc}; {_PARAMS_HINT}") from None
+        except InputError as exc:
+            raise InputError(f"{self.spec}: {exc}") from None
+
+
+class SceneSource(_NamedSource):
+    """``scene:NAME``: a static scene's time step, or a dynamic scene's first time step with a contact."""
+    origin = "scene"
+    kinds = ("scene", "scenario")
+
+
+class ScenarioSource(_NamedSource):
+    """``scenario:NAME``: a dynamic scene; as a problem, its first time step with a contact; in a study,
+    each run simulates it (workbench.study.simulation), keyed by its name and parameters."""
+    origin = "scenario"
+    kinds = ("scenario",)
+    simulated = True
+
+    def build(self):
+        """The dynamic scene (problems.dynamic_scenes.Scenario), built with ``params`` (:func:`scenario`)."""
+        return scenario(self.target, **self.params)
+
+    def materialise(self, folder: Path) -> list[Source]:
+        """Itself, built once here (bad parameters stop the study before any run), its facts those of
+        its bodies, its data hash that of its name and parameters."""
+        import hashlib
+        import json
+        bodies = self._made(self.build).world.bodies
+        digest = hashlib.sha256(json.dumps({"scenario": self.target, "params": self.params}, sort_keys=True,
+                                           default=str).encode()).hexdigest()
+        return [replace(self, name=self.name or self.target,
+                        facts=Facts(digest, "simulation", 0, int(bodies.n * bodies.dof), int(bodies.dim)))]
+
+
+class GeneratorSource(_NamedSource):
+    """``generator:NAME``: the problem(s) a generator makes from ``params``; in a study, each saved in
+    the native format under the results folder's problems/ (the exact data next to the results, and a
+    file the workers load)."""
+    origin = "generator"
+    kinds = ("generator",)
+
+    def materialise(self, folder: Path) -> list[Source]:
+        problems = self._made(lambda: generate(self.target, **self.params))
+        name = self.name or self.target
+        named = [(name, problems[0])] if len(problems) == 1 else [(f"{name}-{i}", p) for i, p in enumerate(problems)]
+        out = []
+        for label, problem in named:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = Path(folder) / f"{label}.npz"
+            _save(problem, path)
+            out.append(FileSource(str(path), {}, name=label, tags=self.tags, series=self.series,
+                                  facts=Facts.of(problem)))
+        return out
+
+
+#: the kinds of spec, by prefix ("" is a file): adding one is a Source subclass and one line here
+#: (ARCHITECTURE.md); a family of problems (``family:NAME``, N members of a recipe) will be one more,
+#: whose :meth:`Source.members` gives its members
+ORIGINS: dict[str, type[Source]] = {
+    "": FileSource,
+    SHARED_PREFIX: FileSource,
+    _DATASET_PREFIX: FileSource,
+    "scene:": SceneSource,
+    "scenario:": ScenarioSource,
+    "generator:": GeneratorSource,
+}
+
+
+def _save(problem: TimeStepProblem, path: Path) -> None:
+    """Write atomically, so an interrupted study never leaves a half-written problem behind."""
+    from workbench.files import atomic_output
+    from workbench.io import save_problem
+    with atomic_output(path) as tmp:
+        save_problem(problem, tmp)
+
+
+def _own_json(path: Path, roots: list[Path]):
+    """The JSON document at ``path`` when it lies inside one of ``roots`` and is a regular file of at most
+    4 MiB (opened without following a link, without waiting on a FIFO), else None."""
+    import json
+    import stat
+
+    if not any(r == path.parent or r in path.parents for r in roots):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 4 * 2**20:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    finally:
+        os.close(fd)

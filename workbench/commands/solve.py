@@ -14,7 +14,8 @@ is solved, else 1. Both warm the method up first (imports, numba compilation or 
 signatures of the problem's form: :meth:`workbench.method.Method.warm_up` with ``like``; ``solve``
 without the warm-start forms it never runs), so the solve times exclude it;
 ``--json`` reports it as ``warm_up_seconds``. With ``--time-limit`` the worker does it, under its own
-limit (workbench.study.worker.WARM_UP_LIMIT), before the run's limit starts.
+limit (workbench.study.worker.WARM_UP_LIMIT), before the run's limit starts, and ``solve`` leaves the
+problem to the worker: it is read once, there.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import os
 from workbench.commands._args import (EXIT_NOT_SOLVED, add_method_options, add_threads_option, formulation_named,
                                       key_value, method_named, output_file, positive, solver_named)
 from workbench.errors import printable
-from workbench.sources import ACCEPTED, load
+from workbench.sources import ACCEPTED, Source
 
 PROBLEM_HELP = f"{ACCEPTED} (workbench list shows the scenes)"
 
@@ -56,19 +57,20 @@ def method_of(args):
     return method_named(args.formulation, args.solver, dict(args.param or []))
 
 
-def result_record(problem, result, warm_up_seconds: float | None = None) -> dict:
+def result_record(problem: dict, result, warm_up_seconds: float | None = None) -> dict:
     """The JSON object of ``workbench solve --json``: the problem, then the result's record
     (:meth:`SolveResult.record`, without the point and the history; ``handover`` lists a run finished
     by another method: who, when, why, what the first method reached alone, ``handover_label`` in words;
     ``info`` holds what the solver or method says of itself: recorded, never used to judge), then the
-    warm-up: the one-off cost before the clock started (imports, numba compilation), not in the times."""
-    return {"problem": problem.name, "n_contacts": problem.n_contacts,
+    warm-up: the one-off cost before the clock started (imports, numba compilation), not in the times.
+    ``problem``: its ``name`` and ``n_contacts``."""
+    return {"problem": problem["name"], "n_contacts": problem["n_contacts"],
             **result.record(point=False, history=False), "compile_seconds": result.info.get("compile_seconds"), "warm_up_seconds": warm_up_seconds}
 
 
-def source_params(args) -> dict:
-    """The ``--set KEY=VALUE`` parameters of a scene or generator, as a dict."""
-    return dict(args.set or [])
+def source_of(args, spec: str | None = None) -> Source:
+    """The Source of PROBLEM (or ``spec``) with the ``--set KEY=VALUE`` parameters of a scene or generator."""
+    return Source.parse(args.problem if spec is None else spec, dict(args.set or []))
 
 
 def add_source_options(s) -> None:
@@ -78,7 +80,7 @@ def add_source_options(s) -> None:
 
 
 def cmd_info(args) -> int:
-    problem = load(args.problem, **source_params(args))
+    problem = source_of(args).load()
     for key, value in problem.summary().items():
         if value is not None:
             print(f"{key:>12}: {printable(value)}")  # names and descriptions come from the file
@@ -111,22 +113,23 @@ def cmd_list(args) -> int:
     return 0
 
 
-def _solve(spec, problem, method, options, worker=None, params=None):
-    """(result, warm-up seconds): ``method`` solves ``problem`` in this process after its warm-up, or
-    with --time-limit in a worker killed past it (hard limit), which warms the method up itself
-    before its clock starts and loads ``spec`` with the source parameters ``params`` itself."""
+def _solve(source, problem, method, options, worker=None):
+    """(result, warm-up seconds, the problem's name and contacts): ``method`` solves ``problem`` (loaded
+    here when None) in this process after its warm-up, or with --time-limit in a worker killed past it
+    (hard limit), which warms the method up itself before its clock starts and loads ``source`` itself."""
     if options.time_limit is None:
+        problem = source.load() if problem is None else problem
         warm = method.warm_up(like=problem, history=options.keep_history, warm_start=options.warm_start is not None)
-        return method.solve(problem, options), warm
-    from workbench.study.worker import solve_with_hard_limit
-    return solve_with_hard_limit(spec, method, options, worker, params), 0.0
+        return method.solve(problem, options), warm, {"name": problem.name, "n_contacts": problem.n_contacts}
+    from workbench.study.worker import solve_in_worker
+    source.check()  # a missing file or an unknown name is told before a worker starts
+    result, loaded = solve_in_worker(source, method, options, worker)
+    return result, 0.0, loaded or {"name": source.spec, "n_contacts": None}
 
 
 def cmd_solve(args) -> int:
     method = method_of(args)
-    problem = load(args.problem, **source_params(args))
-    result, warm = _solve(args.problem, problem, method, solve_options(args, keep_history=bool(args.history)),
-                          params=source_params(args))
+    result, warm, problem = _solve(source_of(args), None, method, solve_options(args, keep_history=bool(args.history)))
     if args.history and result.history is not None:
         from workbench.files import atomic_output
         with atomic_output(args.history) as tmp:
@@ -135,7 +138,8 @@ def cmd_solve(args) -> int:
     if args.json:
         print(json.dumps(result_record(problem, result, warm)))
         return code
-    print(f"{printable(problem.name)}: {problem.n_contacts} contacts, formulation {result.formulation}, solver {result.solver}")
+    print(f"{printable(problem['name'])}: {problem['n_contacts']} contacts, formulation {result.formulation}, "
+          f"solver {result.solver}")
     print(f"  status {result.status} (solver said {result.solver_status or '-'})"
           f"{': ' + printable(result.message) if result.message else ''}")
     for h in result.handover:
@@ -163,7 +167,8 @@ def cmd_compare(args) -> int:
     forms = [formulation_named(f) for f in args.formulation or list(FORMULATIONS)]
     solvers = [solver_named(s) for s in args.solver] if args.solver else list_solvers()
     methods = pairings(forms, solvers, dict(args.param or []))
-    problems = [(spec, load(spec, **source_params(args))) for spec in args.problems]
+    sources = [source_of(args, spec) for spec in args.problems]
+    problems = [(source, source.load()) for source in sources]
     print("| problem | contacts | formulation | solver | status | iterations | warm-up s | build s | solve s "
           "| dual objective | relaxed error | siconos error |")
     print("|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -179,11 +184,11 @@ def cmd_compare(args) -> int:
 def _compare_rows(args, problems, methods, worker) -> bool:
     """Print the table's rows; whether every run was solved."""
     all_solved = True
-    for spec, problem in problems:
+    for source, problem in problems:
         for method in methods:
             if not method.accepts(problem)[0]:
                 continue
-            res, warm = _solve(spec, problem, method, solve_options(args), worker, source_params(args))
+            res, warm, _ = _solve(source, problem, method, solve_options(args), worker)
             all_solved &= res.status == "solved"
             m = res.metrics
             fmt = lambda k: f"{m[k]:.3e}" if k in m else "-"  # noqa: E731

@@ -88,9 +88,10 @@ def read_report_data(results_dir) -> ReportData:
     store = ResultStore(results_dir)
     plan = check_plan(store.read_json("plan.json"), store.root)
     every = read_runs(store)
-    recorded = current_runs(every, plan, include_reference=False)
+    with_refs = current_runs(every, plan, include_reference=True)  # completed once (workbench.study.record.complete)
+    compared = {r["key"] for r in plan["runs"]}
+    recorded = with_refs[with_refs["key"].isin(compared)].reset_index(drop=True) if len(with_refs) else with_refs
     runs, plan = split_handovers(recorded, plan)
-    with_refs = current_runs(every, plan, include_reference=True)
     refs = with_refs[with_refs["role"] == "reference"] if len(with_refs) else with_refs
     return ReportData(root=store.root, plan=plan, runs=runs, recorded=recorded, reference_runs=refs,
                       stale=len(every) - len(with_refs), store=store)

@@ -14,6 +14,7 @@ from workbench.report.data import ReportData
 from workbench.report.document import Heading, Table, Text, cell, spread
 from workbench.report.reference import References
 from workbench.report.sections import section
+from workbench.sources import Source
 from workbench.study.results import read_histories
 
 __all__ = []
@@ -39,7 +40,9 @@ def _paper(res: ReportData, out: Path) -> list:
             values = pd.to_numeric(runs[e["quantity"]], errors="coerce") if e["quantity"] in runs else []
         values = pd.Series(values, dtype=float).dropna()
         problems = runs.drop_duplicates("problem")
-        made = {p.problem: _generator_params(p.source, res.store) for p in problems.itertuples()}
+        # how each was made, read only inside the trusted roots and this results folder (Source.metadata)
+        made = {p.problem: Source.parse(p.source).metadata(res.store.root) if isinstance(p.source, str) else None
+                for p in problems.itertuples()}
         rows.append({"what": e["what"], "source": e["source"], "method": res.labels[e["method"]],
                      "paper": e["value"], "paper's problem": e.get("paper_problem") or "not stated",
                      "paper's criterion": e.get("paper_criterion") or "not stated",
@@ -64,66 +67,6 @@ def _paper(res: ReportData, out: Path) -> list:
                  "the method's own)."),
             Table(table, "Published and measured values.",
                   tables.write_table(table, out, "paper", "Published and measured values", numbers))]
-
-
-def _generator_params(source: str, store=None) -> dict | None:
-    """The parameters a generated packing was made with: its entry in the ``MANIFEST.json`` of its folder
-    (problems.generator; the entry's "generator" table, with the settling steps), else the ``NAME.json``
-    beside it that older generators wrote; None for a file without either (a scene, another
-    simulator's file, a file the manifest does not list).
-
-    Read only from the results folder ``store`` itself (its problems/), the workbench's own read-only
-    roots (the committed datasets, the reference data) and the folders the user trusts in
-    WORKBENCH_STUDY_ROOTS, as a regular file of at most 4 MiB, no link followed: a row's source in a
-    received folder never makes the report open a file elsewhere (or wait on a FIFO)."""
-    import os
-
-    from problems.generator import MANIFEST
-    from workbench.shared_data import shared_data_dir
-    from workbench.sources import dataset_dir, resolve_path
-    from workbench.study.spec import ROOTS_ENV
-
-    trusted = [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
-    roots = [Path(r).resolve() for r in (store.root if store is not None else None, dataset_dir(),
-                                         shared_data_dir(), *trusted) if r is not None]
-    try:
-        data = resolve_path(source).resolve()
-    except Exception:  # noqa: BLE001 - a source that is not a file (scene:, generator:) has no parameters
-        return None
-    manifest = _own_json(data.parent / MANIFEST, roots)
-    entry = manifest.get(data.name) if isinstance(manifest, dict) else None
-    if isinstance(entry, dict) and isinstance(entry.get("generator"), dict):
-        return {**entry["generator"], "steps": entry["generator"].get("steps", entry.get("steps"))}
-    beside = _own_json(data.with_suffix(".json"), roots)
-    if isinstance(beside, dict) and isinstance(beside.get("generator"), dict):
-        return {**beside["generator"], "steps": beside["generator"].get("steps",
-                                                                         (beside.get("settling") or {}).get("steps"))}
-    return None
-
-
-def _own_json(path: Path, roots: list[Path]):
-    """The JSON document at ``path`` when it lies inside one of ``roots`` and is a regular file of at most
-    4 MiB (opened without following a link, without waiting on a FIFO), else None."""
-    import json
-    import os
-    import stat
-
-    if not any(r == path.parent or r in path.parents for r in roots):
-        return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > 4 * 2**20:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return json.loads(f.read().decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    finally:
-        os.close(fd)
 
 
 def _problem_line(p, made: dict | None) -> str:

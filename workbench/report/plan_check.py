@@ -1,4 +1,6 @@
-"""The checks a results folder's ``plan.json`` passes before a report reads it.
+"""The checks a results folder's ``plan.json`` passes before a report reads it, derived from the one
+declaration of plan.json (:data:`workbench.study.plan.PLAN`: each field's shape, whether it may be
+absent or null, its choices, the fields of its objects).
 
 A results folder may come from someone else: its plan names the study (which becomes the default
 report folder, ``reports/<study>``) and holds the lists the report walks. A plan that is not what
@@ -9,9 +11,11 @@ folder can choose where the report goes or end the report in a traceback.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from workbench.errors import InputError
 from workbench.files import plain_name
+from workbench.study.plan import PLAN, Field
 
 __all__ = ["check_plan"]
 
@@ -22,91 +26,73 @@ def _fail(root, field: str, wanted: str, value) -> InputError:
     return InputError(f"{root}: plan.json {field} must be {wanted}, got {type(value).__name__} {shown}")
 
 
-def _number(plan: dict, key: str, root, integer: bool = False, where: str | None = None) -> None:
-    value = plan.get(key)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
-    if not ok or (integer and not isinstance(value, int)):
-        raise _fail(root, where or key, "a positive whole number" if integer else "a positive number", value)
+def _real(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _records(plan: dict, key: str, fields: tuple[str, ...], root, required: bool = True) -> None:
-    """``plan[key]`` a list of objects whose ``fields`` are strings."""
-    if key not in plan and not required:
+def _one_of(choices: tuple[str, ...]) -> str:
+    return " or ".join(choices) if len(choices) == 2 else f"one of {', '.join(choices)}"
+
+
+def _check(value, f: Field, where: str, root, later: list[Callable[[], None]]) -> None:
+    """``value`` of the field ``f`` at ``where`` as declared; checks against the rest of the plan
+    (``among``) go to ``later``, once every field has its shape."""
+    if value is None and f.null:
         return
-    items = plan.get(key)
-    if not isinstance(items, list):
-        raise _fail(root, key, "a list", items)
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise _fail(root, f"{key}[{i}]", "an object", item)
-        for f in fields:
-            if not isinstance(item.get(f), str):
-                raise _fail(root, f"{key}[{i}].{f}", "a string", item.get(f))
+    shape = f.shape
+    if shape in ("name", "text"):
+        if not isinstance(value, str):
+            raise _fail(root, where, "a string or null" if f.null else "a string", value)
+        if shape == "name":
+            plain_name(value, f"{root}: plan.json {where}")
+        if f.among is not None:
+            later.append(lambda plan: value in f.among(plan) or _raise(_fail(root, where, f.among_what, value)))
+    elif shape == "number":
+        if not _real(value):
+            raise _fail(root, where, "a number", value)
+    elif shape in ("positive", "count"):
+        if not (_real(value) and math.isfinite(value) and value > 0) or (shape == "count" and not isinstance(value, int)):
+            raise _fail(root, where, "a positive whole number" if shape == "count" else "a positive number", value)
+    elif shape == "texts":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _fail(root, where, "a list of strings", value)
+    elif shape == "choice":
+        if not (isinstance(value, str) and value in f.choices()):
+            raise _fail(root, where, _one_of(f.choices()), value)
+    elif shape == "choices":
+        if not isinstance(value, list) or not all(isinstance(v, str) and v in f.choices() for v in value):
+            raise _fail(root, where, f"a list of {', '.join(f.choices())}", value)
+    elif shape == "object":
+        if not isinstance(value, dict):
+            raise _fail(root, where, "an object", value)
+        _fields(value, f.of or {}, f"{where}.", root, later)
+    else:  # records
+        if not isinstance(value, list):
+            raise _fail(root, where, "a list", value)
+        if f.nonempty and not value:
+            raise _fail(root, where, f"a list of at least one {f.nonempty}", value)
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                raise _fail(root, f"{where}[{i}]", "an object", item)
+            _fields(item, f.of or {}, f"{where}[{i}].", root, later)
 
 
-def _methods(methods: list[dict], root) -> None:
-    """Each compared method's formulation is a registered one; tol, accept are positive numbers (the
-    report groups and judges methods by them)."""
-    from formulations import FORMULATIONS
-    for i, m in enumerate(methods):
-        if m["formulation"] not in FORMULATIONS:
-            raise _fail(root, f"methods[{i}].formulation", f"one of {', '.join(FORMULATIONS)}", m["formulation"])
-        _number(m, "tol", root, where=f"methods[{i}].tol")
-        if m.get("accept") is not None:
-            _number(m, "accept", root, where=f"methods[{i}].accept")
-        if not isinstance(m.get("params", {}), dict):
-            raise _fail(root, f"methods[{i}].params", "an object", m.get("params"))
+def _raise(exc: Exception):
+    raise exc
+
+
+def _fields(obj: dict, fields: dict[str, Field], prefix: str, root, later) -> None:
+    for name, f in fields.items():
+        if name in obj or f.required:
+            _check(obj.get(name), f, f"{prefix}{name}", root, later)
 
 
 def check_plan(plan, root) -> dict:
-    """``plan`` when it has the shape ``workbench run`` writes (module docstring); InputError otherwise."""
-    from workbench.analysis.sections import SECTIONS
-
+    """``plan`` when it has the shape ``workbench run`` writes (:data:`PLAN`); InputError otherwise."""
     if not isinstance(plan, dict):
         raise _fail(root, "(the whole file)", "an object", plan)
-    if not isinstance(plan.get("study"), str):
-        raise _fail(root, "study", "a string", plan.get("study"))
-    plain_name(plan["study"], f"{root}: plan.json study")
-    if not isinstance(plan.get("description", ""), str):
-        raise _fail(root, "description", "a string", plan.get("description"))
-    _number(plan, "time_limit", root)
-    _number(plan, "repetitions", root, integer=True)
-    _records(plan, "methods", ("method", "label", "formulation", "solver"), root)
-    if not plan["methods"]:  # a study has at least one method (workbench.study.spec)
-        raise _fail(root, "methods", "a list of at least one method", plan["methods"])
-    _methods(plan["methods"], root)
-    _records(plan, "references", ("method", "label", "formulation", "solver"), root, required=False)
-    _methods(plan.get("references", []), root)
-    _records(plan, "problems", ("problem",), root)
-    _records(plan, "skipped", ("problem", "method"), root)
-    _records(plan, "runs", ("key",), root)
-    _records(plan, "reference_runs", ("key",), root, required=False)
-    missing = plan.get("missing", [])
-    if not isinstance(missing, list) or not all(isinstance(m, str) for m in missing):
-        raise _fail(root, "missing", "a list of strings", missing)
-    report = plan.get("report")
-    if not isinstance(report, dict):
-        raise _fail(root, "report", "an object", report)
-    sections = report.get("sections")
-    if not isinstance(sections, list) or not all(s in SECTIONS for s in sections):
-        raise _fail(root, "report.sections", f"a list of {', '.join(SECTIONS)}", sections)
-    for key, choices in (("time", ("solve", "total")), ("convergence", ("error", "absolute"))):
-        if report.get(key) not in choices:
-            raise _fail(root, f"report.{key}", " or ".join(choices), report.get(key))
-    _number(report, "shift", root)
-    _number(report, "target", root)
-    if not isinstance(report.get("reference_method"), (str, type(None))):
-        raise _fail(root, "report.reference_method", "a string or null", report.get("reference_method"))
-    _records(report, "paper", ("what", "source", "method", "quantity"), root, required=False)
-    labels = {m["method"] for m in plan["methods"] + plan.get("references", [])}
-    for i, entry in enumerate(report.get("paper", [])):
-        where = f"report.paper[{i}]"
-        if entry["method"] not in labels:
-            raise _fail(root, f"{where}.method", "a method of the plan", entry["method"])
-        for key in ("value", "rel_tol"):
-            if isinstance(entry.get(key), bool) or not isinstance(entry.get(key), (int, float)):
-                raise _fail(root, f"{where}.{key}", "a number", entry.get(key))
-        for key in ("tag", "problem"):
-            if not isinstance(entry.get(key), (str, type(None))):
-                raise _fail(root, f"{where}.{key}", "a string or null", entry.get(key))
+    later: list = []
+    _fields(plan, PLAN, "", root, later)
+    for check in later:
+        check(plan)
     return plan

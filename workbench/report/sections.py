@@ -24,6 +24,7 @@ from workbench.report.conclusion import at_equal_accuracy, conclusion, within_no
 from workbench.report.data import ReportData
 from workbench.report.document import Figure, Heading, Table, Text, cell, spread
 from workbench.solvers.base import handover_label
+from workbench.sources import Source
 from workbench.study.results import read_histories
 
 __all__ = ["BUILDERS", "section"]
@@ -301,7 +302,7 @@ def _scaling(res: ReportData, out: Path) -> list:
     for source, mine in sims.groupby("source", sort=False):  # one figure per scene swept over sizes
         if "max_contacts" not in mine or mine["max_contacts"].nunique() < 2:
             continue
-        scene = source.partition(":")[2]
+        scene = Source.parse(source).target
         mine = mine.assign(n_contacts=mine["max_contacts"])
         path = f"figures/scaling-{_slug(scene)}.png"
         columns = {"complementarity": "largest complementarity max |g_n u_n|",

@@ -5,8 +5,8 @@ runs; parallel backends) and qpbenchmark (plain markdown reports, success rates,
 means). Layers, no cycles:
 
 - :mod:`~workbench.study.spec`: the study file, parsed and validated (one-line :class:`StudyError`s).
-- :mod:`~workbench.study.problems`: problem groups -> concrete problems with data hashes (the
-  problems themselves come from :mod:`workbench.sources`, scenes and generators included).
+- :mod:`~workbench.study.problems`: problem groups -> made sources with data hashes (each a
+  :class:`workbench.sources.Source`, scenes and generators included).
 - :mod:`~workbench.study.store`: one parquet file per run, written atomically; read back as tables.
 - :mod:`~workbench.study.worker`: the killable worker process that executes runs.
 - :mod:`~workbench.study.simulation`: a run that simulates a dynamic scene (its history: per-step table).

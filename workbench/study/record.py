@@ -1,8 +1,8 @@
 """The run row, declared once: every column a study writes for a run (name, dtype, meaning, where it
 comes from, what an older row lacking it reads as), as qpbenchmark declares its ``Results`` columns.
 
-The runner builds each row from it (:func:`run_row`: the plan's columns, then the run's record, then
-provenance), the results loader describes and completes rows by it (:func:`complete`), and the worker
+The runner builds each row from it (:func:`run_row`: a :class:`PlannedRun`'s ``columns()``, each
+plan column read from the planned run as it declares, then the run's record, then provenance), the results loader describes and completes rows by it (:func:`complete`), and the worker
 answers every run in one shape, :func:`answer`: the :meth:`SolveResult.record
 <workbench.solvers.base.SolveResult.record>` of the run plus ``wall_seconds``, ``host`` and
 ``steps``, whether the run was solved, simulated a scene, crashed or was killed.
@@ -29,7 +29,8 @@ import numpy as np
 
 from workbench.status import ORDER
 
-__all__ = ["Column", "RUN_ROW", "ANSWER", "answer", "machine_effect", "run_row", "complete", "record_columns"]
+__all__ = ["Column", "RUN_ROW", "ANSWER", "PlannedRun", "answer", "machine_effect", "run_row", "complete",
+           "record_columns"]
 
 #: what a column may hold: text, a whole number, a real number (NaN or None when unknown), JSON text
 DTYPES = ("str", "int", "float", "json")
@@ -40,7 +41,8 @@ class Column:
     """One column of the run row. ``source``: the answer's key (origin "record"; default the name);
     ``fill``: what a row written before the column existed reads as (a value, or a function of the
     loaded frame giving one per row); ``encode``: the answer's value -> the stored one (default by
-    dtype); ``number``: read back as a number, NaN where unknown (default: the float columns)."""
+    dtype); ``number``: read back as a number, NaN where unknown (default: the float columns); ``of``: a
+    column of origin "plan" read from the :class:`PlannedRun`."""
     name: str
     dtype: str
     meaning: str
@@ -49,9 +51,11 @@ class Column:
     fill: Any = None
     encode: Callable[[Any], Any] | None = None
     number: bool | None = None
+    of: Callable[[PlannedRun], Any] | None = None
 
     def __post_init__(self):
         assert self.dtype in DTYPES and self.origin in ("plan", "record", "metric", "runner", "derived", "provenance")
+        assert (self.of is not None) == (self.origin == "plan"), self.name
         if self.number is None:
             object.__setattr__(self, "number", self.dtype == "float")
 
@@ -91,9 +95,19 @@ def _c(name, dtype, origin, meaning, **kw) -> Column:
     return Column(name=name, dtype=dtype, meaning=meaning, origin=origin, **kw)
 
 
-def _plan(name, dtype, meaning, **kw) -> Column:
-    """A column known before the run: the problem, the method, the repetition."""
-    return _c(name, dtype, "plan", meaning, **kw)
+def _plan(name, dtype, meaning, of, **kw) -> Column:
+    """A column known before the run, ``of`` the planned run: the problem, the method, the repetition."""
+    return _c(name, dtype, "plan", meaning, of=of, **kw)
+
+
+def _problem(name, dtype, meaning, **kw) -> Column:
+    """A problem column: the run's source as it describes itself (workbench.sources.Source.describe)."""
+    return _plan(name, dtype, meaning, lambda run: run.source.describe()[name], **kw)
+
+
+def _method(name, dtype, meaning, **kw) -> Column:
+    """A method column: the run's study method as it describes itself (StudyMethod.describe)."""
+    return _plan(name, dtype, meaning, lambda run: run.method.describe()[name], **kw)
 
 
 def _metric(name, meaning) -> Column:
@@ -103,29 +117,31 @@ def _metric(name, meaning) -> Column:
 
 #: the run row, in the order the runner writes it (then any other metric of the point, a float column)
 RUN_ROW: dict[str, Column] = {c.name: c for c in (
-    _plan("key", "str", "content hash of the run (problem data, method settings, time limit, repetition, version)"),
-    _plan("study", "str", "study name"),
-    _plan("role", "str", '"compared", or "reference" for a dedicated reference run', fill="compared"),
-    _plan("problem", "str", "problem name"),
-    _plan("problem_hash", "str", "hash of the problem data"),
-    _plan("source", "str", "file, scene:NAME, ..."),
-    _plan("tags", "str", "the problem group's tags, comma-separated"),
-    _plan("series", "str", "the group's scaling series, or None"),
-    _plan("kind", "str", "global, local or simulation"),
-    _plan("n_contacts", "int", "contacts", number=True),
-    _plan("n_dof", "int", "degrees of freedom (global)"),
-    _plan("d", "int", "2 or 3"),
-    _plan("method", "str", "method name in the study (NAME@PRESET when several presets)"),
-    _plan("label", "str", "method label"),
-    _plan("formulation", "str", "formulation"),
-    _plan("solver", "str", "solver"),
-    _plan("tolerance", "str", "tolerance preset"),
-    _plan("tol", "float", "accuracy asked of the solver"),
-    _plan("accept", "float", "judged error at most this counts as solved (None: tol)"),
-    _plan("max_iter", "int", "iteration cap"),
-    _plan("params", "json", "solver parameters (JSON)"),
-    _plan("time_limit", "float", "seconds per run"),
-    _plan("repetition", "int", "0, 1, ..."),
+    _plan("key", "str", "content hash of the run (problem data, method settings, time limit, repetition, version)",
+          lambda run: run.key),
+    _plan("study", "str", "study name", lambda run: run.study),
+    _plan("role", "str", '"compared", or "reference" for a dedicated reference run', lambda run: run.role,
+          fill="compared"),
+    _problem("problem", "str", "problem name"),
+    _problem("problem_hash", "str", "hash of the problem data"),
+    _problem("source", "str", "file, scene:NAME, ..."),
+    _plan("tags", "str", "the problem group's tags, comma-separated", lambda run: ",".join(run.source.tags)),
+    _problem("series", "str", "the group's scaling series, or None"),
+    _problem("kind", "str", "global, local or simulation"),
+    _problem("n_contacts", "int", "contacts", number=True),
+    _problem("n_dof", "int", "degrees of freedom (global)"),
+    _problem("d", "int", "2 or 3"),
+    _method("method", "str", "method name in the study (NAME@PRESET when several presets)"),
+    _method("label", "str", "method label"),
+    _method("formulation", "str", "formulation"),
+    _method("solver", "str", "solver"),
+    _method("tolerance", "str", "tolerance preset"),
+    _method("tol", "float", "accuracy asked of the solver"),
+    _method("accept", "float", "judged error at most this counts as solved (None: tol)"),
+    _method("max_iter", "int", "iteration cap"),
+    _plan("params", "json", "solver parameters (JSON)", lambda run: json.dumps(run.method.params, sort_keys=True)),
+    _plan("time_limit", "float", "seconds per run", lambda run: run.time_limit),
+    _plan("repetition", "int", "0, 1, ...", lambda run: run.repetition),
     _c("status", "str", "record", ", ".join(ORDER[:-1]) + " or " + ORDER[-1]),
     _c("stop", "str", "record", "the cause that ended the run, as the solver knows it (converged, max_iter, timeout, "
                                 "stalled, failed; timeout for a run the runner killed at its hard limit; None when "
@@ -170,14 +186,42 @@ RUN_ROW: dict[str, Column] = {c.name: c for c in (
     _c("finished_at", "str", "provenance", "UTC time"),
 )}
 
+@dataclass(frozen=True)
+class PlannedRun:
+    """A run of the plan: its ``source`` (a made :class:`workbench.sources.Source`), its study
+    ``method`` (workbench.study.spec.StudyMethod), its ``repetition`` and ``key`` (the content hash,
+    workbench.study.runner.run_key), in its ``study`` under its ``time_limit``, as a compared run or a
+    dedicated reference run (``role``). Its row's plan columns are :meth:`columns`."""
+    source: Any
+    method: Any
+    repetition: int
+    key: str
+    study: str
+    time_limit: float
+    role: str = "compared"
+
+    def columns(self) -> dict[str, Any]:
+        """The row's columns of origin "plan", each as RUN_ROW declares it is read from the run."""
+        return {c.name: c.of(self) for c in RUN_ROW.values() if c.origin == "plan"}
+
+
+def _record_keys() -> list[str]:
+    """The keys of :meth:`SolveResult.record <workbench.solvers.base.SolveResult.record>` (point and
+    history included), in its order."""
+    from workbench.solvers import SolveResult
+    return list(SolveResult("", "", "crash").record())
+
+
+#: what a run that produced nothing answers for the record's keys, where it is not None
+_NOTHING = {"status": "crash", "metrics": {}, "message": "", "handover": [], "handover_label": ""}
+#: what the worker adds to the record: its times and machine, a simulation's steps, ``input_error``
+#: (the one line of a refused input, which a command raises again) and ``problem`` (the name and
+#: contacts of the problem it loaded, for a command that did not load it itself)
+_WORKER = {"wall_seconds": None, "host": None, "steps": None, "input_error": None, "problem": None}
+
 #: the worker's answer for a run, in one shape: key -> its value when the run produced none. The
-#: SolveResult.record keys, then what the worker adds (the history as a DataFrame; nu and v only when
-#: asked; input_error: the one line of a refused input, which a command raises again)
-ANSWER: dict[str, Any] = {
-    "solver": None, "formulation": None, "status": "crash", "stop": None, "solver_status": None, "objective": None,
-    "solver_objective": None, "iterations": None, "build_seconds": None, "solve_seconds": None, "metrics": {},
-    "message": "", "info": None, "handover": [], "handover_label": "", "judged_name": None, "nu": None, "v": None,
-    "history": None, "wall_seconds": None, "host": None, "steps": None, "input_error": None}
+#: SolveResult.record keys (the history as a DataFrame; nu and v only when asked), then the worker's
+ANSWER: dict[str, Any] = {**dict.fromkeys(_record_keys()), **_NOTHING, **_WORKER}
 
 
 def answer(**fields) -> dict[str, Any]:

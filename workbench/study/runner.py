@@ -23,40 +23,33 @@ import os
 import random
 import sys
 from collections import Counter
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench.errors import InputError, printable
 from workbench.files import PARTIAL
-from workbench.study.problems import ProblemRef, resolve_problems
-from workbench.study.record import record_columns, run_row
+from workbench.sources import Source
+from workbench.study.problems import resolve_problems
+from workbench.study.plan import plan_record
+from workbench.study.record import PlannedRun, record_columns, run_row
 from workbench.study.spec import Study, StudyMethod
 from workbench.study.store import ResultStore
 
-__all__ = ["Run", "plan", "plan_references", "select_problems", "run_study", "run_key", "RESULT_FIELDS"]
+__all__ = ["PlannedRun", "plan", "plan_references", "select_problems", "run_study", "run_key", "RESULT_FIELDS"]
 
 #: the row's columns that come from the run's record (workbench.study.record.RUN_ROW, origin "record")
 RESULT_FIELDS = tuple(c.name for c in record_columns())
 
 
-@dataclass(frozen=True)
-class Run:
-    problem: ProblemRef
-    method: StudyMethod
-    repetition: int
-    key: str
-
-
-def run_key(problem: ProblemRef, method: StudyMethod, repetition: int, time_limit: float) -> str:
+def run_key(problem: Source, method: StudyMethod, repetition: int, time_limit: float) -> str:
     """Content hash identifying a run (module docstring)."""
     import workbench
-    ident = {"problem": problem.name, "problem_hash": problem.digest, **method.identity(),
+    ident = {"problem": problem.name, "problem_hash": problem.facts.digest, **method.identity(),
              "time_limit": time_limit, "repetition": repetition, "workbench": workbench.__version__}
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
-def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict[str, str]]]:
+def plan(study: Study, problems: list[Source]) -> tuple[list[PlannedRun], list[dict[str, str]]]:
     """The runs of the grid, and the (problem, method) pairs skipped with why.
 
     The runs are ordered in rounds: round k holds repetition k of every pair, in an order shuffled per
@@ -76,17 +69,22 @@ def plan(study: Study, problems: list[ProblemRef]) -> tuple[list[Run], list[dict
     for rep in range(study.repetitions):
         order = list(pairs)
         random.Random(f"{study.name}:{rep}").shuffle(order)
-        runs += [Run(problem, method, rep, run_key(problem, method, rep, study.time_limit)) for problem, method in order]
+        runs += [_planned(study, problem, method, rep) for problem, method in order]
     return runs, skipped
 
 
-def plan_references(study: Study, problems: list[ProblemRef]) -> list[Run]:
+def plan_references(study: Study, problems: list[Source]) -> list[PlannedRun]:
     """One dedicated reference run per single-step problem and [reference] formulation it can take."""
-    return [Run(p, m, 0, run_key(p, m, 0, study.time_limit)) for p in problems if p.kind != "simulation"
+    return [_planned(study, p, m, 0, "reference") for p in problems if p.kind != "simulation"
             for m in study.references if m.method.accepts(p)[0]]
 
 
-def select_problems(problems: list[ProblemRef], patterns: list[str] | None) -> list[ProblemRef]:
+def _planned(study: Study, source: Source, method: StudyMethod, repetition: int, role: str = "compared") -> PlannedRun:
+    return PlannedRun(source, method, repetition, run_key(source, method, repetition, study.time_limit), study.name,
+                      study.time_limit, role)
+
+
+def select_problems(problems: list[Source], patterns: list[str] | None) -> list[Source]:
     """The problems whose name matches a glob of ``patterns`` (all when None); StudyError when a
     pattern matches none."""
     import fnmatch
@@ -124,42 +122,21 @@ def _check_own_study(study: Study, store: ResultStore) -> None:
                          f"{', ...' if len(foreign) > 3 else ''} and no plan.json); {how}")
 
 
-def _task(run: Run, study: Study) -> dict[str, Any]:
+def _task(run: PlannedRun, study: Study) -> dict[str, Any]:
     """What a worker needs for a run; ``preload`` is what a fresh worker imports before its first."""
     preload = {"plugins": [str(p) for p in study.plugins], "methods": [m.method.spec() for m in study.methods]}
-    return {"key": run.key, "source": run.problem.source, "scenario_params": run.problem.params,
-            "method": run.method.method.spec(), "device": run.method.method.device,
-            "options": run.method.solve_options(study.time_limit),
+    return {"key": run.key, "source": run.source, "method": run.method.method.spec(),
+            "device": run.method.method.device, "options": run.method.solve_options(study.time_limit),
             "preload": preload, "hard_limit": study.hard_limit()}
 
 
-def _row(run: Run, study: Study, result: dict[str, Any], session: str, role: str) -> dict[str, Any]:
-    """The stored row of ``run`` (workbench.study.record.RUN_ROW) from the worker's answer ``result``."""
+def _row(run: PlannedRun, study: Study, result: dict[str, Any], session: str) -> dict[str, Any]:
+    """The stored row of ``run`` (workbench.study.record.RUN_ROW): its plan columns, the worker's answer
+    ``result``, the provenance."""
     import workbench
-    p, m = run.problem, run.method
-    plan = {"key": run.key, "study": study.name, "role": role, "problem": p.name, "problem_hash": p.digest,
-            "source": p.source, "tags": ",".join(p.tags), "series": p.series, "kind": p.kind,
-            "n_contacts": p.n_contacts, "n_dof": p.n_dof, "d": p.d,
-            "method": m.name, "label": m.label, "formulation": m.formulation, "solver": m.solver,
-            "tolerance": m.tolerance.name, "tol": m.tolerance.tol, "accept": m.tolerance.accept,
-            "max_iter": m.max_iter, "params": json.dumps(m.params, sort_keys=True), "time_limit": study.time_limit,
-            "repetition": run.repetition}
-    return run_row(plan, result, {"session": session, "workbench_version": workbench.__version__,
+    return run_row(run.columns(), result, {"session": session, "workbench_version": workbench.__version__,
                                   "finished_at": datetime.datetime.now(datetime.timezone.utc).isoformat(
                                       timespec="seconds")}, safety_net=study.safety_net)
-
-
-def _plan_record(study: Study, problems: list[ProblemRef], runs: list[Run], skipped,
-                 references: list[Run]) -> dict[str, Any]:
-    """plan.json: everything the report needs besides the rows."""
-    def listed(rs):
-        return [{"key": r.key, "problem": r.problem.name, "method": r.method.name, "repetition": r.repetition}
-                for r in rs]
-    return {"study": study.name, "description": study.description, "time_limit": study.time_limit,
-            "repetitions": study.repetitions, "report": asdict(study.report),
-            "methods": [m.describe() for m in study.methods], "problems": [p.describe() for p in problems],
-            "runs": listed(runs), "skipped": skipped, "missing": [g.missing for g in study.groups if g.missing],
-            "references": [m.describe() for m in study.references], "reference_runs": listed(references)}
 
 
 def run_study(study: Study, out: os.PathLike | str, *, jobs: int = 1, executor: str = "local",
@@ -183,7 +160,7 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
     from workbench.study.results import row_check
 
     _check_own_study(study, store)
-    declared = sum(len(g.files) + len(g.scenes) + len(g.generated) for g in study.groups)
+    declared = sum(len(g.sources()) for g in study.groups)
     check("RUNS", declared * (len(study.methods) * study.repetitions + len(study.references)),
           f"the plan ({declared} problems declared x ({len(study.methods)} methods x {study.repetitions} "
           f"repetitions + {len(study.references)} reference runs)), counted before any problem is made")
@@ -197,7 +174,7 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
     now = datetime.datetime.now(datetime.timezone.utc)
     session = f"{now:%Y%m%dT%H%M%SZ}-{os.getpid()}"
     store.write_text("study.toml", study.text)
-    store.write_json("plan.json", _plan_record(study, problem_refs, runs, skipped, references))
+    store.write_json("plan.json", plan_record(study, problem_refs, runs, skipped, references))
     store.write_json(f"sessions/{session}.json",
                      provenance(session, study.text, sorted({m.solver for m in study.methods}), sys.argv,
                                 executor, jobs))
@@ -205,7 +182,6 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
     if rerun_failed:  # a reference run short of its tolerance is not a failure of the comparison
         done -= store.unsolved_keys(row_check) - {r.key for r in references}
     todo = [r for r in runs + references if r.key not in done]
-    roles = {r.key: "reference" for r in references}
     by_key = {r.key: r for r in todo}
     log = store.log_path()
     tasks = [_task(r, study) for r in todo]
@@ -226,9 +202,9 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
             run = by_key[task["key"]]
             history = result.get("history")
             if history is not None:
-                history = history.assign(problem=run.problem.name, method=run.method.name,
+                history = history.assign(problem=run.source.name, method=run.method.name,
                                          repetition=run.repetition)
-            store.write_run(_row(run, study, result, session, roles.get(run.key, "compared")), history)
+            store.write_run(_row(run, study, result, session), history)
             statuses[result["status"]] += 1
             if bar is not None:
                 bar.set_postfix({k: v for k, v in statuses.items() if k != "solved"}, refresh=False)

@@ -28,14 +28,14 @@ __all__ = ["simulate"]
 _ORDER = ("no_contact", *ORDER)
 
 
-def simulate(scene: str, params: dict[str, Any], method, options) -> dict[str, Any]:
-    """Run the scene for its duration with ``method`` (a :class:`workbench.method.Method`); the
-    worker's answer in its one shape (workbench.study.record.answer: status, metrics, history, ...)."""
+def simulate(source, method, options) -> dict[str, Any]:
+    """Run the dynamic scene of ``source`` (a workbench.sources.ScenarioSource) for its duration with
+    ``method`` (a :class:`workbench.method.Method`); the worker's answer in its one shape
+    (workbench.study.record.answer: status, metrics, history, ...)."""
     from problems.stepper import Simulation, SimulationError
-    from workbench.sources import scenario as build_scenario
     from workbench.study.record import answer
 
-    scenario = build_scenario(scene, **params)
+    scenario = source.build()
     sim = Simulation(scenario.world, scenario.h, method, options=options, name=scenario.name)
     rows: list[dict[str, Any]] = []
 

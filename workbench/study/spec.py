@@ -23,7 +23,7 @@ mean 'y'?")::
     tol = 1e-5                     # accuracy asked of the solver (SolveOptions.tol)
     accept = 1e-4                  # error at most this counts as "solved" (default: tol)
 
-    [[problems]]                   # a group: exactly one of files, scenes, generator, scenario
+    [[problems]]                   # a group: exactly one of files, scenes, generator, scenario, sources
     files = ["shared:fclib/*.hdf5", "../data/*.dat"]   # paths or globs (workbench.sources): shared:REL
                                    # in the reference data, dataset:NAME among the committed datasets;
                                    # relative ones are resolved against the directory of the study
@@ -47,6 +47,10 @@ mean 'y'?")::
     files = ["../problems/datasets/settled-*.hdf5"]
     optional = "make them with: workbench generate settled"   # files absent: the group is skipped
                                    # with this reason (the study stops only when nothing is left)
+
+    [[problems]]
+    sources = ["scene:rolling-ball-2d"]   # any spec of workbench.sources but a file (files: above), e.g.
+                                   # of a kind a plugin adds (a Source subclass in workbench.sources.ORIGINS)
 
     [[problems]]
     scenario = "ball-on-plane"     # a dynamic scene of workbench.sources.NAMED: each run
@@ -99,7 +103,6 @@ the file and the place in it.
 from __future__ import annotations
 
 import dataclasses
-import glob
 import itertools
 import os
 import re
@@ -111,25 +114,27 @@ from typing import Any
 from workbench.analysis import sections as report_sections
 from workbench.errors import InputError, StudyError, did_you_mean
 from workbench.files import inside, plain_name
-from workbench.limits import check, check_depth, limit, parse_error
+from workbench.limits import check, check_depth, parse_error
 from workbench.numbers import number
 from workbench.params import check_params
+from workbench.study.globs import bounded_glob, resolve_files
+from workbench.study.plan import REPORT_CHOICES, PaperValue, ReportOptions
 from workbench.study.plugins import import_plugin
 
 __all__ = ["Study", "StudyError", "StudyMethod", "ProblemGroup", "ReportOptions", "PaperValue", "Tolerance", "load_study",
-           "import_plugin", "select", "TOLERANCE_PRESETS", "PAPER_QUANTITIES"]
+           "import_plugin", "select", "TOLERANCE_PRESETS", "PAPER_QUANTITIES", "bounded_glob"]
 
 DEFAULT_TIME_LIMIT = 300.0
 
 _TOP_KEYS = ("study", "tolerances", "problems", "methods", "reference", "report")
 _STUDY_KEYS = ("name", "description", "repetitions", "time_limit", "safety_net", "tolerance", "histories", "plugins")
 _TOLERANCE_KEYS = ("tol", "accept")
-_PROBLEM_KEYS = ("files", "scenes", "generator", "scenario", "params", "sweep", "name", "tags", "series",
+_PROBLEM_KEYS = ("files", "scenes", "generator", "scenario", "sources", "params", "sweep", "name", "tags", "series",
                  "optional")
-_KINDS = ("files", "scenes", "generator", "scenario")
+_KINDS = ("files", "scenes", "generator", "scenario", "sources")
 _METHOD_KEYS = ("formulation", "solver", "label", "tolerance", "max_iter", "params")
 _REFERENCE_KEYS = ("solver", "formulations", "tol", "max_iter", "params")
-_REPORT_KEYS = ("sections", "reference_method", "convergence", "shift", "time", "target", "paper")
+_REPORT_KEYS = tuple(f.name for f in dataclasses.fields(ReportOptions))
 _SEED_KEYS = ("what", "source", "value", "method", "tag", "problem", "quantity", "rel_tol", "paper_problem",
               "paper_criterion", "paper_params", "not_comparable")
 #: what a [[report.paper]] entry may measure: columns of the runs, and one derived from histories
@@ -214,37 +219,20 @@ class ProblemGroup:
     missing: str | None = None
     #: the scaling series the group's problems belong to (slopes are fitted within a series only)
     series: str | None = None
+    #: specs of workbench.sources (not files), as they are
+    specs: tuple[str, ...] = ()
 
-
-@dataclass(frozen=True)
-class PaperValue:
-    """A number a paper reports, to be shown beside what the study measures ([[report.paper]])."""
-    what: str
-    source: str
-    value: float
-    method: str
-    quantity: str
-    tag: str | None = None
-    problem: str | None = None
-    rel_tol: float = 1e-4
-    #: the paper's problem and its criterion (with its threshold), shown beside the study's own
-    paper_problem: str | None = None
-    paper_criterion: str | None = None
-    #: generator parameters of the paper's data (h, steps, max_iter, ...), compared with the measured files'
-    paper_params: tuple[tuple[str, float], ...] = ()
-    not_comparable: str | None = None
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    #: the default: every section of workbench.analysis.sections, in its order
-    sections: tuple[str, ...] = field(default_factory=lambda: tuple(report_sections.SECTIONS))
-    reference_method: str | None = None
-    convergence: str = "error"
-    shift: float = 10.0
-    time: str = "solve"
-    target: float = 1e-6
-    paper: tuple[PaperValue, ...] = ()
+    def sources(self) -> list:
+        """The group's problems as :class:`workbench.sources.Source` s (parsed here, made by the
+        runner): its files, scenes, or each (name, params) of its generator or scenario."""
+        from workbench.sources import Source
+        labels = {"tags": self.tags, "series": self.series}
+        if self.generator is not None or self.scenario is not None:
+            prefix = f"generator:{self.generator}" if self.generator is not None else f"scenario:{self.scenario}"
+            return [Source.parse(prefix, params, name=name, **labels) for name, params in self.generated]
+        return [Source.parse(str(path), **labels) for path in self.files] + \
+            [Source.parse(f"scene:{scene}", name=scene, **labels) for scene in self.scenes] + \
+            [Source.parse(spec, **labels) for spec in self.specs]
 
 
 @dataclass
@@ -405,123 +393,6 @@ def _methods(doc: dict, presets: dict[str, Tolerance], study_presets: list[Toler
     return methods
 
 
-#: environment variable: more folders (os.pathsep-separated) a study file's files may name
-ROOTS_ENV = "WORKBENCH_STUDY_ROOTS"
-
-
-def allowed_roots(base: Path) -> list[Path]:
-    """The folders a study file's ``files`` may name files in: the study file's folder, the reference
-    data (shared:), the committed datasets (dataset:), and those of WORKBENCH_STUDY_ROOTS."""
-    from workbench.shared_data import shared_data_dir
-    from workbench.sources import dataset_dir
-
-    roots = [base, shared_data_dir()]
-    try:
-        roots.append(dataset_dir())
-    except InputError:
-        pass
-    roots += [Path(r).expanduser() for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
-    return [r for r in roots if r is not None]
-
-
-def _part_regex(part: str) -> str:
-    """A regular expression for one path component of a glob (``*`` and ``?`` never match ``/``)."""
-    out, i = [], 0
-    while i < len(part):
-        c = part[i]
-        j = part.find("]", i + 2) if c == "[" else -1
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif j > 0:
-            body = part[i + 1:j]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
-            i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def bounded_glob(pattern: Path, where: str) -> list[Path]:
-    """The files matching ``pattern`` (glob syntax, ``**`` any folders), sorted, found by walking the
-    folder before its first wildcard without following links to folders, over at most FILES x 10
-    entries, and at most FILES matches (workbench.limits): a glob can never walk a whole disk."""
-    parts = pattern.parts
-    fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
-    top = Path(*parts[:fixed])
-    rest = parts[fixed:]
-    last = len(rest) - 1
-    try:
-        regex = re.compile("".join(("(?:[^/]+/)*" + ("[^/]+" if k == last else "")) if part == "**" else
-                                   _part_regex(part) + ("/" if k < last else "") for k, part in enumerate(rest)) + r"\Z")
-    except re.error as exc:  # a reversed range [z-a], an unbalanced bracket, ...
-        raise StudyError(f"{where}: glob {str(pattern)[:200]!r} is not a valid pattern ({exc})") from None
-    deep = "**" in rest
-    depth = len(rest)
-    budget = limit("FILES") * 10
-    visited, found = 0, []
-    stack = [(top, "", 0)]  # walked with a stack, not recursion: a 1,100-level chain of folders is no RecursionError
-    while stack:
-        folder, rel_folder, level = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        visited += len(entries)
-        if visited > budget:
-            raise StudyError(f"{where}: glob {pattern} walks more than {budget:g} folder entries, the limit (10 x "
-                             f"the files limit; set WORKBENCH_MAX_FILES to raise it)")
-        for entry in entries:
-            rel = entry.name if level == 0 else f"{rel_folder}/{entry.name}"
-            if entry.is_dir(follow_symlinks=False):
-                # without **, no folder deeper than the pattern's; hidden ones only where the pattern says so (glob)
-                if (deep or level < depth - 1) and not entry.name.startswith("."):
-                    stack.append((entry.path, rel, level + 1))
-            elif not entry.name.startswith(".") and entry.is_file() and regex.match(rel):
-                found.append(Path(folder) / entry.name)
-                check("FILES", len(found), f"{where}: glob {pattern} matches too many files")
-    return sorted(found)
-
-
-def _resolve_files(patterns: list[str], base: Path, where: str) -> tuple[Path, ...]:
-    """Paths and globs (workbench.sources.resolve_path: shared:REL, dataset:NAME, relative to ``base``,
-    the study file's directory); every file they name, links resolved, must lie in
-    :func:`allowed_roots`, and a group names at most FILES files (workbench.limits)."""
-    from workbench.sources import resolve_path
-
-    roots = allowed_roots(base)
-    found: dict[Path, None] = {}  # ordered set: overlapping globs name a file once
-    for pattern in patterns:
-        try:
-            full = resolve_path(pattern, base)
-        except InputError as exc:
-            raise StudyError(f"{where}: {exc}") from None
-        if not any(Path(os.path.normpath(full)) == r or Path(r) in Path(os.path.normpath(full)).parents
-                   for r in (os.path.normpath(r) for r in roots)):
-            raise StudyError(f"{where}: {pattern!r} names {full}, outside the study file's folder, the reference "
-                             f"data and the datasets; add its folder to {ROOTS_ENV} to allow it")
-        if glob.has_magic(str(full)):
-            matches = bounded_glob(full, where)
-            if not matches:
-                raise StudyError(f"{where}: glob {pattern!r} matches no file (looked for {full}; relative "
-                                 "paths are resolved against the study file's directory)")
-        elif not full.is_file():
-            raise StudyError(f"{where}: file {pattern!r} does not exist (looked for {full}; relative paths "
-                             "are resolved against the study file's directory)")
-        else:
-            matches = [full]
-        for m in matches:
-            try:
-                found[inside(m, roots, f"{where}: {pattern!r}")] = None
-            except InputError as exc:
-                raise StudyError(f"{exc}; add its folder to {ROOTS_ENV} to allow it") from None
-        check("FILES", len(found), f"{where} files")
-    return tuple(found)
-
-
 def _generated(table: dict, where: str, kind: str, before: int = 0,
                per_problem: int = 1) -> tuple[str, tuple[tuple[str, dict[str, Any]], ...]]:
     """The (name, params) of each problem of a generator or scenario group (sweep unrolled). The
@@ -594,7 +465,7 @@ def _check_template(template: str, where: str) -> None:
 def _groups(doc: dict, base: Path, per_problem: int = 1) -> list[ProblemGroup]:
     """The problem groups; the runs they declare (``per_problem`` runs each: methods x repetitions) are
     counted from the declaration and checked against the RUNS limit before any group is expanded."""
-    from workbench.sources import builder
+    from workbench.sources import Source, builder
 
     entries = doc.get("problems", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
@@ -609,7 +480,7 @@ def _groups(doc: dict, base: Path, per_problem: int = 1) -> list[ProblemGroup]:
         where = f"[[problems]] #{i}"
         if groups:
             g = groups[-1]
-            declared += len(g.files) + len(g.scenes) + len(g.generated)
+            declared += len(g.sources())
         _check_keys(table, _PROBLEM_KEYS, where)
         kinds = [k for k in _KINDS if k in table]
         if len(kinds) != 1:
@@ -627,7 +498,7 @@ def _groups(doc: dict, base: Path, per_problem: int = 1) -> list[ProblemGroup]:
             if optional is not None and not isinstance(optional, (bool, str)):
                 raise StudyError(f"{where} optional must be true or a string (the reason), got {_show(optional)}")
             try:
-                files = _resolve_files(_strings(table["files"], f"{where} files"), base, where)
+                files = resolve_files(_strings(table["files"], f"{where} files"), base, where)
             except StudyError as exc:
                 if not optional:
                     raise
@@ -643,6 +514,13 @@ def _groups(doc: dict, base: Path, per_problem: int = 1) -> list[ProblemGroup]:
                 except InputError as exc:
                     raise StudyError(f"{where}: {exc}") from None
             groups.append(ProblemGroup(i, scenes=tuple(scenes), tags=tags, series=series))
+        elif kinds[0] == "sources":
+            specs = _strings(table["sources"], f"{where} sources")
+            for spec in specs:
+                if Source.parse(spec).origin == "file":
+                    raise StudyError(f"{where} sources: {spec!r} is no spec of workbench.sources but a file's; "
+                                     "files go in files = [...]")
+            groups.append(ProblemGroup(i, specs=tuple(specs), tags=tags, series=series))
         elif kinds[0] == "generator":
             name, generated = _generated(table, where, "generator", declared, per_problem)
             groups.append(ProblemGroup(i, generator=name, generated=generated, tags=tags, series=series))
@@ -668,14 +546,15 @@ def _report(doc: dict, methods: list[StudyMethod]) -> ReportOptions:
     entries = table.get("paper", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise StudyError("[report] paper must be given as [[report.paper]] tables")
-    return ReportOptions(sections=tuple(sections), reference_method=ref,
-                         paper=tuple(_paper_value(e, f"[[report.paper]] #{i}", names)
-                                    for i, e in enumerate(entries, start=1)),
-                         convergence=_choice(table.get("convergence", "error"), ("error", "absolute"),
-                                             "[report] convergence"),
-                         shift=_positive(table.get("shift", 10.0), "[report] shift"),
-                         target=_positive(table.get("target", 1e-6), "[report] target", fraction=True),
-                         time=_choice(table.get("time", "solve"), ("solve", "total"), "[report] time"))
+    default = ReportOptions()
+    paper = tuple(_paper_value(e, f"[[report.paper]] #{i}", names) for i, e in enumerate(entries, start=1))
+
+    def choice(key: str) -> str:  # one of the declared choices (workbench.study.plan.REPORT_CHOICES)
+        return _choice(table.get(key, getattr(default, key)), REPORT_CHOICES[key], f"[report] {key}")
+    return ReportOptions(sections=tuple(sections), reference_method=ref, paper=paper, convergence=choice("convergence"),
+                         shift=_positive(table.get("shift", default.shift), "[report] shift"),
+                         target=_positive(table.get("target", default.target), "[report] target", fraction=True),
+                         time=choice("time"))
 
 
 def _reference(doc: dict, methods: list[StudyMethod]) -> list[StudyMethod]:
@@ -756,6 +635,8 @@ def _paper_params(params: Any, where: str) -> tuple[tuple[str, float], ...]:
 # --------------------------------------------------------------------------- plugins and entry point
 
 def _parse(path: Path, text: str) -> Study:
+    from workbench.sources import trusted_roots
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -776,7 +657,7 @@ def _parse(path: Path, text: str) -> Study:
             raise StudyError(f"[study] plugins: no file {plugin}")
         # a plugin is code that runs with the user's rights: it must travel with the study (its folder,
         # or WORKBENCH_STUDY_ROOTS), where whoever runs the study can read it first
-        inside(plugin, allowed_roots(base), "[study] plugins")
+        inside(plugin, trusted_roots(base), "[study] plugins")
         import_plugin(plugin)
     presets = _tolerances(doc)
     study_presets = [_preset(n, presets, "[study] tolerance")

@@ -42,7 +42,8 @@ from typing import Any
 from workbench import THREAD_ENV, threads
 from workbench.errors import InputError
 
-__all__ = ["WorkerProcess", "execute", "crash_result", "hard_limit", "solve_with_hard_limit", "WARM_UP_LIMIT"]
+__all__ = ["WorkerProcess", "execute", "crash_result", "hard_limit", "solve_with_hard_limit", "solve_in_worker",
+           "WARM_UP_LIMIT"]
 
 STARTUP_TIMEOUT = 120.0
 #: seconds a worker may take to warm a method up before its first run of it (numba compiles each
@@ -103,27 +104,26 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
     ``wall_seconds`` and ``host``, a simulation's (workbench.study.simulation), or a crash with its
     message.
 
-    ``task["method"]`` is a :meth:`Method.spec` (resolved once per process, after the plugins are
-    imported). ``started("warm")`` is called once the method is warmed up and ``started("loaded")``
+    ``task["source"]`` is a :class:`workbench.sources.Source` (it loads its problem here, or is
+    simulated); ``task["method"]`` is a :meth:`Method.spec` (resolved once per process, after the
+    plugins are imported). ``started("warm")`` is called once the method is warmed up and ``started("loaded")``
     once the problem is loaded: the run's time (and its hard limit) counts from there.
     ``task["return_point"]`` adds nu and v to the answer.
     """
     from workbench.study.record import answer
     t0 = time.perf_counter()
     try:
-        from workbench.sources import is_simulation, load
         _import_plugins(task["preload"]["plugins"])
+        source = task["source"]
         method = _method(task["method"])
         method.warm_up()
         started("warm")
-        scenario = is_simulation(task["source"])
-        problem = None if scenario else load(task["source"], **(task.get("source_params") or {}))
+        problem = None if source.simulated else source.load()
         started("loaded")
         t0 = time.perf_counter()
-        if scenario:
+        if source.simulated:
             from workbench.study.simulation import simulate
-            result = simulate(task["source"].partition(":")[2], task["scenario_params"] or {}, method,
-                              task["options"])
+            result = simulate(source, method, task["options"])
             return {**result, "host": socket.gethostname(), "wall_seconds": time.perf_counter() - t0}
         res = method.solve(problem, task["options"])
         if "traceback" in res.info:  # a solver that raised: its run failed, its traceback goes to the log
@@ -137,7 +137,8 @@ def execute(task: dict[str, Any], started=lambda phase: None) -> dict[str, Any]:
         return crash_result(f"{type(exc).__name__}: {exc}", wall_seconds=time.perf_counter() - t0, **names)
     # the history goes as the DataFrame it is (pickled by the pipe, written to parquet by the parent)
     return answer(**res.record(point=bool(task.get("return_point")), history=False), history=res.history,
-                  wall_seconds=time.perf_counter() - t0, host=socket.gethostname())
+                  wall_seconds=time.perf_counter() - t0, host=socket.gethostname(),
+                  problem={"name": problem.name, "n_contacts": problem.n_contacts})
 
 
 _METHODS: dict[str, Any] = {}
@@ -348,27 +349,33 @@ class WorkerProcess:
 
 # --------------------------------------------------------------------------- one run, from a command
 
-def solve_with_hard_limit(source: str, method, options, worker: WorkerProcess | None = None,
-                          source_params: dict | None = None):
-    """Solve problem ``source`` (a path or source spec; ``source_params`` go to a scene or generator
-    builder, workbench.sources.load) with ``method`` (a :class:`~workbench.method.Method`) in a
-    killable worker: the SolveResult (:meth:`SolveResult.from_record` of the worker's answer), with
+def solve_with_hard_limit(source, method, options, worker: WorkerProcess | None = None):
+    """:func:`solve_in_worker`'s result alone."""
+    return solve_in_worker(source, method, options, worker)[0]
+
+
+def solve_in_worker(source, method, options, worker: WorkerProcess | None = None):
+    """Solve the problem of ``source`` (a :class:`workbench.sources.Source`, or a spec it parses) with
+    ``method`` (a :class:`~workbench.method.Method`) in a killable worker, which loads the problem (here
+    nothing is read): the SolveResult (:meth:`SolveResult.from_record` of the worker's answer), with
     status "timeout" (and no point) when the run outlives ``hard_limit(options.time_limit)``,
-    "warm-up" when warming the method up outlives WARM_UP_LIMIT, and "crash" when the worker dies.
-    Bad input (an InputError in the worker) is raised again here.
+    "warm-up" when warming the method up outlives WARM_UP_LIMIT, and "crash" when the worker dies;
+    with the name and contacts of the problem the worker loaded (``{"name", "n_contacts"}``; None when
+    the run ended before it did). Bad input (an InputError in the worker) is raised again here.
 
     ``worker`` lets a caller reuse one worker over several runs (its imports and warm-ups are
     paid once); without it a worker is started for this run and closed after. The worker's output
     (solver logs, a crash's traceback) is shown only with ``options.verbose``.
     """
     from workbench.solvers import SolveResult
+    from workbench.sources import Source
+    source = source if isinstance(source, Source) else Source.parse(source)
     if options.time_limit is None:
         raise InputError("a hard time limit needs options.time_limit")
     own = worker is None
     worker = WorkerProcess(None if options.verbose else os.devnull) if own else worker
     spec = method.spec()
-    task = {"key": "solve", "source": source, "source_params": source_params, "method": spec,
-            "options": options, "scenario_params": None, "return_point": True,
+    task = {"key": "solve", "source": source, "method": spec, "options": options, "return_point": True,
             "preload": {"plugins": [], "methods": [spec]}}
     try:
         answer = worker.run(task, hard_limit(options.time_limit))
@@ -377,7 +384,7 @@ def solve_with_hard_limit(source: str, method, options, worker: WorkerProcess | 
             worker.close()
     if answer["input_error"]:
         raise InputError(answer["input_error"])
-    return SolveResult.from_record(answer)
+    return SolveResult.from_record(answer), answer["problem"]
 
 
 if __name__ == "__main__":

@@ -232,9 +232,10 @@ def test_a_simulation_names_the_hand_overs_of_its_steps():
     fallback does; the later steps start from the previous impulses and PQN finishes them alone."""
     from workbench.method import Method
     from workbench.solvers import SolveOptions
+    from workbench.sources import Source
     from workbench.study.simulation import simulate
 
-    run = simulate("box-on-plane", {"duration": 0.03, "h": 0.01}, Method("ncp", "pqn"),
+    run = simulate(Source.parse("scenario:box-on-plane", {"duration": 0.03, "h": 0.01}), Method("ncp", "pqn"),
                    SolveOptions(tol=1e-10, max_iter=1))
     steps = run["history"]
     assert steps["handover"].iloc[0] == "ncp/pqn -> pgs fallback" and run["status"] == "solved"

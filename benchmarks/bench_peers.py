@@ -725,7 +725,8 @@ def render(data: dict) -> str:
              "fresh problem object for every timed solve on both sides; docs/benchmarks.md says what each figure "
              "includes.", ""]
     lines += target_tables(data)
-    lines += ["", "## Tuning and held-out halves", "", *half_table(data)]
+    if "split" in data:               # runs since the split (issue 47): the halves it used
+        lines += ["", "## Tuning and held-out halves", "", *half_table(data, data["split"])]
     lines += ["", "## Exact problem: ours vs Siconos", ""]
     body = []
     for row in data["exact"]:  # the generated stacks too, after the corpus
@@ -869,7 +870,7 @@ def main(argv=None) -> int:
     finally:
         peer.close()
         folder.cleanup()
-    data = {"exact": rows, "unread": unread, "failed_sections": {}}
+    data = {"exact": rows, "unread": unread, "failed_sections": {}, "split": load_split()}
     # a section that fails is recorded on the page; what the others measured is kept
     sections = [] if args.stacks else [("siconos_check", lambda: siconos_check(problems, rows, reps)),
                                        ("overhead", lambda: overhead(200))]

@@ -355,26 +355,34 @@ def _run_name(row: dict) -> str:
     return f"GPU ({row['device']})" if "device" in row else "GPU"
 
 
-def table(rows: list[dict]) -> list[str]:
-    """Markdown lines, a row per size and configuration."""
-    return (["| " + " | ".join(c[0] for c in COLUMNS) + " |", "|" + "|".join(c[1] for c in COLUMNS) + "|"]
-            + ["| " + " | ".join(str(c[2](r)) for c in COLUMNS) + " |" for r in rows])
+#: the columns of the CPU's bound, on pages of runs that measured it (issue 47)
+BOUND_COLUMNS = ("bound ms/it", "vs bound")
+
+
+def table(rows: list[dict], bound: bool = True) -> list[str]:
+    """Markdown lines, a row per size and configuration (without the bound's columns when ``bound`` is
+    False: the pages of runs before it was measured)."""
+    cols = [c for c in COLUMNS if bound or c[0] not in BOUND_COLUMNS]
+    return (["| " + " | ".join(c[0] for c in cols) + " |", "|" + "|".join(c[1] for c in cols) + "|"]
+            + ["| " + " | ".join(str(c[2](r)) for c in cols) + " |" for r in rows])
 
 
 def render(data: dict) -> str:
     """The results page of a run (docs/results/scale.md)."""
     rows = [r for size in data["sizes"] for r in verdicts(size, data["cores"], data["tol"])]
+    bound = any("iteration_bytes" in size for size in data["sizes"])
     gens = ", ".join(f"{s['size']} {s['generate_s']:.1f} s" for s in data["sizes"] if "generate_s" in s)
     foreign = sorted({m for s in data["sizes"] for m in s.get("foreign_loaded", [])})
     lines = [f"APGD on the relaxed dual to relaxed error {data['tol']:g} (time limit {data['time_limit']:g} s), "
              "one time step of `problems.synthetic.sphere_packing`, each size in a fresh process; "
-             f"{data['cores']} cores, GPU: {data['gpu']}.", "", *table(rows), "",
+             f"{data['cores']} cores, GPU: {data['gpu']}.", "", *table(rows, bound), "",
              f"Generation (not in the times): {gens or '-'}. Peak memory is the process's resident peak, "
              "generation included. Answers: relative difference of the dual objective from the one-thread "
              "answer, both judged on the host by `workbench.metrics.evaluate`.",
-             "Bound: the bytes an APGD iteration must move (benchmarks.bench_scale.iteration_bytes: N's sparse "
-             "factors read, the intermediate vector, the loop's vector passes) over the streaming bandwidth "
-             f"measured in the same process on the row's threads (a compiled b = s a over 2 x {STREAM_BYTES / 2**20:.0f} MiB).",
+             *(["Bound: the bytes an APGD iteration must move (benchmarks.bench_scale.iteration_bytes: N's sparse "
+                "factors read, the intermediate vector, the loop's vector passes) over the streaming bandwidth "
+                "measured in the same process on the row's threads (a compiled b = s a over 2 x "
+                f"{STREAM_BYTES / 2**20:.0f} MiB)."] if bound else []),
              f"Modules of cvxpy, Clarabel, SCS or qdldl loaded by the measuring processes: "
              f"{', '.join(foreign) if foreign else 'none'}."]
     if data.get("checks"):

@@ -5,7 +5,7 @@ adds its renderer here, so the check re-renders every page without importing a n
 from __future__ import annotations
 
 from benchmarks import (bench_cold_start, bench_export, bench_first_call, bench_firstorder, bench_generate, bench_peers,
-                        bench_scale, bench_time_limits, calibrate, settledness)
+                        bench_scale, bench_time_limits, calibrate, settledness, tiny_profile)
 from problems.generator import render_manifest
 from workbench.report.reproduction import render_table
 from workbench.study.conformance import render_page
@@ -14,4 +14,4 @@ from workbench.study.conformance import render_page
 RENDERERS = (bench_cold_start.render, calibrate.render, bench_export.render, bench_first_call.render, bench_firstorder.render,
              bench_generate.render, bench_peers.render,
              bench_peers.render_targets, bench_scale.render, bench_time_limits.render, render_manifest, render_table, render_page,
-             settledness.render)
+             settledness.render, tiny_profile.render)

@@ -224,7 +224,9 @@ def render(data: dict) -> str:
     """The results page (docs/results/tiny-profile.md)."""
     lines = [f"Instructions (valgrind {data['valgrind']}, callgrind) of solves of `{data['file']}` "
              f"({data['contacts']} contacts) to {data['tol']:g}, one thread; per call, the median of {data['reps']} "
-             f"[min-max] after {data['warm']} whole solves; benchmarks/tiny_profile.py says what each phase is.", ""]
+             f"[min-max] after {data['warm']} whole solves; benchmarks/tiny_profile.py says what each phase is. The "
+             "call's own checks are the median whole call less the medians of model, iterate and judge: within "
+             "their spread of zero when the call adds nothing.", ""]
     head = ["method", "iterations", *PHASES, "parse + solve() call", "the call's own checks"]
     lines += ["| " + " | ".join(head) + " |", "|---|---:|" + "---:|" * (len(head) - 2)]
     findings = []
@@ -239,12 +241,14 @@ def render(data: dict) -> str:
         lines.append(f"| {m['method']} | {m['iterations']} ({m['status']}) | " + " | ".join(cell(p) for p in PHASES)
                      + f" | {_k(call)} | {_k(own)} |")
         whole = sum(ph[p]["median"] for p in PHASES)
-        top = max(PHASES, key=lambda p: ph[p]["median"])
-        interp = sum(ph[p]["by_object"].get("Python interpreter", 0) for p in PHASES)
-        findings.append(f"{m['method']}: {top} is the largest phase ({100 * ph[top]['median'] / whole:.0f} % of "
-                        f"parse + model + iterate + judge); the Python interpreter executes "
-                        f"{100 * interp / max(1, sum(sum(ph[p]['by_object'].values()) for p in PHASES)):.0f} % "
-                        f"of their instructions")
+        solve = PHASES[1:]
+        share = lambda group: (100 * sum(ph[p]["by_object"].get(group, 0) for p in solve)  # noqa: E731
+                               / max(1, sum(sum(ph[p]["by_object"].values()) for p in solve)))
+        findings.append(f"{m['method']}: parse is {100 * ph['parse']['median'] / whole:.0f} % of parse + model + "
+                        f"iterate + judge; of the solve proper (model + iterate + judge), iterate is "
+                        f"{100 * ph['iterate']['median'] / sum(ph[p]['median'] for p in solve):.0f} %, and the "
+                        f"Python interpreter executes {share('Python interpreter'):.0f} % of its instructions, "
+                        f"numba's compiled code and runtime {share('numba (runtime and compiled code)'):.0f} %")
     lines += ["", "By object (per call, the phases' self instructions: who executes them):", ""]
     groups = [g for g, _ in GROUPS] + ["other"]
     lines += ["| method | phase | " + " | ".join(groups) + " |", "|---|---|" + "---:|" * len(groups)]

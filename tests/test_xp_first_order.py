@@ -69,6 +69,11 @@ def test_device_in_the_name_and_availability():
         assert not ok and "CuPy" in why
         res = Method("dual", "apgd", {"device": "gpu"}).solve(load("dataset:settled-00320"))
         assert res.status == "unavailable" and "CuPy" in res.message
+    else:
+        if not ok:                      # CuPy without a device: unavailable, saying so
+            assert "no CUDA device" in why
+            res = Method("dual", "apgd", {"device": "gpu"}).solve(load("dataset:settled-00320"))
+            assert res.status == "unavailable" and "no CUDA device" in res.message
 
 
 # ------------------------------------------------------------------ the projection kernel's source, on the CPU

@@ -20,7 +20,8 @@ is allocated per iteration by APGD's or Jacobi's step). The host reads scalars o
 - the stopping measure (:func:`workbench.solvers.iterative.stopping_measure`: ||x||, ||u||, the
   natural map) is computed every ``check_every`` iterations only (:data:`CHECK_PARAM`): one transfer
   (two in the last iterations of a relaxed run, where the step-1 natural map is tested too). The
-  clock, the best iterate, the caps and the history are handled at those checks.
+  clock, the best iterate, the caps and the history are handled at those checks; the anti-relaxation
+  shift a(u) of inner runs, part of the iteration, is updated on the device every iteration.
 
 Why checking every k iterations leaves the answer unchanged within the tolerance: the returned iterate
 is one that passed the same stopping test as the CPU's (err <= tol, judged again on the host by
@@ -359,6 +360,8 @@ class _Loop:
         run, rec = self.run, self.rec
         run.k = k
         if k % self.every and k != self.max_iter:
+            if self.inner:              # the shift a(u) is the algorithm's (lines 33-37): every iteration
+                self.dev.shift_into(u, a)
             return False
         err, scale, converged = self.dev.measure(x, u, a, self.inner, run.measure_step, run.target)
         if err < self.best_err or converged:

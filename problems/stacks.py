@@ -21,6 +21,15 @@ are unique for the tower (each box rests on one other).
 (deterministic given ``seed``), so that the centres of pressure are off the centres.
 ``brick_wall``: ``courses`` rows of ``bricks`` bricks; odd courses start and end with a half brick
 (running bond: every head joint sits over the middle of a brick of the course below).
+``box_pyramid``: cubes in courses of ``base``, ``base`` - 1, ..., 1, each cube over the joint of two
+below (a running-bond pyramid), optionally jittered in y (deterministic given ``seed``).
+``corbel_arch``: two piers of one block per course, each course stepping ``overhang`` of a block's
+length into the opening, closed by a capstone lying on both top blocks (a corbelled arch: every joint
+horizontal). Statically admissible when courses x overhang <= 1 (the weight above every joint falls
+within it).
+``thin_box_pile``: n thin plates of random length and width stacked on the floor, each centred within
+``jitter`` of its smallest half extent of the pile's axis (deterministic given ``seed``): the piles of
+thin bodies whose tall towers are hard for the first-order methods.
 """
 
 from __future__ import annotations
@@ -32,7 +41,7 @@ from problems.scenes import GRAVITY
 from workbench.errors import InputError
 from workbench.problem import TimeStepProblem
 
-__all__ = ["box_tower", "brick_wall", "stack_problem", "GROUND"]
+__all__ = ["box_tower", "brick_wall", "box_pyramid", "corbel_arch", "thin_box_pile", "stack_problem", "GROUND"]
 
 #: the body index of the floor in the contact lists
 GROUND = -1
@@ -95,6 +104,14 @@ def stack_problem(centre, half, mass, mu: float, h: float, name: str, metadata: 
                                      "total_weight": float(mass.sum() * GRAVITY)})
 
 
+def _blocks_in_plane(lo: np.ndarray, hi: np.ndarray, depth: float, height: float, density: float):
+    """(centre, half extents, mass) of blocks ``height`` [m] high given by their rectangles [lo, hi] (n, 2)
+    in the x-z plane [m], ``depth`` [m] deep in y about y = 0, of ``density`` [kg/m^3]."""
+    half = np.column_stack([(hi[:, 0] - lo[:, 0]) / 2, np.full(lo.shape[0], depth / 2), np.full(lo.shape[0], height / 2)])
+    centre = np.column_stack([(lo[:, 0] + hi[:, 0]) / 2, np.zeros(lo.shape[0]), (lo[:, 1] + hi[:, 1]) / 2])
+    return centre, half, density * 8.0 * half.prod(axis=1)
+
+
 def _positive(**values) -> None:
     for key, value in values.items():
         if not value > 0:
@@ -130,9 +147,70 @@ def brick_wall(courses: int = 6, bricks: int = 5, length: float = 0.2, height: f
         lo.append(np.column_stack([joints[:-1], np.full(joints.size - 1, k * height)]))
         hi.append(np.column_stack([joints[1:], np.full(joints.size - 1, (k + 1) * height)]))
     lo, hi = np.vstack(lo), np.vstack(hi)
-    half = np.column_stack([(hi[:, 0] - lo[:, 0]) / 2, np.full(lo.shape[0], depth / 2), np.full(lo.shape[0], height / 2)])
-    centre = np.column_stack([(lo[:, 0] + hi[:, 0]) / 2, np.zeros(lo.shape[0]), (lo[:, 1] + hi[:, 1]) / 2])
-    mass = density * 8.0 * half.prod(axis=1)
+    centre, half, mass = _blocks_in_plane(lo, hi, depth, height, density)
     return stack_problem(centre, half, mass, mu, h, f"brick-wall-{courses}x{bricks}",
                          {"scene": "brick_wall", "courses": courses, "bricks": bricks, "length": length,
                           "height": height, "depth": depth, "density": density, "mu": mu, "h": h})
+
+
+def box_pyramid(base: int = 5, size: float = 1.0, mass: float = 1.0, mu: float = 0.5, h: float = 0.01,
+                jitter: float = 0.0, seed: int = 0) -> TimeStepProblem:
+    """Cubes of edge ``size`` [m] and ``mass`` [kg] in ``base`` courses of base, base - 1, ..., 1 cubes,
+    course k shifted by k size / 2 (module docstring); each cube shifted in y by up to ``jitter`` times
+    its half width."""
+    _positive(base=base, size=size, mass=mass, h=h)
+    if not 0 <= jitter < 0.5 or mu < 0:
+        raise InputError(f"jitter must be in [0, 0.5) and mu non-negative, got {jitter}, {mu}")
+    base = int(base)
+    centre = np.array([[(k / 2 + i + 0.5) * size, 0.0, (k + 0.5) * size] for k in range(base) for i in range(base - k)])
+    centre[:, 1] = np.random.default_rng(seed).uniform(-jitter, jitter, centre.shape[0]) * size / 2
+    n = centre.shape[0]
+    return stack_problem(centre, np.full((n, 3), size / 2), np.full(n, float(mass)), mu, h, f"box-pyramid-{base}",
+                         {"scene": "box_pyramid", "base": base, "size": size, "mass": mass, "mu": mu, "h": h,
+                          "jitter": jitter, "seed": seed})
+
+
+def corbel_arch(courses: int = 6, span: float = 0.8, length: float = 0.4, height: float = 0.1, depth: float = 0.2,
+                overhang: float = 0.125, density: float = 2000.0, mu: float = 0.6, h: float = 0.01) -> TimeStepProblem:
+    """A corbelled arch (module docstring): piers of ``courses`` blocks (length x depth x height [m],
+    ``density`` [kg/m^3]) ``span`` [m] apart at the floor, each course stepping ``overhang`` x length
+    inwards, and a capstone from the outer edge of one top block to the other's."""
+    _positive(courses=courses, span=span, length=length, height=height, depth=depth, density=density, h=h)
+    courses = int(courses)
+    step = overhang * length
+    if mu < 0 or not 0 <= overhang or not 2 * (courses - 1) * step < span:
+        raise InputError(f"mu and overhang must be non-negative and the opening stay open below the capstone "
+                         f"(2 (courses - 1) overhang length < span), got {mu}, {overhang}")
+    width = 2 * length + span
+    lo = [(k * step, k * height) for k in range(courses)] + [(width - k * step - length, k * height) for k in range(courses)]
+    hi = [(x + length, z + height) for x, z in lo]
+    lo.append(((courses - 1) * step, courses * height))
+    hi.append((width - (courses - 1) * step, (courses + 1) * height))
+    lo, hi = np.array(lo), np.array(hi)
+    centre, half, mass = _blocks_in_plane(lo, hi, depth, height, density)
+    return stack_problem(centre, half, mass, mu, h, f"corbel-arch-{courses}",
+                         {"scene": "corbel_arch", "courses": courses, "span": span, "length": length,
+                          "height": height, "depth": depth, "overhang": overhang, "density": density, "mu": mu,
+                          "h": h})
+
+
+def thin_box_pile(n: int = 50, length: float = 1.0, width: float = 0.6, thickness: float = 0.02,
+                  density: float = 1000.0, mu: float = 0.4, h: float = 0.01, jitter: float = 0.3,
+                  seed: int = 0) -> TimeStepProblem:
+    """n plates ``thickness`` [m] thick, each of length and width drawn in [0.6, 1] x (``length``,
+    ``width``) [m], stacked on the floor with their centres within ``jitter`` x the plate's smaller half
+    extent of the vertical axis (module docstring); ``density`` [kg/m^3]."""
+    _positive(n=n, length=length, width=width, thickness=thickness, density=density, h=h)
+    if not 0 <= jitter < 0.5 or mu < 0:
+        raise InputError(f"jitter must be in [0, 0.5) and mu non-negative, got {jitter}, {mu}")
+    n = int(n)
+    rng = np.random.default_rng(seed)
+    half = np.column_stack([rng.uniform(0.6, 1.0, (n, 2)) * [length / 2, width / 2], np.full(n, thickness / 2)])
+    shift = rng.uniform(-jitter, jitter, (n, 2)) * half[:, :2].min(axis=1, keepdims=True)
+    centre = np.column_stack([shift, thickness * (np.arange(n) + 0.5)])
+    mass = density * 8.0 * half.prod(axis=1)
+    return stack_problem(centre, half, mass, mu, h, f"thin-box-pile-{n}-s{seed}",
+                         {"scene": "thin_box_pile", "n": n, "length": length, "width": width,
+                          "thickness": thickness, "density": density, "mu": mu, "h": h, "jitter": jitter,
+                          "seed": seed})
+

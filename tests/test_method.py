@@ -21,7 +21,7 @@ def test_a_method_resolves_and_checks_once_and_solves_the_analytic_ball(monkeypa
     method = Method("dual", "apgd", {"outer_patience": 5}, label="APGD")
     assert (method.formulation.name, method.solver.name, method.kind) == ("dual", "apgd", "ccqo")
     assert method.solver_params == {"anti_relaxation": "inner", "outer_patience": 5, "device": "cpu",
-                                    "threads": None} and method.label == "APGD"
+                                    "threads": None, "check_every": None} and method.label == "APGD"
     # solving many times resolves nothing again
     monkeypatch.setattr(workbench.method, "get_solver", lambda name: pytest.fail("resolved again"))
     monkeypatch.setattr(formulations, "get_formulation", lambda name: pytest.fail("resolved again"))

@@ -31,7 +31,9 @@ docs/benchmarks.md says what each figure includes; in short:
 6. Issue 25's targets with this run's figures, met or missed.
 
 Options: ``--quick`` (3 repetitions, cap 2 s; default 5 repetitions, cap 5 s), ``--repetitions K``,
-``--problems GLOB``, ``--time-limit S``, ``--skip-relaxed``, ``--skip-cold``, ``--stacks`` (only the
+``--problems GLOB``, ``--time-limit S``, ``--skip-relaxed``, ``--skip-cold``, ``--write-split`` (write the
+committed tuning/held-out split, benchmarks/peers/split.json, by SPLIT_RULE; the page reports issue 47's figures on each
+half), ``--stacks`` (only the
 corpus's towers and the generated stacks, problems.stacks, exact part; printed, never written), ``--write`` (write
 docs/results/peers.* and the README's copy; without it the page is only printed).
 """
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import hashlib
 import json
 import math
 import os
@@ -78,7 +81,11 @@ TOWERS = ("fclib/Box_Stacks-i0122-82-5.hdf5", "siconos/BoxesStack1-i100000-32.hd
 #: the generated stacks (problems.stacks), written as FCLib local problems (W, q) so that Siconos reads
 #: them as it reads the corpus's; they enter the tower target, not the corpus's means
 GENERATED = (("box_tower", {"n": 12}), ("box_tower", {"n": 15, "jitter": 0.3, "seed": 3}),
-             ("brick_wall", {"courses": 6, "bricks": 5}), ("brick_wall", {"courses": 10, "bricks": 8}))
+             ("brick_wall", {"courses": 6, "bricks": 5}), ("brick_wall", {"courses": 10, "bricks": 8}),
+             ("box_tower", {"n": 2, "jitter": 0.2, "seed": 5}), ("box_pyramid", {"base": 5}),
+             ("box_pyramid", {"base": 8, "jitter": 0.2, "seed": 2}), ("corbel_arch", {"courses": 6}),
+             ("corbel_arch", {"courses": 3, "overhang": 0.3}), ("thin_box_pile", {"n": 50}),
+             ("thin_box_pile", {"n": 200, "seed": 1}))
 #: .dat problems of the Siconos check (those present in the run; at most CHECK_COUNT)
 CHECK = ("siconos/Rover4144.dat", "siconos/Confeti-ex13-4contact-Fc3D-SBM.dat", "siconos/FrictionContactProblem00374.dat",
          "siconos/OneObject-i1028-138.hdf5.dat", "siconos/BoxesStack1-i100000-32.hdf5.dat",
@@ -102,6 +109,18 @@ INNER_MAX_CONTACTS, INNER = 30, 10
 #: a problem whose ||q|| is below this times max |W| has the solution r = 0 to round-off: a relative
 #: error measure there divides round-off by round-off, so it is listed, not counted in the means
 DEGENERATE = 1e-12
+#: the tuning and held-out halves (issue 47 item 3): the corpus's problems with contacts and the GENERATED
+#: stacks, split by SPLIT_RULE (split_halves) and committed as data in SPLIT_FILE before any tuning; a gain
+#: counts only if the held-out half shows it
+SPLIT_FILE = Path(__file__).with_name("split.json")
+SPLIT_RULE = ("within each size class (SIZE_CLASSES, by contacts), the problems in the order of the SHA-256 of "
+              "their names (the path under ../shared/data, or generated/NAME.hdf5), alternately tuning and "
+              "held-out, starting with tuning in the first, third, ... class and held-out in the others")
+HALVES = ("tuning", "held-out")
+#: size classes of the split: (largest contact count, name)
+SIZE_CLASSES = ((10, "at most 10 contacts"), (100, "11 to 100"), (1000, "101 to 1000"), (math.inf, "over 1000"))
+#: issue 47's targets, judged on each half (the held-out half decides)
+TARGETS_47 = {"geomean": 0.8, "small": 1.5, "worst": 2.0, "stacks": 1.0}
 #: issue 25's targets
 #: the accuracy of the optimum that the relaxed targets are judged against (interior point to 1e-10)
 ACCURATE_TOL = 1e-10
@@ -148,6 +167,39 @@ def generated_stacks(folder: Path) -> list[tuple[str, Path, TimeStepProblem]]:
         export(p, "local", "fclib", path)
         out.append((f"generated/{path.name}", path, load_problem(path)))
     return out
+
+
+def size_class(contacts: int) -> str:
+    """The name of the SIZE_CLASSES class of a problem of ``contacts`` contacts."""
+    return next(name for top, name in SIZE_CLASSES if contacts <= top)
+
+
+def split_halves(contacts: dict[str, int]) -> dict[str, str]:
+    """SPLIT_RULE applied to {name: contacts}: {name: "tuning" or "held-out"}. Depends on the names and
+    their size classes only: not on the order given, the machine or any measurement."""
+    out = {}
+    for c, (_, cls) in enumerate(SIZE_CLASSES):
+        names = sorted((n for n in contacts if size_class(contacts[n]) == cls),
+                       key=lambda n: hashlib.sha256(n.encode()).hexdigest())
+        for i, name in enumerate(names):
+            out[name] = HALVES[(i + c) % 2]
+    return out
+
+
+def split_entries(corpus_rows, generated_rows) -> dict:
+    """The data of SPLIT_FILE from the problems (``(name, file, problem)`` as :func:`corpus` and
+    :func:`generated_stacks` give them): every problem's contacts, size class and half, and the rule."""
+    contacts = {name: p.n_contacts for name, _, p in [*corpus_rows, *generated_rows]}
+    halves = split_halves(contacts)
+    return {"rule": SPLIT_RULE, "size_classes": [[t if t < math.inf else None, n] for t, n in SIZE_CLASSES],
+            "generated": [[name, params] for name, params in GENERATED],
+            "problems": [{"name": n, "contacts": contacts[n], "size_class": size_class(contacts[n]), "half": halves[n]}
+                         for n in sorted(contacts)]}
+
+
+def load_split(path: Path = SPLIT_FILE) -> dict[str, str]:
+    """{name: half} of the committed split."""
+    return {e["name"]: e["half"] for e in json.loads(path.read_text())["problems"]}
 
 
 def fresh(p: TimeStepProblem) -> TimeStepProblem:
@@ -516,6 +568,51 @@ def exact_figures(data: dict) -> dict:
                                        if row["problem"] in TOWERS or row["problem"].startswith("generated/")]}
 
 
+def half_figures(data: dict, split: dict[str, str] | None = None) -> dict:
+    """Issue 47's figures on each half of the split (SPLIT_FILE unless ``split`` is given), by the same
+    rules as the whole page's means (the time-limit rule; problems neither side solves and round-off
+    problems left out): problems counted, the geometric mean of ours / Siconos (solver time), the same over
+    those of at most SMALL contacts, the worst problem, the worst stack (the corpus's TOWERS and the
+    generated ones); ``unsplit``: problems of the run the split does not name."""
+    split = load_split() if split is None else split
+    cap = data["settings"]["cap"]
+    per, unsplit = {h: [] for h in HALVES}, []
+    for row in data["exact"]:
+        half = split.get(row["problem"])
+        r = dict(ratios(row, cap), problem=row["problem"], contacts=row["contacts"])
+        if half is None:
+            unsplit.append(row["problem"])
+        elif r["solver"] is not None and not row["degenerate"]:
+            per[half].append(r)
+    out = {"unsplit": unsplit}
+    for half, rs in per.items():
+        small = [r for r in rs if r["contacts"] <= SMALL]
+        stacks = [r for r in rs if r["problem"] in TOWERS or r["problem"].startswith("generated/")]
+        worst = lambda rows: max(rows, key=lambda r: r["solver"], default=None)  # noqa: E731
+        out[half] = {"n": len(rs), "geomean": geomean([r["solver"] for r in rs]), "small_n": len(small),
+                     "small": geomean([r["solver"] for r in small]), "worst": worst(rs), "stacks_n": len(stacks),
+                     "stacks": worst(stacks)}
+    return out
+
+
+def half_table(data: dict, split: dict[str, str] | None = None) -> list[str]:
+    """Markdown lines: issue 47's figures on the tuning and the held-out half against TARGETS_47."""
+    hf, T = half_figures(data, split), TARGETS_47
+    fig = lambda x, t: "-" if x is None else f"{x:.2f} ({by_how_much(x, t)})"  # noqa: E731
+    named = lambda r, t: "-" if r is None else f"{Path(r['problem']).name} {fig(r['solver'], t)}"  # noqa: E731
+    body = [[half, str(hf[half]["n"]), fig(hf[half]["geomean"], T["geomean"]),
+             f"{fig(hf[half]['small'], T['small'])} over {hf[half]['small_n']}", named(hf[half]["worst"], T["worst"]),
+             f"{named(hf[half]['stacks'], T['stacks'])} of {hf[half]['stacks_n']}"] for half in HALVES]
+    lines = table(["half", "problems", f"geometric mean (<= {T['geomean']:g})",
+                   f"at most {SMALL} contacts (<= {T['small']:g})", f"worst (<= {T['worst']:g})",
+                   f"worst stack (<= {T['stacks']:g})"], body, "|---|---:|---|---|---|---|")
+    lines += ["", f"The split ({SPLIT_FILE.name}, committed before the work): {SPLIT_RULE}. A gain counts only if "
+              "the held-out half shows it."]
+    if hf["unsplit"]:
+        lines.append(f"In no half (not in {SPLIT_FILE.name}): {', '.join(Path(p).name for p in hf['unsplit'])}.")
+    return lines
+
+
 def relaxed_ratio(entry: dict, method: str) -> float | None:
     if "missing" in entry:
         return None
@@ -628,6 +725,8 @@ def render(data: dict) -> str:
              "fresh problem object for every timed solve on both sides; docs/benchmarks.md says what each figure "
              "includes.", ""]
     lines += target_tables(data)
+    if "split" in data:               # runs since the split (issue 47): the halves it used
+        lines += ["", "## Tuning and held-out halves", "", *half_table(data, data["split"])]
     lines += ["", "## Exact problem: ours vs Siconos", ""]
     body = []
     for row in data["exact"]:  # the generated stacks too, after the corpus
@@ -734,7 +833,17 @@ def main(argv=None) -> int:
     ap.add_argument("--stacks", action="store_true", help="only the stacks: the corpus's towers and the generated "
                     "ones, exact part only (a quick check of the tower target; not with --write)")
     ap.add_argument("--write", action="store_true", help="also write docs/results/peers.* (default: print the page only)")
+    ap.add_argument("--write-split", action="store_true", help=f"write benchmarks/{SPLIT_FILE.name} (the tuning and "
+                    "held-out halves of the corpus and the generated stacks, SPLIT_RULE) and stop; no measurement")
     args = ap.parse_args(argv)
+    if args.write_split:
+        with tempfile.TemporaryDirectory(prefix="bench_peers_split_") as folder:
+            data = split_entries(corpus("*")[0], generated_stacks(Path(folder)))
+        tmp = SPLIT_FILE.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        tmp.replace(SPLIT_FILE)
+        print(f"{SPLIT_FILE}: {len(data['problems'])} problems")
+        return 0
     reps = args.repetitions or (3 if args.quick else 5)
     cap = args.time_limit or (2.0 if args.quick else 5.0)
     info, why = probe(SICONOS_PYTHON)
@@ -761,7 +870,7 @@ def main(argv=None) -> int:
     finally:
         peer.close()
         folder.cleanup()
-    data = {"exact": rows, "unread": unread, "failed_sections": {}}
+    data = {"exact": rows, "unread": unread, "failed_sections": {}, "split": load_split()}
     # a section that fails is recorded on the page; what the others measured is kept
     sections = [] if args.stacks else [("siconos_check", lambda: siconos_check(problems, rows, reps)),
                                        ("overhead", lambda: overhead(200))]

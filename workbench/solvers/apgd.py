@@ -240,7 +240,7 @@ def _iterations(op, mu, x0, r0, a, work, fs, ks):
 class APGDSolver(xp_first_order.OnDevice, IterativeSolver):
     name = "apgd"
     summary = "accelerated projected gradient with adaptive step, restart and anti-relaxation (Melanz et al. 2015 section 2.3)"
-    params = ITERATIVE_PARAMS + (xp_first_order.DEVICE_PARAM, xp_first_order.THREADS_PARAM)
+    params = ITERATIVE_PARAMS + (xp_first_order.DEVICE_PARAM, xp_first_order.THREADS_PARAM, xp_first_order.CHECK_PARAM)
 
     def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
         """Lines 1-37 in :func:`_iterations`, called once (no history, and no time limit reached within

@@ -85,7 +85,7 @@ class JacobiSolver(xp_first_order.OnDevice, IterativeSolver):
     summary = "projected Jacobi with per-contact diagonal scaling (compiled loop)"
     params = ITERATIVE_PARAMS + (
         Param("omega", float, None, "step (None: 0.95 x 2 / (lambda_max + lambda_min), module docstring)"),
-        xp_first_order.DEVICE_PARAM, xp_first_order.THREADS_PARAM)
+        xp_first_order.DEVICE_PARAM, xp_first_order.THREADS_PARAM, xp_first_order.CHECK_PARAM)
 
     def setup(self, run: IterativeRun) -> None:
         diag = unknown_diagonal(run.problem)

@@ -1,6 +1,6 @@
 """The benchmarks' own arithmetic on made-up measurements (the benchmarks themselves are not run here):
-benchmarks.peers.bench_peers's fairness rules (the time limit for a one-sided failure, a fresh problem per
-timed solve, Siconos's solvers by kind and dimension) and issue 25's target summary, the relaxed table of
+benchmarks.peers's fairness rules (bench_peers: the time limit for a one-sided failure; measure: a fresh problem
+per timed solve, Siconos's solvers by kind and dimension) and issue 25's target summary, the relaxed table of
 benchmarks.timing.bench_ipm, the rows of benchmarks.timing.bench_scale against their targets, and benchmarks.generation.bench_generate's
 series total when a run continues an earlier one; and how the commands behave: one quick reproduction run as the
 README's environment runs it (not activated), which leaves docs/ alone unless --write."""
@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from benchmarks.generation import bench_generate
-from benchmarks.peers import bench_peers, peer_process
+from benchmarks.peers import bench_peers, measure, peer_process
 from benchmarks.timing import bench_ipm, bench_scale
 from workbench.io import load_problem
 from workbench.solvers.siconos import SICONOS_PYTHON, probe
@@ -48,10 +48,10 @@ def made_up_run():
             row("siconos/Big.dat", 600, {"pgs": [0.5] * 3}, None),                   # only ours: Siconos at the cap
             row("siconos/Zero.dat", 600, {"pgs": [0.5] * 3}, None, degenerate=True),  # round-off q: listed only
             row("siconos/None.dat", 5)]                                               # neither: listed only
-    relaxed = {bench_peers.SETTLED: {"contacts": 1094, "clarabel": [0.2, 0.3, 0.25], "objective": -1.0,
+    relaxed = {measure.SETTLED: {"contacts": 1094, "clarabel": [0.2, 0.3, 0.25], "objective": -1.0,
                                      "to_target": {"apgd": [1.0, 1.0, 1.0], "bb": [0.6, 0.5, 0.7],
                                                    "ipm": [0.1, 0.15, 0.2]}, "missed": {"pgs": "not within"}},
-               bench_peers.SCALING: {"contacts": 9044, "clarabel": [4.0], "objective": -2.0,
+               measure.SCALING: {"contacts": 9044, "clarabel": [4.0], "objective": -2.0,
                                      "to_target": {"ipm": [3.0]}, "missed": {}}}
     cold = {"version": {"command": "workbench --version", "s": [0.12, 0.1, 0.2], "MiB": [50, 55, 58], "exit": [0] * 3},
             "solve": {"command": "workbench solve", "s": [0.6, 0.7, 0.65], "MiB": [200] * 3, "exit": [0] * 3},
@@ -147,19 +147,19 @@ def test_generated_stacks_are_read_back_as_written(tmp_path):
 
 def test_fresh_problem_per_timed_solve(shared_data, monkeypatch):
     p = load_problem(shared_data / "siconos" / "Rover4144.dat")
-    bench_peers.run_ours(p, ("anti-relaxed", "apgd"), 2.0, warm=False)
+    measure.run_ours(p, ("anti-relaxed", "apgd"), 2.0, warm=False)
     _ = p.N_diagonal_blocks, p.norm_r                            # the loaded object now holds cached data
-    assert bench_peers.cached(p)
+    assert measure.cached(p)
     seen = []
-    real = bench_peers.solve
+    real = measure.solve
 
     def spy(problem, *args):
-        seen.append(bench_peers.cached(problem))                   # what the problem holds when the clock starts
+        seen.append(measure.cached(problem))                   # what the problem holds when the clock starts
         return real(problem, *args)
-    monkeypatch.setattr(bench_peers, "solve", spy)
-    out = bench_peers.run_ours(p, ("anti-relaxed", "apgd"), 2.0, warm=True, inner=3)
+    monkeypatch.setattr(measure, "solve", spy)
+    out = measure.run_ours(p, ("anti-relaxed", "apgd"), 2.0, warm=True, inner=3)
     assert out["solved"] and seen == [[]] * 4                      # the warm-up and 3 timed solves, all fresh
-    q = bench_peers.fresh(p)
+    q = measure.fresh(p)
     assert (q.N != p.N).nnz == 0 and np.array_equal(q.r, p.r) and np.array_equal(q.mu, p.mu)
 
 
@@ -167,15 +167,15 @@ def test_siconos_routing_by_kind_and_dimension(shared_data):
     available = {"fc3d": ["NSGS", "NSN_AC"], "fc2d": ["NSGS", "LEMKE", "ENUM"], "gfc3d": ["NSGS_WR"],
                  "gfc2d": ["NSGS", "ENUM"]}
     two_d = load_problem(shared_data / "siconos" / "FrictionContactProblem00374.dat")    # 28 contacts, 2D
-    assert bench_peers.siconos_methods(two_d, available) == ["NSGS", "LEMKE"]          # fc2d; ENUM only <= 10
+    assert measure.siconos_methods(two_d, available) == ["NSGS", "LEMKE"]          # fc2d; ENUM only <= 10
     small_2d = load_problem(shared_data / "siconos" / "FrictionContactProblem00394.dat")
-    assert bench_peers.siconos_methods(small_2d, available) == ["NSGS", "LEMKE", "ENUM"]
-    assert bench_peers.siconos_methods(load_problem(shared_data / "siconos" / "Rover4144.dat"), available) == \
+    assert measure.siconos_methods(small_2d, available) == ["NSGS", "LEMKE", "ENUM"]
+    assert measure.siconos_methods(load_problem(shared_data / "siconos" / "Rover4144.dat"), available) == \
         ["NSGS", "NSN_AC"]
-    assert bench_peers.siconos_methods(load_problem(shared_data / "fclib" / "Box_Stacks-i0122-82-5.hdf5"),
-                                       available) == ["NSGS_WR"]
+    assert measure.siconos_methods(load_problem(shared_data / "fclib" / "Box_Stacks-i0122-82-5.hdf5"),
+                                   available) == ["NSGS_WR"]
     g2 = load_problem(shared_data / "siconos" / "gfc2d_granularflowonwall_00069_00350.dat")
-    assert bench_peers.siconos_methods(g2, available) == ["NSGS"]
+    assert measure.siconos_methods(g2, available) == ["NSGS"]
 
 
 @pytest.mark.skipif(probe(SICONOS_PYTHON)[0] is None, reason="python3-siconos is not installed")
@@ -187,7 +187,7 @@ def test_siconos_process_solves_2d_with_fc2d_and_fclib_natively(shared_data):
                             ("fclib/LMGC_100_PR_PerioBox-i00361-60-03000.hdf5", "NSN_AC"),
                             ("fclib/CubeH8.hdf5", "NSN_AC")):                       # M stored as one triangle
             p = load_problem(shared_data / rel)
-            out = bench_peers.run_siconos(peer, shared_data / rel, p, method, 10.0, warm=True, inner=2)
+            out = measure.run_siconos(peer, shared_data / rel, p, method, 10.0, warm=True, inner=2)
             assert out["solved"], (rel, out)           # judged by the workbench's siconos_error <= 1e-8
             assert 0 < out["solver_s"] <= out["call_s"]
     finally:

@@ -525,8 +525,8 @@ def main(argv=None) -> int:
     ap.add_argument("--stacks", action="store_true", help="only the stacks: the corpus's towers and the generated "
                     "ones, exact part only (a quick check of the tower target; not with --write)")
     ap.add_argument("--write", action="store_true", help="also write docs/results/peers.* (default: print the page only)")
-    ap.add_argument("--write-split", action="store_true", help=f"write benchmarks/{SPLIT_FILE.name} (the tuning and "
-                    "held-out halves of the corpus and the generated stacks, SPLIT_RULE) and stop; no measurement")
+    ap.add_argument("--write-split", action="store_true", help=f"write benchmarks/peers/{SPLIT_FILE.name} (the tuning "
+                    "and held-out halves of the corpus and the generated stacks, SPLIT_RULE) and stop; no measurement")
     args = ap.parse_args(argv)
     if args.write_split:
         with tempfile.TemporaryDirectory(prefix="bench_peers_split_") as folder:

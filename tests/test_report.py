@@ -648,6 +648,9 @@ def test_published_values_read_the_dataset_manifest_and_the_quickstart_rows_say_
     reached = {**study["report"]["paper"][-1], "paper_params": [], "not_comparable": None}
     assert "not reached" not in _comparable(reached, {}, pd.Series([500.0, 700.0]))
     assert "within rel_tol of the reference on 1 of 2 problems" in _comparable(reached, {}, pd.Series([500.0, np.inf]))
+    both = {**reached, "paper_params": [("n", 320)]}
+    verdict = _comparable(both, {"settled-00064-m00": {"n": 64}}, pd.Series([np.inf]))
+    assert "on 1 of 1 problems" in verdict and "n = 64 (paper 320)" in verdict
 
 
 def test_the_headline_conclusion_is_at_equal_accuracy_and_decides_nothing_over_three_problems(tmp_path):

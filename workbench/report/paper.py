@@ -94,6 +94,8 @@ def _over_problems(per_problem: pd.Series) -> str:
     never = f"; not reached on {n - reached} of {n}" if reached < n else ""
     if n == 1:
         return f"{fmt(s['median'])} (1 problem)"
+    if not reached:
+        return f"not reached on {n} of {n} problems"
     if s["ranks"] is None:
         return (f"{fmt(s['median'])} (median over {n} problems, range {fmt(per_problem.min())}-{fmt(per_problem.max())}; "
                 f"no {LEVEL:.0%} interval under 6{never})")
@@ -125,9 +127,9 @@ def _comparable(e: dict, made: dict[str, dict | None], per_problem: pd.Series | 
     if e.get("not_comparable"):
         return f"no: {e['not_comparable']}"
     never = 0 if per_problem is None else int(np.isinf(per_problem).sum())
-    if e.get("quantity") == "iterations_to_reference" and never:
-        return (f"no: the method stopped at its own threshold before its objective came within rel_tol of the "
-                f"reference on {never} of {len(per_problem)} problems (the paper counts iterations until it does)")
+    stopped = [f"the method stopped at its own threshold before its objective came within rel_tol of the reference "
+               f"on {never} of {len(per_problem)} problems (the paper counts iterations until it does)"] \
+        if e.get("quantity") == "iterations_to_reference" and never else []
     if not e.get("paper_problem") or not e.get("paper_criterion"):
         return "not stated: the study file does not give the paper's problem and criterion"
     differ: dict[str, list[str]] = {}  # what differs -> the problems it differs on
@@ -140,10 +142,10 @@ def _comparable(e: dict, made: dict[str, dict | None], per_problem: pd.Series | 
             else:
                 continue
             differ.setdefault(why, []).append(problem)
-    if not differ:
+    if not differ and not stopped:
         return "yes: the problem and criterion stated above"
-    return "no: " + "; ".join(f"{why} on {', '.join(p) if len(p) < 3 else f'{len(p)} problems ({p[0]}, ...)'}"
-                              for why, p in differ.items())
+    return "no: " + "; ".join(stopped + [f"{why} on {', '.join(p) if len(p) < 3 else f'{len(p)} problems ({p[0]}, ...)'}"
+                                         for why, p in differ.items()])
 
 
 def _iterations_to_reference(run, refs: References, hist: pd.DataFrame, rel_tol: float) -> float:

@@ -6,7 +6,8 @@ reference objective, and the judged error; :mod:`workbench.analysis.accuracy`), 
 iterations to the level, median over the group's problems with its exact 95 % interval, and the
 paired comparison over those problems: a method is named faster only when the interval of the paired
 log-ratio excludes 0 (of the ratio, 1); otherwise "undecided over n members"; a method that never reaches a level is
-"not reached", never fastest.
+"not reached", never fastest. A group whose problems are a dataset family's members reads "TAG (n members)";
+the value of each member behind the medians is :func:`per_member` (the report's tables/conclusion_members.csv).
 
 At each method's own stopping threshold (:func:`conclusion`: not a comparison at equal accuracy, since
 methods stop at different accuracies): per problem group (tag), problem class

@@ -202,7 +202,8 @@ def test_shipped_studies_validate_and_resolve_against_the_shared_data(shared_dat
         problems = resolve_problems(study, tmp_path / path.stem)
         assert problems and study.methods
         files = {p.spec for p in problems if p.origin == "file"}
-        generated = {p for p in files if Path(p).parent in (tmp_path / path.stem, datasets.resolve())}
+        generated = {p for p in files if sources.resolve_path(p).resolve().parent in (tmp_path / path.stem,
+                                                                                       datasets.resolve())}
         assert files - generated <= {str(f.resolve()) for f in shared_data.rglob("*") if f.is_file()}
     fclib = load_study(REPO / "studies" / "fclib_data.toml")
     n_files = len(list((shared_data / "fclib").glob("*.hdf5")) + list((shared_data / "siconos").glob("*.dat")))

@@ -594,3 +594,14 @@ def test_a_family_group_is_refused_in_one_line(tmp_path, group, words):
     with pytest.raises(StudyError) as exc:
         load_study(study)
     assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_family_named_in_sources_takes_the_groups_member_count_and_tags(tmp_path):
+    from workbench.study import load_study
+    study = load_study(write(tmp_path / "s.toml", '[study]\nname = "s"\n[[problems]]\nsources = ["family:settled-00064", '
+                             '"scene:rolling-ball-2d"]\nmembers = 2\ntags = ["settled"]\n' + METHODS))
+    made = [m for s in study.groups[0].sources() for m in s.members()]
+    assert [(m.spec, m.tags) for m in made] == [("dataset:settled-00064-m00", ("settled",)),
+                                                ("dataset:settled-00064-m01", ("settled",)),
+                                                ("scene:rolling-ball-2d", ("settled",))]
+    assert made[-1].params == {}

@@ -143,3 +143,52 @@ def test_check_says_what_load_says_without_reading(spec, params):
         source.load()
     assert str(checked.value) == str(loaded.value)
     sources.Source.parse("scene:ball-on-plane", {"mu": 0.1}).check()
+
+
+def test_a_family_stands_for_its_members_tagged_and_refuses_what_it_cannot_give(tmp_path):
+    """family:NAME with members = N: its N member datasets (the committed ones, in order), each a file
+    source named by its dataset and tagged with the family (or the study's tags); it pickles as its spec
+    and parameters; it is no single problem (load names a member's spec); more members than are made,
+    a missing count or an unknown family: one line, the first naming the command that makes them."""
+    import pickle
+
+    from problems.families import available, member_paths
+    from workbench.sources import FamilySource, FileSource, Source
+    family = Source.parse("family:settled-00064", {"members": 2})
+    assert isinstance(family, FamilySource) and family.origin == "family"
+    members = family.members()
+    assert [(m.spec, m.name, m.tags) for m in members] == [
+        ("dataset:settled-00064-m00", "settled-00064-m00", ("settled-00064",)),
+        ("dataset:settled-00064-m01", "settled-00064-m01", ("settled-00064",))]
+    assert all(isinstance(m, FileSource) for m in members)
+    assert [m.path() for m in members] == member_paths("settled-00064", 2)
+    tagged = Source.parse("family:unsettled-00064", {"members": 2}, tags=("unsettled",), series="u")
+    assert {(m.tags, m.series) for m in tagged.members()} == {(("unsettled",), "u")}
+    copy = pickle.loads(pickle.dumps(family))
+    assert copy == family and copy.params == {"members": 2} and len(pickle.dumps(family)) < 1000
+    made = family.materialise(tmp_path)
+    assert [m.facts.digest for m in made] == [problem_digest(load_problem(p)) for p in member_paths("settled-00064", 2)]
+    with pytest.raises(InputError, match=r"a set of problems, not one: name a member \(dataset:settled-00064-m00"):
+        family.load()
+    with pytest.raises(InputError, match=r"a set of problems"):
+        family.check()
+    too_many = available("settled-00064") + 1
+    with pytest.raises(InputError) as exc:
+        Source.parse("family:settled-00064", {"members": too_many}).members()
+    assert "\n" not in str(exc.value) and f"workbench generate settled-00064 --members {too_many}" in str(exc.value)
+    for params, words in (({}, "needs its member count"), ({"members": 0}, "whole number >= 1"),
+                          ({"members": 2, "seed": 1}, "one parameter, members")):
+        with pytest.raises(InputError, match=words):
+            Source.parse("family:settled-00064", params).members()
+    with pytest.raises(InputError, match="unknown dataset family 'settled-0064'"):
+        Source.parse("family:settled-0064", {"members": 2}).members()
+
+
+def test_info_lists_a_familys_members_and_solve_refuses_a_family_in_one_line(capsys):
+    from workbench.cli import main
+    assert main(["info", "family:settled-00064"]) == 0
+    out = capsys.readouterr().out
+    assert "dataset:settled-00064-m00" in out and "workbench generate settled-00064 --members N" in out
+    assert main(["solve", "family:settled-00064", "--formulation", "dual", "--solver", "apgd"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "dataset:settled-00064-m00" in err

@@ -202,7 +202,8 @@ def test_shipped_studies_validate_and_resolve_against_the_shared_data(shared_dat
         problems = resolve_problems(study, tmp_path / path.stem)
         assert problems and study.methods
         files = {p.spec for p in problems if p.origin == "file"}
-        generated = {p for p in files if Path(p).parent in (tmp_path / path.stem, datasets.resolve())}
+        generated = {p for p in files if sources.resolve_path(p).resolve().parent in (tmp_path / path.stem,
+                                                                                       datasets.resolve())}
         assert files - generated <= {str(f.resolve()) for f in shared_data.rglob("*") if f.is_file()}
     fclib = load_study(REPO / "studies" / "fclib_data.toml")
     n_files = len(list((shared_data / "fclib").glob("*.hdf5")) + list((shared_data / "siconos").glob("*.dat")))
@@ -529,3 +530,80 @@ solver = "clarabel"
     assert np.isnan(table.loc["stuck", "solved %"]) and table.loc["fine", "solved %"] == 100.0
     page = (write_report(out, tmp_path / "report")).read_text()
     assert "Runs killed while warming up" in page and "rolling-ball-2d" in page
+
+
+# --------------------------------------------------------------------------- families
+
+def test_a_family_group_runs_its_members_and_the_report_gives_a_median_over_them(tmp_path):
+    """families = ["unsettled-00064"], members = 2: two problems named by their datasets, tagged with the
+    family, every method on both (the paired comparison's same members); the conclusion at equal accuracy
+    has the family's row with its member count and a median over the members, and, 2 members being
+    under the 6 a 95 % interval needs, says so and decides nothing; tables/conclusion_members.csv has the
+    per-member values behind it."""
+    import pandas as pd
+
+    from workbench.report import write_report
+    study = write(tmp_path / "family.toml", """
+[study]
+name = "family"
+repetitions = 1
+time_limit = 60
+histories = true
+
+[[problems]]
+families = ["unsettled-00064"]
+members = 2
+
+[methods.apgd-dual]
+formulation = "dual"
+solver = "apgd"
+max_iter = 500
+
+[methods.clarabel-dual]
+formulation = "dual"
+solver = "clarabel"
+
+[reference]
+solver = "clarabel"
+tol = 1e-10
+""")
+    assert run(study, tmp_path / "results", "--jobs", "1") == 0
+    rows = ResultStore(tmp_path / "results").read_runs()
+    rows = rows[~rows["method"].str.startswith("reference/")]
+    assert sorted(zip(rows["problem"], rows["method"])) == [(f"unsettled-00064-m0{m}", meth) for m in (0, 1)
+                                                            for meth in ("apgd-dual", "clarabel-dual")]
+    assert set(rows["tags"]) == {"unsettled-00064"}
+    write_report(tmp_path / "results", tmp_path / "report")
+    table = pd.read_csv(tmp_path / "report" / "tables" / "conclusion.csv", index_col=0)
+    assert set(table.index) == {"unsettled-00064 (2 members)"}
+    loose = table[table["measure"].str.startswith("relative distance") & (table["level"] == 1e-2)].iloc[0]
+    assert "clarabel-dual" in loose["iterations"] and "(no interval: 2 members)" in loose["iterations"], loose
+    assert "undecided over 2 members" in loose["conclusion (iterations)"], loose
+    members = pd.read_csv(tmp_path / "report" / "tables" / "conclusion_members.csv")
+    assert set(members["problem"]) == {"unsettled-00064-m00", "unsettled-00064-m01"}
+    assert {"tag", "method", "measure", "level", "iterations", "seconds"} <= set(members.columns)
+
+
+@pytest.mark.parametrize("group, words", [
+    ('families = ["settled-00064"]', "needs its member count"),
+    ('families = ["settled-00064"]\nmembers = 99', "workbench generate settled-00064 --members 99"),
+    ('families = ["nosuch"]\nmembers = 2', "unknown dataset family 'nosuch'"),
+    ('scenes = ["rolling-ball-2d"]\nmembers = 2', "members belongs to a families"),
+    ('sources = ["scene:rolling-ball-2d"]\nmembers = 2', "members belongs to a group that names a family")])
+def test_a_family_group_is_refused_in_one_line(tmp_path, group, words):
+    from workbench.study import StudyError, load_study
+    study = write(tmp_path / "bad.toml", f'[study]\nname = "b"\n[[problems]]\n{group}\n' + METHODS)
+    with pytest.raises(StudyError) as exc:
+        load_study(study)
+    assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_family_named_in_sources_takes_the_groups_member_count_and_tags(tmp_path):
+    from workbench.study import load_study
+    study = load_study(write(tmp_path / "s.toml", '[study]\nname = "s"\n[[problems]]\nsources = ["family:settled-00064", '
+                             '"scene:rolling-ball-2d"]\nmembers = 2\ntags = ["settled"]\n' + METHODS))
+    made = [m for s in study.groups[0].sources() for m in s.members()]
+    assert [(m.spec, m.tags) for m in made] == [("dataset:settled-00064-m00", ("settled",)),
+                                                ("dataset:settled-00064-m01", ("settled",)),
+                                                ("scene:rolling-ball-2d", ("settled",))]
+    assert made[-1].params == {}

@@ -14,6 +14,9 @@ Specs (the PROBLEM argument of every command, the entries of study files)::
     scenario:NAME     a dynamic scene; as a problem, the same first time step as scene:NAME; in a study,
                       each run simulates it (workbench.study.simulation)
     generator:NAME    a problem generator called with parameters (sphere_packing, cannonball, ...)
+    family:NAME       a dataset family (problems.families: a protocol and its members), with the
+                      parameter members = N: a set of N problems, not one (in a study, each member is a
+                      problem; solve refuses it, naming a member's spec; info lists its members)
 
 The registry :data:`NAMED` maps each name to its kind and builder, so ``info``, ``solve``,
 ``compare``, ``simulate``, ``export`` and study files know the same scenes. Adding a scene, dynamic
@@ -52,7 +55,7 @@ if TYPE_CHECKING:  # the problem module (numpy, scipy, numba) loads when a probl
 
 __all__ = ["Named", "NAMED", "KINDS", "names", "builder", "scenario", "scene_problem", "load",
            "resolve_path", "dataset_dir", "dataset_names", "ACCEPTED", "Source", "Facts", "FileSource",
-           "SceneSource", "ScenarioSource", "GeneratorSource", "ORIGINS", "ROOTS_ENV", "trusted_roots"]
+           "SceneSource", "ScenarioSource", "GeneratorSource", "FamilySource", "ORIGINS", "ROOTS_ENV", "trusted_roots"]
 
 #: kinds of named sources: a static time step, a dynamic scene (problems.dynamic_scenes.Scenario), a
 #: generator of time steps from parameters
@@ -102,7 +105,8 @@ NAMED: dict[str, Named] = {
 }
 
 #: the accepted spec forms, for error messages
-ACCEPTED = f"a file ({formats.files_accepted()}), shared:REL, dataset:NAME, scene:NAME, scenario:NAME or generator:NAME"
+ACCEPTED = (f"a file ({formats.files_accepted()}), shared:REL, dataset:NAME, scene:NAME, scenario:NAME or "
+            "generator:NAME (family:NAME, a set of problems, in a study)")
 
 _DATASET_PREFIX = "dataset:"
 
@@ -343,11 +347,10 @@ class Source:
         the loading to a worker asks this first."""
 
     def members(self) -> list[Source]:
-        """The sources this one stands for, each one problem of a study: itself, for every kind here.
-        A family (``family:NAME``: a generator recipe and N members, seeds or round-off perturbations;
-        the next capability) is the kind that returns several: its N member sources, each a source of
-        its own (named, with its parameters), which :meth:`materialise`, the plan, the worker and the
-        report then take as any other."""
+        """The sources this one stands for, each one problem of a study: itself, for every kind but a
+        family (:class:`FamilySource`), which returns its N member sources, each a source of its own
+        (a dataset, named and tagged), which :meth:`materialise`, the plan, the worker and the report
+        then take as any other."""
         return [self]
 
     def materialise(self, folder: Path) -> list[Source]:
@@ -521,9 +524,77 @@ class GeneratorSource(_NamedSource):
         return out
 
 
+class FamilySource(Source):
+    """``family:NAME`` with ``params = {"members": N}``: members 0 ... N-1 of the dataset family NAME
+    (:mod:`problems.families`: a protocol and packings that differ only in what it leaves free), the
+    same members for every method. A set of problems, not one: :meth:`load` refuses (naming a member's
+    spec), :meth:`members` gives the member sources ``dataset:NAME-mMM``, each named by its dataset and
+    tagged with the study's tags, or with the family's name when the study gives none (so the report's
+    conclusion groups the members by their family). Fewer members in problems/datasets than asked: an
+    InputError naming ``workbench generate NAME --members N``."""
+    origin = "family"
+
+    def count(self) -> int:
+        """N, the member count (``params["members"]``); InputError (one line) when it is missing, not a
+        whole number >= 1, or other parameters are given."""
+        other = sorted(set(self.params) - {"members"})
+        if other:
+            raise InputError(f"{self.spec}: a family takes one parameter, members = N (got {', '.join(other)})")
+        n = self.params.get("members")
+        if n is None:
+            raise InputError(f"{self.spec}: a family needs its member count: members = N in a study's group, "
+                             "--set members=N on the command line")
+        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+            raise InputError(f"{self.spec}: members is a whole number >= 1, got {n!r}")
+        return n
+
+    def names(self) -> list[str]:
+        """The members' dataset names (problems.families.members): InputError when the family is unknown
+        or has fewer members in problems/datasets than asked."""
+        from problems import families
+        n = self.count()
+        try:
+            return families.members(self.target, n)
+        except InputError as exc:
+            raise InputError(f"{self.spec}: {exc}") from None
+
+    def members(self) -> list[Source]:
+        tags = self.tags or (self.target,)
+        return [FileSource(f"{_DATASET_PREFIX}{m}", {}, name=m, tags=tags, series=self.series) for m in self.names()]
+
+    def check(self) -> None:
+        self.load()
+
+    def load(self) -> TimeStepProblem:
+        from problems import families
+        try:
+            families.family(self.target)
+        except InputError as exc:
+            raise InputError(f"{self.spec}: {exc}") from None
+        raise InputError(f"{self.spec} is a family, a set of problems, not one: name a member "
+                         f"({_DATASET_PREFIX}{families.member_name(self.target, 0)}, ...), or the family in a study "
+                         f"(members = N)")
+
+    def materialise(self, folder: Path) -> list[Source]:
+        return [made for member in self.members() for made in member.materialise(folder)]
+
+    def summary(self) -> dict[str, Any]:
+        """What ``workbench info`` says of the family: its protocol and the members there are."""
+        from problems import families
+        try:
+            fam = families.family(self.target)
+        except InputError as exc:
+            raise InputError(f"{self.spec}: {exc}") from None
+        have = families.available(fam.name)
+        shown = [f"{_DATASET_PREFIX}{families.member_name(fam.name, m)}" for m in range(have)]
+        return {"family": fam.name, "protocol": fam.dataset, "summary": fam.summary,
+                "members here": f"{have} (make more: workbench generate {fam.name} --members N)",
+                "member specs": ", ".join(shown) or "none"}
+
+
 #: the kinds of spec, by prefix ("" is a file): adding one is a Source subclass and one line here
-#: (ARCHITECTURE.md); a family of problems (``family:NAME``, N members of a recipe) will be one more,
-#: whose :meth:`Source.members` gives its members
+#: (ARCHITECTURE.md); a family of problems (``family:NAME``, members = N) is one whose
+#: :meth:`Source.members` gives several
 ORIGINS: dict[str, type[Source]] = {
     "": FileSource,
     SHARED_PREFIX: FileSource,
@@ -531,6 +602,7 @@ ORIGINS: dict[str, type[Source]] = {
     "scene:": SceneSource,
     "scenario:": ScenarioSource,
     "generator:": GeneratorSource,
+    "family:": FamilySource,
 }
 
 

@@ -80,8 +80,9 @@ def add_source_options(s) -> None:
 
 
 def cmd_info(args) -> int:
-    problem = source_of(args).load()
-    for key, value in problem.summary().items():
+    source = source_of(args)
+    summary = source.summary() if source.origin == "family" else source.load().summary()  # a family: its members
+    for key, value in summary.items():
         if value is not None:
             print(f"{key:>12}: {printable(value)}")  # names and descriptions come from the file
     return 0

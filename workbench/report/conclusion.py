@@ -6,7 +6,8 @@ reference objective, and the judged error; :mod:`workbench.analysis.accuracy`), 
 iterations to the level, median over the group's problems with its exact 95 % interval, and the
 paired comparison over those problems: a method is named faster only when the interval of the paired
 log-ratio excludes 0 (of the ratio, 1); otherwise "undecided over n members"; a method that never reaches a level is
-"not reached", never fastest.
+"not reached", never fastest. A group whose problems are a dataset family's members reads "TAG (n members)";
+the value of each member behind the medians is :func:`per_member` (the report's tables/conclusion_members.csv).
 
 At each method's own stopping threshold (:func:`conclusion`: not a comparison at equal accuracy, since
 methods stop at different accuracies): per problem group (tag), problem class
@@ -25,7 +26,7 @@ from workbench.analysis.accounting import RESOLUTION, comparison_groups, problem
 from workbench.analysis.accuracy import LEVELS, MEASURES, accuracy_table, equal_accuracy
 from workbench.report.document import cell, spread
 
-__all__ = ["conclusion", "within_noise", "at_equal_accuracy", "FIRST"]
+__all__ = ["conclusion", "within_noise", "at_equal_accuracy", "per_member", "group_label", "FIRST"]
 
 #: the column of :func:`conclusion` that names the method with the shortest time to its own threshold
 FIRST = "first to its own threshold"
@@ -88,18 +89,50 @@ def _tag_groups(problems: list[dict]) -> dict[str, list[str]]:
     return groups
 
 
-def at_equal_accuracy(runs: pd.DataFrame, histories: pd.DataFrame, references, methods: list[dict],
-                      problems: list[dict], levels=LEVELS) -> pd.DataFrame:
-    """The headline conclusion (module docstring): one row per tag, problem class, measure and level.
-    ``runs``: the single-step runs (key, problem, method, base_method, formulation, repetition);
-    ``histories``: their histories (:func:`workbench.study.results.read_histories`, judged_error
-    included); ``references``: :class:`workbench.report.reference.References`; ``methods`` and
-    ``problems``: the plan's."""
+def group_label(tag: str, names: list[str]) -> str:
+    """How a group of problems is named in the conclusion: ``TAG (n)``, or ``TAG (n members)`` when each
+    of its problems is a member of a dataset family (problems.families), the members being the sample
+    the medians and intervals are taken over."""
+    from problems.families import parse_member
+    if names and all(parse_member(n) is not None for n in names):
+        return f"{tag} ({len(names)} members)"
+    return f"{tag} ({len(names)})"
+
+
+def _accuracy(runs: pd.DataFrame, histories: pd.DataFrame, references, levels) -> pd.DataFrame:
     refs = {}
     for run in runs.itertuples():
         ref = references.for_method(run.problem, run.formulation, run.base_method)
         refs[run.key] = None if ref is None else ref.objective
-    table = accuracy_table(runs, histories, refs, levels)
+    return accuracy_table(runs, histories, refs, levels)
+
+
+def per_member(runs: pd.DataFrame, histories: pd.DataFrame, references, methods: list[dict],
+               problems: list[dict], levels=LEVELS) -> pd.DataFrame:
+    """The values behind :func:`at_equal_accuracy`, per group (tag), problem (member), method, measure
+    and level: iterations and seconds to the level, the median over repetitions (inf: not reached; NaN:
+    not measured). The report writes it as tables/conclusion_members.csv."""
+    table = _accuracy(runs, histories, references, levels)
+    labels = {m["method"]: m["label"] for m in methods}
+    per = table.groupby(["problem", "method", "measure", "level"], sort=False)[["iterations", "seconds"]].median()
+    per = per.reset_index()
+    out = [per[per["problem"].isin(names)].assign(tag=tag) for tag, names in _tag_groups(problems).items()]
+    cols = ["tag", "problem", "method", "label", "measure", "level", "iterations", "seconds"]
+    if not out:
+        return pd.DataFrame(columns=cols)
+    both = pd.concat(out, ignore_index=True)
+    return both.assign(label=both["method"].map(labels))[cols]
+
+
+def at_equal_accuracy(runs: pd.DataFrame, histories: pd.DataFrame, references, methods: list[dict],
+                      problems: list[dict], levels=LEVELS) -> pd.DataFrame:
+    """The headline conclusion (module docstring): one row per tag, problem class, measure and level,
+    the tag with its number of problems (of members, for a family's: :func:`group_label`).
+    ``runs``: the single-step runs (key, problem, method, base_method, formulation, repetition);
+    ``histories``: their histories (:func:`workbench.study.results.read_histories`, judged_error
+    included); ``references``: :class:`workbench.report.reference.References`; ``methods`` and
+    ``problems``: the plan's."""
+    table = _accuracy(runs, histories, references, levels)
     labels = {m["method"]: m["label"] for m in methods}
     by_class: dict[str, list[str]] = {}
     for m in methods:
@@ -108,7 +141,7 @@ def at_equal_accuracy(runs: pd.DataFrame, histories: pd.DataFrame, references, m
     for tag, names in _tag_groups(problems).items():
         for cls, members in by_class.items():
             for r in equal_accuracy(table, members, labels, names, f"{tag} ({cls})"):
-                rows.append({"problems (tag)": f"{tag} ({len(names)})", "compared": cls,
+                rows.append({"problems (tag)": group_label(tag, names), "compared": cls,
                              "measure": MEASURES[r.pop("measure")], **r})
     columns = ["problems (tag)", "compared", "measure", "level", "conclusion (time)", "seconds",
                "conclusion (iterations)", "iterations"]

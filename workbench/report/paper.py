@@ -1,5 +1,12 @@
 """The section ``paper``: each number the papers report (the study's ``[[report.paper]]``) beside what the
-study measured for it, with both sides' problem and criterion and whether the two are comparable."""
+study measured for it, with both sides' problem and criterion and whether the two are comparable.
+
+The measured value is taken over the row's problems (e.g. the members of a dataset family, which the
+row names by their tag): per problem the median over its repetitions, then the median over problems with
+its exact 95 % interval (:func:`workbench.analysis.members.median_interval`; none under 6 problems, said
+so). Iterations to the reference objective are "not reached" (inf) on a problem where no iterate came
+within rel_tol of it, and not measured (left out, counted) where the run kept no history or the problem
+has no reference."""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from workbench.analysis.members import LEVEL, median_interval
 from workbench.analysis.stats import first_within
 from workbench.report import tables
 from workbench.report.data import ReportData
@@ -38,7 +46,9 @@ def _paper(res: ReportData, out: Path) -> list:
             values = [_iterations_to_reference(run, refs, hist, e["rel_tol"]) for run in runs.itertuples()]
         else:
             values = pd.to_numeric(runs[e["quantity"]], errors="coerce") if e["quantity"] in runs else []
-        values = pd.Series(values, dtype=float).dropna()
+        values = pd.Series(list(values), index=runs["problem"].to_numpy(), dtype=float)
+        measured = values.dropna()
+        per_problem = measured.groupby(level=0, sort=False).median()
         problems = runs.drop_duplicates("problem")
         # how each was made, read only inside the trusted roots and this results folder (Source.metadata)
         made = {p.problem: Source.parse(p.source).metadata(res.store.root) if isinstance(p.source, str) else None
@@ -46,18 +56,22 @@ def _paper(res: ReportData, out: Path) -> list:
         rows.append({"what": e["what"], "source": e["source"], "method": res.labels[e["method"]],
                      "paper": e["value"], "paper's problem": e.get("paper_problem") or "not stated",
                      "paper's criterion": e.get("paper_criterion") or "not stated",
-                     "measured": spread(float(values.median()), float(values.min()), float(values.max()))
-                     if len(values) else "-", "runs": len(values),
+                     "measured": _over_problems(per_problem), "runs": len(measured),
+                     "runs not measured": len(values) - len(measured),
                      "this study's problems": "; ".join(_problem_line(p, made[p.problem]) for p in problems.itertuples())
                      or "none",
                      "this study's criterion": _criterion(e, runs, refs),
-                     "comparable": _comparable(e, made),
-                     "median": float(values.median()) if len(values) else np.nan})
+                     "comparable": _comparable(e, made, per_problem),
+                     "median": float(np.median(per_problem)) if len(per_problem) else np.nan})
     numbers = pd.DataFrame(rows)
     table = numbers.drop(columns="median").set_index("what")
     return [Heading(1, "Published results beside this study's"),
-            Text("Each number the papers report, beside the median (min-max) of what this study measured for it (runs: "
-                 "how many runs gave a value; '-' where none did, e.g. data not generated or the method unavailable). "
+            Text("Each number the papers report, beside what this study measured for it: per problem the median over "
+                 "its repetitions, then the median over the row's problems (the members of a family) with its "
+                 f"{LEVEL:.0%} interval (exact, from order statistics; none under 6 problems, said so), or the value "
+                 "of the one problem (runs: how many runs gave a value, 'not reached' counted; runs not measured: "
+                 "no history or no reference; '-' where none did, e.g. data not generated or the method "
+                 "unavailable). "
                  "Both sides' problem and criterion, with its threshold, are given; 'comparable' says whether the two "
                  "numbers measure the same thing: no where the study file says why not or where the measured files "
                  "were generated with other parameters than the paper's (paper_params, checked against the "
@@ -67,6 +81,25 @@ def _paper(res: ReportData, out: Path) -> list:
                  "the method's own)."),
             Table(table, "Published and measured values.",
                   tables.write_table(table, out, "paper", "Published and measured values", numbers))]
+
+
+def _over_problems(per_problem: pd.Series) -> str:
+    """The median over problems with its interval, in words; '-' when nothing was measured."""
+    n = len(per_problem)
+    if not n:
+        return "-"
+    s = median_interval(per_problem.to_numpy())
+    fmt = (lambda x: "not reached" if x == np.inf else cell(x))
+    reached = int(np.isfinite(per_problem).sum())
+    never = f"; not reached on {n - reached} of {n}" if reached < n else ""
+    if n == 1:
+        return f"{fmt(s['median'])} (1 problem)"
+    if not reached:
+        return f"not reached on {n} of {n} problems"
+    if s["ranks"] is None:
+        return (f"{fmt(s['median'])} (median over {n} problems, range {fmt(per_problem.min())}-{fmt(per_problem.max())}; "
+                f"no {LEVEL:.0%} interval under 6{never})")
+    return f"{fmt(s['median'])} [{fmt(s['low'])}, {fmt(s['high'])}] ({LEVEL:.0%} interval over {n} problems{never})"
 
 
 def _problem_line(p, made: dict | None) -> str:
@@ -88,25 +121,38 @@ def _criterion(e: dict, runs: pd.DataFrame, refs: References) -> str:
     return f"first iteration with |f - f_ref| <= {cell(e['rel_tol'])} |f_ref|, f_ref {against}; runs asked {asked}"
 
 
-def _comparable(e: dict, made: dict[str, dict | None]) -> str:
+def _comparable(e: dict, made: dict[str, dict | None], per_problem: pd.Series | None = None) -> str:
+    """Whether the paper's number and the measured one (``per_problem``: per problem, the median over
+    repetitions) measure the same thing; "no: WHY" otherwise."""
     if e.get("not_comparable"):
         return f"no: {e['not_comparable']}"
+    never = 0 if per_problem is None else int(np.isinf(per_problem).sum())
+    stopped = [f"the method stopped at its own threshold before its objective came within rel_tol of the reference "
+               f"on {never} of {len(per_problem)} problems (the paper counts iterations until it does)"] \
+        if e.get("quantity") == "iterations_to_reference" and never else []
     if not e.get("paper_problem") or not e.get("paper_criterion"):
         return "not stated: the study file does not give the paper's problem and criterion"
-    differ = []
+    differ: dict[str, list[str]] = {}  # what differs -> the problems it differs on
     for key, value in e.get("paper_params") or []:
         for problem, params in made.items():
             if params is None:
-                differ.append(f"{problem}: no generator parameters to check {key}")
+                why = f"no generator parameters to check {key}"
             elif params.get(key) is None or not np.isclose(float(params[key]), float(value), rtol=1e-9):
-                differ.append(f"{problem}: {key} = {cell(params.get(key))} (paper {cell(value)})")
-    return f"no: {'; '.join(differ)}" if differ else "yes: the problem and criterion stated above"
+                why = f"{key} = {cell(params.get(key))} (paper {cell(value)})"
+            else:
+                continue
+            differ.setdefault(why, []).append(problem)
+    if not differ and not stopped:
+        return "yes: the problem and criterion stated above"
+    return "no: " + "; ".join(stopped + [f"{why} on {', '.join(p) if len(p) < 3 else f'{len(p)} problems ({p[0]}, ...)'}"
+                                         for why, p in differ.items()])
 
 
 def _iterations_to_reference(run, refs: References, hist: pd.DataFrame, rel_tol: float) -> float:
     ref = refs.for_method(run.problem, run.formulation, run.base_method)
     h = hist[hist["key"] == run.key] if len(hist) else hist
     if ref is None or h.empty:
-        return float("nan")
+        return float("nan")  # not measured
     h = h.drop_duplicates("iteration", keep="last")
-    return first_within(h["iteration"], h["objective"], ref.objective, rel_tol)
+    hit = first_within(h["iteration"], h["objective"], ref.objective, rel_tol)
+    return float("inf") if np.isnan(hit) and h["objective"].notna().any() else hit  # inf: not reached

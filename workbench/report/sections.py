@@ -20,7 +20,7 @@ from workbench.analysis.accounting import RESOLUTION, comparison_groups, summari
 from workbench.analysis.profiles import performance_profile, profile_values
 from workbench.analysis.stats import first_within
 from workbench.report import tables
-from workbench.report.conclusion import at_equal_accuracy, conclusion, within_noise
+from workbench.report.conclusion import at_equal_accuracy, conclusion, per_member, within_noise
 from workbench.report.data import ReportData
 from workbench.report.document import Figure, Heading, Table, Text, cell, spread
 from workbench.solvers.base import handover_label
@@ -137,8 +137,9 @@ def _conclusion(res: ReportData, out: Path) -> list:
     from workbench.analysis.accuracy import LEVELS
     from workbench.analysis.members import INTERVAL_METHOD
 
-    equal = at_equal_accuracy(res.static, read_histories(res.store, res.static["key"]), res.references(),
-                              res.plan["methods"], res.plan["problems"])
+    histories, refs = read_histories(res.store, res.static["key"]), res.references()
+    equal = at_equal_accuracy(res.static, histories, refs, res.plan["methods"], res.plan["problems"])
+    members = per_member(res.static, histories, refs, res.plan["methods"], res.plan["problems"])
     table, caveats = conclusion(res.pairs(), res.plan["methods"], res.options["shift"])
     blocks = [Heading(1, "Conclusion"),
               Text("At equal accuracy: per group of problems (tag) and problem class, for each level "
@@ -150,9 +151,11 @@ def _conclusion(res: ReportData, out: Path) -> list:
                    "faster than the next only when the 95 % interval of the paired log-ratio over the same "
                    "problems excludes 0; otherwise \"undecided over n members\". A method that never reaches a "
                    "level is \"not reached\", never the fastest; \"not measured\": no history, no reference or "
-                   "no judged iterate."),
+                   "no judged iterate. A group of a dataset family's members reads \"TAG (n members)\"; the "
+                   "value of each member (problem) behind every median: tables/conclusion_members.csv."),
               Table(equal, "Conclusion at equal accuracy.", tables.write_table(equal, out, "conclusion",
-                                                                                "Conclusion at equal accuracy")),
+                                                                                "Conclusion at equal accuracy")
+                    | {"per member (CSV)": _members_csv(members, out)}),
               Text("Not a conclusion: the time to each method's own stopping threshold, where methods stop at "
                    "unequal accuracies. Under the accounting rule: per group of problems (tag), problem class "
                    "and acceptance threshold, the method first to its threshold by the shifted geometric mean of "
@@ -168,6 +171,15 @@ def _conclusion(res: ReportData, out: Path) -> list:
     if caveats:
         blocks += [Text("Caveats:")] + [Text(f"- {c}") for c in caveats]
     return blocks
+
+
+def _members_csv(members, out: Path) -> str:
+    """Write the per-member values of the conclusion (tables/conclusion_members.csv); its path."""
+    from workbench.files import atomic_output
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    with atomic_output(out / "tables" / "conclusion_members.csv") as tmp:
+        members.to_csv(tmp, index=False)
+    return "tables/conclusion_members.csv"
 
 
 @section("tables")

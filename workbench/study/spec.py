@@ -23,7 +23,8 @@ mean 'y'?")::
     tol = 1e-5                     # accuracy asked of the solver (SolveOptions.tol)
     accept = 1e-4                  # error at most this counts as "solved" (default: tol)
 
-    [[problems]]                   # a group: exactly one of files, scenes, generator, scenario, sources
+    [[problems]]                   # a group: exactly one of files, scenes, generator, scenario, families,
+                                   # sources
     files = ["shared:fclib/*.hdf5", "../data/*.dat"]   # paths or globs (workbench.sources): shared:REL
                                    # in the reference data, dataset:NAME among the committed datasets;
                                    # relative ones are resolved against the directory of the study
@@ -49,8 +50,17 @@ mean 'y'?")::
                                    # with this reason (the study stops only when nothing is left)
 
     [[problems]]
+    families = ["settled-00064"]   # dataset families (problems.families): members 0 ... N-1 of each,
+    members = 10                   # each a problem named by its dataset (settled-00064-m03), tagged with
+                                   # tags, or with its family's name when none are given; the report's
+                                   # conclusion gives medians with 95 % intervals over them. Fewer
+                                   # members there than asked: make them with workbench generate FAMILY
+                                   # --members N
+
+    [[problems]]
     sources = ["scene:rolling-ball-2d"]   # any spec of workbench.sources but a file (files: above), e.g.
-                                   # of a kind a plugin adds (a Source subclass in workbench.sources.ORIGINS)
+                                   # of a kind a plugin adds (a Source subclass in workbench.sources.ORIGINS);
+                                   # members = N goes to its family:NAME specs
 
     [[problems]]
     scenario = "ball-on-plane"     # a dynamic scene of workbench.sources.NAMED: each run
@@ -129,9 +139,9 @@ DEFAULT_TIME_LIMIT = 300.0
 _TOP_KEYS = ("study", "tolerances", "problems", "methods", "reference", "report")
 _STUDY_KEYS = ("name", "description", "repetitions", "time_limit", "safety_net", "tolerance", "histories", "plugins")
 _TOLERANCE_KEYS = ("tol", "accept")
-_PROBLEM_KEYS = ("files", "scenes", "generator", "scenario", "sources", "params", "sweep", "name", "tags", "series",
-                 "optional")
-_KINDS = ("files", "scenes", "generator", "scenario", "sources")
+_PROBLEM_KEYS = ("files", "scenes", "generator", "scenario", "families", "sources", "params", "sweep", "name", "tags",
+                 "series", "optional", "members")
+_KINDS = ("files", "scenes", "generator", "scenario", "families", "sources")
 _METHOD_KEYS = ("formulation", "solver", "label", "tolerance", "max_iter", "params")
 _REFERENCE_KEYS = ("solver", "formulations", "tol", "max_iter", "params")
 _REPORT_KEYS = tuple(f.name for f in dataclasses.fields(ReportOptions))
@@ -221,6 +231,8 @@ class ProblemGroup:
     series: str | None = None
     #: specs of workbench.sources (not files), as they are
     specs: tuple[str, ...] = ()
+    #: the member count of the group's families (family:NAME specs, or families = [...])
+    members: int | None = None
 
     def sources(self) -> list:
         """The group's problems as :class:`workbench.sources.Source` s (parsed here, made by the
@@ -232,7 +244,8 @@ class ProblemGroup:
             return [Source.parse(prefix, params, name=name, **labels) for name, params in self.generated]
         return [Source.parse(str(path), **labels) for path in self.files] + \
             [Source.parse(f"scene:{scene}", name=scene, **labels) for scene in self.scenes] + \
-            [Source.parse(spec, **labels) for spec in self.specs]
+            [Source.parse(spec, {"members": self.members} if spec.startswith("family:") else None, **labels)
+             for spec in self.specs]
 
 
 @dataclass
@@ -480,7 +493,7 @@ def _groups(doc: dict, base: Path, per_problem: int = 1) -> list[ProblemGroup]:
         where = f"[[problems]] #{i}"
         if groups:
             g = groups[-1]
-            declared += len(g.sources())
+            declared += sum(len(s.members()) for s in g.sources())
         _check_keys(table, _PROBLEM_KEYS, where)
         kinds = [k for k in _KINDS if k in table]
         if len(kinds) != 1:
@@ -489,6 +502,8 @@ def _groups(doc: dict, base: Path, per_problem: int = 1) -> list[ProblemGroup]:
             for key in ("params", "sweep", "name"):
                 if key in table:
                     raise StudyError(f"{where}: {key} belongs to a generator or scenario group")
+        if "members" in table and kinds[0] not in ("families", "sources"):
+            raise StudyError(f"{where}: members belongs to a families (or sources = [\"family:NAME\"]) group")
         if "optional" in table and kinds[0] != "files":
             raise StudyError(f"{where}: optional belongs to a files group")
         tags = tuple(_strings(table.get("tags", []), f"{where} tags"))
@@ -514,13 +529,27 @@ def _groups(doc: dict, base: Path, per_problem: int = 1) -> list[ProblemGroup]:
                 except InputError as exc:
                     raise StudyError(f"{where}: {exc}") from None
             groups.append(ProblemGroup(i, scenes=tuple(scenes), tags=tags, series=series))
-        elif kinds[0] == "sources":
-            specs = _strings(table["sources"], f"{where} sources")
+        elif kinds[0] in ("sources", "families"):
+            specs = _strings(table[kinds[0]], f"{where} {kinds[0]}")
+            if kinds[0] == "families":
+                specs = [f"family:{name}" for name in specs]
             for spec in specs:
                 if Source.parse(spec).origin == "file":
                     raise StudyError(f"{where} sources: {spec!r} is no spec of workbench.sources but a file's; "
                                      "files go in files = [...]")
-            groups.append(ProblemGroup(i, specs=tuple(specs), tags=tags, series=series))
+            families = [spec for spec in specs if spec.startswith("family:")]
+            members = table.get("members")
+            if families and members is None:
+                raise StudyError(f"{where}: a family needs its member count (members = N)")
+            if members is not None and not families:
+                raise StudyError(f"{where}: members belongs to a group that names a family (family:NAME)")
+            group = ProblemGroup(i, specs=tuple(specs), tags=tags, series=series, members=members)
+            for source in group.sources():
+                try:
+                    source.members()  # an unknown family, a bad count or members not made: one line, here
+                except InputError as exc:
+                    raise StudyError(f"{where}: {exc}") from None
+            groups.append(group)
         elif kinds[0] == "generator":
             name, generated = _generated(table, where, "generator", declared, per_problem)
             groups.append(ProblemGroup(i, generator=name, generated=generated, tags=tags, series=series))

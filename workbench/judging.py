@@ -23,7 +23,7 @@ import numpy as np
 from workbench import metrics
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 
-__all__ = ["finalize", "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS"]
+__all__ = ["finalize", "contradiction", "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS", "AGREEMENT"]
 
 #: the measures a run can be judged by (judged_name): relaxed formulations, exact ones, the LCP model
 JUDGED_MEASURES = ("relaxed_error", "siconos_error", "lcp_residual")
@@ -45,6 +45,14 @@ def judged_error(m: dict[str, float], relaxed: bool) -> float:
 
 #: seconds judge_history may spend judging sampled iterates (the rest of them stay NaN)
 JUDGE_BUDGET = 0.25
+
+#: how far the scaled measures may stand above the judged one before they contradict it: scaling a
+#: contact's units by t changes a natural-map error by a factor between min(t, 1/t) and max(t, 1/t), so
+#: at a problem's own scale (the judged measure is the Siconos convention, whose units the published
+#: comparisons use) the two differ by small factors (1.4 on the Siconos corpus); a point judged within
+#: tol whose scaled measures are ten times more is not a difference of units but a measure that
+#: underflowed or was swamped (impulses of 1e-302 beside velocities of 1)
+AGREEMENT = 10.0
 
 #: the statuses of the stop causes that name a cap
 CAPS = {StopCause.MAX_ITER: "max_iter", StopCause.TIMEOUT: "timeout"}
@@ -84,12 +92,43 @@ def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
     err = result.metrics[model.judged_by] if own is not None else judged_error(result.metrics, model.relaxed)
     result.metrics["judged_error"] = err
     result.judged_name = judged_name(model)
-    if err <= threshold:
+    refused = contradiction(problem, result, model, threshold)
+    if err <= threshold and refused is None:
         result.status = "solved"
     else:
         result.status = cap or "inaccurate"
+    if refused is not None and (err <= threshold or "cannot be formed" in refused):
+        result.info["judge_refused"] = refused
+        result.message = f"not solved: {refused}" + (f"; {result.message}" if result.message else "")
     judge_history(result, model)
     return result
+
+
+def contradiction(problem, result: SolveResult, model, threshold: float) -> str | None:
+    """None when every measure the workbench reports for ``result.nu`` agrees that it is solved;
+    else the reason, in one line, why a point within ``threshold`` on its judged measure is not.
+
+    The measures that must agree: the scaled problem's (workbench.metrics.scaled_measures, which
+    cannot under- or overflow and mean the same at any scale of N, r, mu and the masses) - the scaled
+    counterpart of the judged measure, the cone violation and the normal-velocity violation (u_n >= 0
+    holds at every solution of the relaxed and of the exact problem) - each within ``threshold`` times
+    :data:`AGREEMENT`. A
+    model judged by a measure of its own (the LCP model on its pyramid) needs only the scaled problem to
+    be formable. Where the scaled measures cannot be formed (inf, nan, mu eps >= 1) no point is solved.
+    Adds the scaled measures to ``result.metrics``."""
+    scaled, reason = metrics.scaled_measures(problem, result.nu)
+    if reason is not None:
+        return f"the scaled measures cannot be formed: {reason}"
+    result.metrics.update(scaled)
+    if getattr(model, "own_metrics", None) is not None:
+        return None
+    checks = ("scaled_relaxed_error" if model.relaxed else "scaled_siconos_error", "scaled_cone_violation",
+              "scaled_normal_violation")
+    for name in checks:
+        if not scaled[name] <= threshold * AGREEMENT:
+            return (f"{judged_name(model)} {result.metrics['judged_error']:.3g} is within {threshold:.3g} but "
+                    f"{name} is {scaled[name]:.3g}: the measures contradict each other")
+    return None
 
 
 def judge_history(result: SolveResult, model) -> None:

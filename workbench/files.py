@@ -182,7 +182,10 @@ def open_own(path: os.PathLike | str, write: bool = False) -> int:
         try:
             mode = os.lstat(path).st_mode
         except OSError:
-            raise FileFormatError(f"{path}: cannot open: {exc.strerror or exc}") from None
+            mode = None
+        if mode is None or stat.S_ISREG(mode):    # a regular file the system refuses (read-only, no access)
+            raise FileFormatError(f"{path}: cannot open{' for writing' if write else ''}: "
+                                  f"{exc.strerror or exc}") from None
         raise _refuse(path, f"is {_kind(mode)}") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:

@@ -410,3 +410,18 @@ def test_a_plugin_listed_many_times_is_imported_once(tmp_path, spellings):
     load_study(study(tmp_path, extra=f"plugins = [{listed}]"))
     load_study(study(tmp_path, extra=f"plugins = [{listed}]", file="again.toml"))
     assert count.read_text() == "x"
+
+
+@pytest.mark.parametrize("group", ['scenes = ["rolling-ball-2d"]',
+                                   'generator = "box_tower"\nname = "tower"\nparams = {n = 2}'])
+def test_duplicate_problem_names_are_refused_before_anything_is_built(tmp_path, capsys, group):
+    """Issue 45, class 7: 20,000 groups naming the same problem were built one by one (scenes, generated
+    problems) before the names were compared; the names known before building are compared first."""
+    import time
+    body = "\n".join(f"[[problems]]\n{group}" for _ in range(20_000))
+    path = tmp_path / "dup.toml"
+    path.write_text(STUDY.format(name='"dup"', extra="", problems="").replace("[[problems]]\n\n", "")
+                    .replace("[methods", body + "\n[methods", 1))
+    t0 = time.process_time()
+    refused(capsys, ["run", path, "--out", tmp_path / "out", "--no-report", "--no-progress"], "two problems are named")
+    assert time.process_time() - t0 < 8.0

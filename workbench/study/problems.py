@@ -89,6 +89,10 @@ def resolve_problems(study: Study, problem_dir: Path) -> list[ProblemRef]:
     from workbench.io import load_problem
     from workbench.sources import load
 
+    _unique(((name, source) for group in study.groups for name, source in
+            [(scene, f"scene:{scene}") for scene in group.scenes]
+            + [(label, f"{'scenario' if group.scenario else 'generator'}:{group.scenario or group.generator}")
+               for label, _ in group.generated]), study.path)      # the names known before anything is built
     refs: list[ProblemRef] = []
     for group in study.groups:
         first = len(refs)
@@ -107,11 +111,17 @@ def resolve_problems(study: Study, problem_dir: Path) -> list[ProblemRef]:
                 refs.append(_ref(problem, name, str(path), group.tags))
         if group.series is not None:
             refs[first:] = [dataclasses.replace(r, series=group.series) for r in refs[first:]]
-    seen: dict[str, str] = {}
-    for ref in refs:
-        if ref.name in seen:
-            raise StudyError(f"{study.path}: two problems are named {ref.name!r} ({seen[ref.name]} and "
-                             f"{ref.source}); results are keyed by name, so rename one (name = ... for "
-                             "generated problems)")
-        seen[ref.name] = ref.source
+    _unique(((ref.name, ref.source) for ref in refs), study.path)
     return refs
+
+
+def _unique(named, path=None) -> None:
+    """Refuse two problems of one name (results are keyed by name): checked on the names known before
+    any problem is built (scenes, generated labels), then on every problem's."""
+    seen: dict[str, str] = {}
+    for name, source in named:
+        if name in seen:
+            raise StudyError(f"{str(path) + ': ' if path else ''}two problems are named {name!r} ({seen[name]} and "
+                             f"{source}); results are keyed by name, so rename one (name = ... for generated "
+                             "problems)")
+        seen[name] = source

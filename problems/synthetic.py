@@ -90,3 +90,12 @@ def sphere_packing(n_spheres: int, *, mu: float = 0.25, h: float = 0.01, radius:
                   "h": h, "radius": radius, "mass": mass, "seed": seed, "container": container,
                   "jitter": jitter, "envelope": envelope, "velocity_std": velocity_std,
                   "sphere_contacts": contacts.n - walls, "wall_contacts": walls})
+
+
+def sphere_packing_work(n_spheres: int, **_) -> dict:
+    """What :func:`sphere_packing` makes, from its parameters (workbench.limits.check_work): n_spheres
+    bodies, at most 7 contacts each (6 neighbours in a dense packing, and a wall)."""
+    return {"bodies": n_spheres, "contacts": 7 * n_spheres}
+
+
+sphere_packing.work = sphere_packing_work

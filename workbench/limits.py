@@ -17,12 +17,13 @@ what exhausts a workstation.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
 from workbench.errors import InputError
 
-__all__ = ["Limit", "LIMITS", "limit", "check", "check_depth", "env_name", "parse_error"]
+__all__ = ["Limit", "LIMITS", "limit", "check", "check_work", "check_depth", "env_name", "parse_error"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,12 @@ LIMITS: dict[str, Limit] = {
     # every integer size parameter of a scene or generator (n_spheres, n, n_bottom, ...; not seed): the
     # 10-million-contact packing of benchmarks.bench_scale has 4,550,000 spheres (about 40 GB to build)
     "SIZE": Limit(5_000_000, ""),
+    # the problem a scene or generator would make, counted from its parameters before it is built
+    # (workbench.limits.check_work with the builder's declared ``work``): contacts (bodies alone when
+    # more), about 400 bytes each to build and solve, so the default stays near a gigabyte
+    "CONTACTS": Limit(2_000_000, "contacts"),
+    # a dynamic scene's time steps x bodies (the work of one simulation)
+    "BODY_STEPS": Limit(1_000_000_000, "body-steps"),
     # seconds of a time limit (--time-limit, [study] time_limit); about 11.6 days
     "SECONDS": Limit(1_000_000, "s"),
     # an iteration cap (--max-iter, max_iter = ...)
@@ -78,6 +85,19 @@ def check(name: str, value, what: str) -> None:
         unit = f" {unit}" if unit else ""
         raise InputError(f"{what}: {_number(value)}{unit} is over the limit of {_number(bound)}{unit} "
                          f"(set {env_name(name)} to raise it)")
+
+
+def check_work(what: str, work: dict) -> None:
+    """The size of the problem a builder would make, as its declared ``work`` function counts it from
+    the parameters (a dict of bodies, contacts and, for a dynamic scene, steps), against the limits -
+    the product is bounded, not each parameter alone: CONTACTS for max(bodies, contacts), BODY_STEPS
+    for steps x bodies. Counted in Python integers, so no product overflows on the way."""
+    bodies, contacts = int(work.get("bodies", 0)), int(work.get("contacts", 0))
+    check("CONTACTS", max(bodies, contacts), f"{what}: the problem it makes ({bodies:,} bodies, "
+                                             f"{contacts:,} contacts at most)")
+    if "steps" in work:
+        steps = int(math.ceil(work["steps"]))
+        check("BODY_STEPS", steps * max(bodies, 1), f"{what}: {steps:,} steps x {bodies:,} bodies")
 
 
 def _number(x) -> str:

@@ -23,7 +23,7 @@ import numpy as np
 from workbench import metrics
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 
-__all__ = ["finalize", "contradiction", "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS", "AGREEMENT"]
+__all__ = ["finalize", "contradiction", "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS", "unit_free_floor"]
 
 #: the measures a run can be judged by (judged_name): relaxed formulations, exact ones, the LCP model
 JUDGED_MEASURES = ("relaxed_error", "siconos_error", "lcp_residual")
@@ -45,14 +45,6 @@ def judged_error(m: dict[str, float], relaxed: bool) -> float:
 
 #: seconds judge_history may spend judging sampled iterates (the rest of them stay NaN)
 JUDGE_BUDGET = 0.25
-
-#: how far the scaled measures may stand above the judged one before they contradict it: scaling a
-#: contact's units by t changes a natural-map error by a factor between min(t, 1/t) and max(t, 1/t), so
-#: at a problem's own scale (the judged measure is the Siconos convention, whose units the published
-#: comparisons use) the two differ by small factors (1.4 on the Siconos corpus); a point judged within
-#: tol whose scaled measures are ten times more is not a difference of units but a measure that
-#: underflowed or was swamped (impulses of 1e-302 beside velocities of 1)
-AGREEMENT = 10.0
 
 #: the statuses of the stop causes that name a cap
 CAPS = {StopCause.MAX_ITER: "max_iter", StopCause.TIMEOUT: "timeout"}
@@ -107,15 +99,23 @@ def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
 def contradiction(problem, result: SolveResult, model, threshold: float) -> str | None:
     """None when every measure the workbench reports for ``result.nu`` agrees that it is solved;
     else the reason, in one line, why a point within ``threshold`` on its judged measure is not.
+    Adds the scaled measures (workbench.metrics.scaled_measures) to ``result.metrics``.
 
-    The measures that must agree: the scaled problem's (workbench.metrics.scaled_measures, which
-    cannot under- or overflow and mean the same at any scale of N, r, mu and the masses) - the scaled
-    counterpart of the judged measure, the cone violation and the normal-velocity violation (u_n >= 0
-    holds at every solution of the relaxed and of the exact problem) - each within ``threshold`` times
-    :data:`AGREEMENT`. A
-    model judged by a measure of its own (the LCP model on its pyramid) needs only the scaled problem to
-    be formable. Where the scaled measures cannot be formed (inf, nan, mu eps >= 1) no point is solved.
-    Adds the scaled measures to ``result.metrics``."""
+    The judged measure (Siconos's, in the problem's own units) is the convention the published
+    comparisons use; the scaled measures are the same errors in balanced units (N's diagonal blocks
+    1), which cannot under- or overflow and mean the same at any scale of N, r, mu and the masses.
+    The rules, for the scaled counterpart of the judged measure, the scaled cone violation and the
+    scaled normal-velocity violation (u_n >= 0 at every solution of the relaxed and exact problems):
+
+    1. formable: where they cannot be formed (inf, nan, mu eps >= 1) no point is solved;
+    2. agreement: each at most ``threshold`` times the units factor kappa - what a point within
+       ``threshold`` in the problem's units has in exact arithmetic (metrics.scaled_measures); beyond
+       it the judged measure was lost to floating point (a cone swamping u_n, an error underflowing);
+    3. a floor in any units: each at most :func:`unit_free_floor` (sqrt(threshold)), so that no choice
+       of units (N scaled by 1e300: impulses of 1e-302 beside velocities of 1) turns a point wrong by
+       a large fraction into "solved".
+
+    A model judged by a measure of its own (the LCP model on its pyramid) needs rule 1 only."""
     scaled, reason = metrics.scaled_measures(problem, result.nu)
     if reason is not None:
         return f"the scaled measures cannot be formed: {reason}"
@@ -124,11 +124,22 @@ def contradiction(problem, result: SolveResult, model, threshold: float) -> str 
         return None
     checks = ("scaled_relaxed_error" if model.relaxed else "scaled_siconos_error", "scaled_cone_violation",
               "scaled_normal_violation")
+    agree, floor = threshold * scaled["units_factor"], unit_free_floor(threshold)
     for name in checks:
-        if not scaled[name] <= threshold * AGREEMENT:
+        if not scaled[name] <= agree:
             return (f"{judged_name(model)} {result.metrics['judged_error']:.3g} is within {threshold:.3g} but "
-                    f"{name} is {scaled[name]:.3g}: the measures contradict each other")
+                    f"{name} is {scaled[name]:.3g}, more than the units allow ({agree:.3g}): the measures "
+                    "contradict each other")
+        if not scaled[name] <= floor:
+            return (f"{judged_name(model)} {result.metrics['judged_error']:.3g} is within {threshold:.3g} in the "
+                    f"problem's units only: {name} is {scaled[name]:.3g}, above sqrt(tol) = {floor:.3g}")
     return None
+
+
+def unit_free_floor(threshold: float) -> float:
+    """The largest scaled error a solved point may have in any units: sqrt(threshold), at least
+    ``threshold`` (half the digits asked may go to the problem's choice of units, never more)."""
+    return max(threshold, threshold ** 0.5)
 
 
 def judge_history(result: SolveResult, model) -> None:

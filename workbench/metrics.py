@@ -321,7 +321,7 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
 
 #: the measures of :func:`scaled_measures` (all Siconos-normalised on the scaled problem)
 SCALED_MEASURES = ("scaled_siconos_error", "scaled_relaxed_error", "scaled_cone_violation",
-                   "scaled_normal_violation")
+                   "scaled_normal_violation", "units_factor")
 
 #: mu at or above this makes a cone a half-space in floating point: mu eps >= 1, so mu ||u_t|| swamps
 #: u_n in the De Saxce velocity and ||gamma_t|| <= mu gamma_n tells nothing beyond gamma_n >= 0
@@ -365,7 +365,10 @@ def scaled_measures(problem: TimeStepProblem, nu: np.ndarray) -> tuple[dict[str,
     """The natural-map errors (Siconos and relaxed), the cone violation and the normal-velocity
     violation of ``nu`` on the scaled problem, each divided by the Siconos normalisation
     (:func:`normalisation`) of the scaled vectors; and None, or the reason they cannot be formed
-    (then the dict is empty and no point can be judged solved).
+    (then the dict is empty and no point can be judged solved). ``units_factor`` is kappa =
+    max_i max(D_i^2, D_i^-2): scaling a contact's units by t changes a natural-map error, and the
+    Siconos normalisation, by factors between min(t, 1/t) and max(t, 1/t), so in exact arithmetic the
+    scaled errors are at most kappa times the plain ones (and at least 1/kappa of them).
 
     The scaled problem: with D = diag(2^e_i) per contact (and per joint), e_i from the mean diagonal
     of the block (:func:`unknown_diagonal`), N' = D N D, r' = D r, nu' = D^-1 nu, u' = D u = N' nu' + r';
@@ -406,4 +409,5 @@ def scaled_measures(problem: TimeStepProblem, nu: np.ndarray) -> tuple[dict[str,
     rel = float(np.linalg.norm(_natural_map(nu_s, u_s, None, 1.0, mu, d, out)))
     cone, normal = _violations(nu_s, u_s, mu, d, out)
     return {"scaled_siconos_error": sic / scale, "scaled_relaxed_error": rel / scale,
-            "scaled_cone_violation": cone / scale, "scaled_normal_violation": normal / scale}, None
+            "scaled_cone_violation": cone / scale, "scaled_normal_violation": normal / scale,
+            "units_factor": math.ldexp(1.0, min(2 * int(np.abs(e).max(initial=0)), 1023))}, None

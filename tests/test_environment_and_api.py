@@ -106,3 +106,33 @@ def test_solve_with_hard_limit_of_nan_or_inf_is_one_line(limit):
     from deep inside; the options now refuse it where they are made."""
     with pytest.raises(InputError, match="time_limit"):
         SolveOptions(time_limit=limit)
+
+
+@pytest.mark.parametrize("category", [RuntimeWarning, DeprecationWarning, FutureWarning, UserWarning])
+def test_no_warning_is_printed_before_the_one_error_line(monkeypatch, capsys, category):
+    """Issue 45, class 7: numpy's RuntimeWarning (an overflow in data about to be refused) or a
+    library's deprecation note printed before the error line; the CLI holds warnings and, after bad
+    input, prints the one line only. A command that succeeds still shows them, after its output."""
+    import warnings
+
+    import workbench.commands.solve as solve_cmd
+    from workbench.cli import main
+
+    def warns_then(fail):
+        def command(args):
+            with np.errstate(over="warn"):
+                np.float64(1e300) * np.float64(1e300)
+            warnings.warn("a library's note", category)
+            if fail:
+                raise InputError("the input is bad")
+            print("done")
+            return 0
+        return command
+
+    monkeypatch.setattr(solve_cmd, "cmd_info", warns_then(True))
+    code = main(["info", "x.dat"])
+    assert code == 2 and capsys.readouterr().err == "workbench: error: the input is bad\n"
+    monkeypatch.setattr(solve_cmd, "cmd_info", warns_then(False))
+    with pytest.warns(category, match="a library's note"):
+        assert main(["info", "x.dat"]) == 0
+    assert capsys.readouterr().out == "done\n"

@@ -190,6 +190,20 @@ def _streams() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command of ``argv``; its exit code. Warnings raised on the way (numpy's RuntimeWarning of
+    an overflow in data about to be refused, a library's deprecation note) are held: after bad input
+    (exit 2) the one error line is all that is printed; otherwise they follow the command's output."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        code = _main(argv)
+    if code != EXIT_BAD_INPUT:
+        for w in caught[:20]:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     global _FAST_EXIT
     argv = list(sys.argv[1:] if argv is None else argv)
     _streams()

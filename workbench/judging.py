@@ -109,11 +109,13 @@ def contradiction(problem, result: SolveResult, model, threshold: float) -> str 
 
     1. formable: where they cannot be formed (inf, nan, mu eps >= 1) no point is solved;
     2. agreement: each at most ``threshold`` times the units factor kappa - what a point within
-       ``threshold`` in the problem's units has in exact arithmetic (metrics.scaled_measures); beyond
+       ``threshold`` in the problem's units has in exact arithmetic (metrics.scaled_measures; the normal
+       violation of an exact problem's point (1 + max mu) times that, as its natural map allows); beyond
        it the judged measure was lost to floating point (a cone swamping u_n, an error underflowing);
     3. a floor in any units: each at most :func:`unit_free_floor` (sqrt(threshold)), so that no choice
-       of units (N scaled by 1e300: impulses of 1e-302 beside velocities of 1) turns a point wrong by
-       a large fraction into "solved".
+       of units (N scaled by 1e300: impulses of 1e-302 beside velocities of 1) and no large mu (whose
+       De Saxce natural map at a point that leaves u_n < 0 is only about |u_n| / mu) turns a point
+       wrong by a large fraction into "solved".
 
     A model judged by a measure of its own (the LCP model on its pyramid) needs rule 1 only."""
     scaled, reason = metrics.scaled_measures(problem, result.nu)
@@ -122,10 +124,13 @@ def contradiction(problem, result: SolveResult, model, threshold: float) -> str 
     result.metrics.update(scaled)
     if getattr(model, "own_metrics", None) is not None:
         return None
-    checks = ("scaled_relaxed_error" if model.relaxed else "scaled_siconos_error", "scaled_cone_violation",
-              "scaled_normal_violation")
-    agree, floor = threshold * scaled["units_factor"], unit_free_floor(threshold)
-    for name in checks:
+    # a natural-map error e bounds dist(nu, K) by e, and -u_n by e (relaxed: u = map + a point of K*)
+    # or by (1 + mu) e (exact: the De Saxce shift mu ||u_t|| moves with u_t)
+    mu_max = float(np.max(problem.mu, initial=0.0))
+    checks = {"scaled_relaxed_error" if model.relaxed else "scaled_siconos_error": 1.0, "scaled_cone_violation": 1.0,
+              "scaled_normal_violation": 1.0 if model.relaxed else 1.0 + mu_max}
+    for name, bound in checks.items():
+        agree, floor = threshold * scaled["units_factor"] * bound, unit_free_floor(threshold)
         if not scaled[name] <= agree:
             return (f"{judged_name(model)} {result.metrics['judged_error']:.3g} is within {threshold:.3g} but "
                     f"{name} is {scaled[name]:.3g}, more than the units allow ({agree:.3g}): the measures "

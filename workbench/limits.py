@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from workbench.errors import InputError
 
-__all__ = ["Limit", "LIMITS", "limit", "check", "check_work", "check_depth", "env_name", "parse_error"]
+__all__ = ["Limit", "LIMITS", "limit", "check", "check_work", "solve_numbers", "SOLVE_NUMBERS", "check_depth", "env_name", "parse_error"]
 
 
 @dataclass(frozen=True)
@@ -126,3 +126,38 @@ def check_depth(value, what: str) -> None:
             if depth > bound:
                 check("DEPTH", depth, what)
             stack.extend((x, depth + 1) for x in item)
+
+
+#: the numbers of a solve's options (workbench.solvers.base.SolveOptions) as the command line takes
+#: them: field -> (the option, kind, the workbench.limits limit, a fraction); None is "not asked"
+#: except for tol
+SOLVE_NUMBERS = {"tol": ("--tol", float, None, True), "accept": ("--accept", float, None, True),
+                 "max_iter": ("--max-iter", int, "ITER", False),
+                 "time_limit": ("--time-limit", float, "SECONDS", False)}
+
+
+def solve_numbers(**values) -> dict:
+    """The SolveOptions numbers ``values`` (field=value) checked as the command line checks them - a
+    positive finite number (tol and accept at most 1), a whole one for max_iter, within its limit - so
+    that the API refuses what the CLI refuses, with the same words: InputError "tol (--tol): expected
+    a positive number at most 1, got inf". numpy integers and floats are taken as Python's."""
+    import operator
+
+    from workbench.numbers import number
+    out = {}
+    for field, value in values.items():
+        option, kind, limit, fraction = SOLVE_NUMBERS[field]
+        if value is None and field != "tol":
+            out[field] = None
+            continue
+        if not isinstance(value, (bool, int, float, str)) and hasattr(value, "__index__"):
+            value = operator.index(value)
+        elif not isinstance(value, (bool, int, float, str)) and hasattr(value, "__float__") and \
+                getattr(value, "shape", None) == ():
+            value = float(value)
+        what = f"{field} ({option})"
+        x = number(value, what, kind, positive=True, fraction=fraction, text=False)
+        if limit is not None:
+            check(limit, x, what)
+        out[field] = x
+    return out

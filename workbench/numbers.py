@@ -25,7 +25,7 @@ import math
 
 from workbench.errors import InputError
 
-__all__ = ["number", "plain_float", "solve_numbers", "SOLVE_NUMBERS", "MAX_CHARS", "MAX_BITS", "shown"]
+__all__ = ["number", "plain_float", "MAX_CHARS", "MAX_BITS", "shown"]
 
 #: the longest text taken as a number (64 digits and an exponent are more than any real setting has)
 MAX_CHARS = 100
@@ -109,38 +109,3 @@ def number(value, what: str, kind: type = float, *, positive: bool = False, low:
     if fraction and x > 1:
         raise refuse(f"did you mean {_suggest(x)}?")
     return x
-
-
-#: the numbers of a solve's options (workbench.solvers.base.SolveOptions) as the command line takes
-#: them: field -> (the option, kind, the workbench.limits limit, a fraction); None is "not asked"
-#: except for tol
-SOLVE_NUMBERS = {"tol": ("--tol", float, None, True), "accept": ("--accept", float, None, True),
-                 "max_iter": ("--max-iter", int, "ITER", False),
-                 "time_limit": ("--time-limit", float, "SECONDS", False)}
-
-
-def solve_numbers(**values) -> dict:
-    """The SolveOptions numbers ``values`` (field=value) checked as the command line checks them - a
-    positive finite number (tol and accept at most 1), a whole one for max_iter, within its limit - so
-    that the API refuses what the CLI refuses, with the same words: InputError "tol (--tol): expected
-    a positive number at most 1, got inf". numpy integers and floats are taken as Python's."""
-    import operator
-
-    from workbench.limits import check
-    out = {}
-    for field, value in values.items():
-        option, kind, limit, fraction = SOLVE_NUMBERS[field]
-        if value is None and field != "tol":
-            out[field] = None
-            continue
-        if not isinstance(value, (bool, int, float, str)) and hasattr(value, "__index__"):
-            value = operator.index(value)
-        elif not isinstance(value, (bool, int, float, str)) and hasattr(value, "__float__") and \
-                getattr(value, "shape", None) == ():
-            value = float(value)
-        what = f"{field} ({option})"
-        x = number(value, what, kind, positive=True, fraction=fraction, text=False)
-        if limit is not None:
-            check(limit, x, what)
-        out[field] = x
-    return out

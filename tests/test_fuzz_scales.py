@@ -135,7 +135,7 @@ EXPONENTS = st.sampled_from([-300, -150, -30, 0, 30, 150, 300])
 
 
 @pytest.mark.parametrize("solver", SOLVER_NAMES)
-@settings(max_examples=4, deadline=None, derandomize=True,
+@settings(max_examples=4, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(w=EXPONENTS, q=EXPONENTS, mu=st.sampled_from([0.0, 1e-300, 0.3, 1e10, 1e300]), mass=EXPONENTS,
        kind=st.sampled_from(["local", "global"]))

@@ -28,7 +28,7 @@ from argparse import ArgumentTypeError
 
 from workbench.commands._args import add_threads_option, key_value, positive
 from workbench.errors import InputError
-from workbench.limits import check_work
+from workbench.limits import check, check_work
 
 
 def _sizes(text: str) -> list[int]:
@@ -41,7 +41,9 @@ def _sizes(text: str) -> list[int]:
         sizes = [number(s, "sphere count", int, positive=True) for s in text.split(",") if s.strip()]
         if not sizes:
             raise InputError(f"expected comma-separated sphere counts, got {text!r}")
-        check_work("sphere counts", {"bodies": max(sizes), "contacts": 7 * max(sizes)})
+        check("SIZE", max(sizes), "sphere count")
+        from problems.synthetic import sphere_packing_work   # a bed of as many spheres, counted alike
+        check_work("sphere counts", sphere_packing_work(max(sizes)))
     except InputError as exc:
         raise ArgumentTypeError(str(exc)) from None
     return sizes

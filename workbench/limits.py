@@ -44,7 +44,7 @@ LIMITS: dict[str, Limit] = {
     "SIZE": Limit(5_000_000, ""),
     # the problem a scene or generator would make, counted from its parameters before it is built
     # (workbench.limits.check_work with the builder's declared ``work``): contacts (bodies alone when
-    # more), about 400 bytes each to build and solve, so the default stays near a gigabyte
+    # more); a larger problem (benchmarks' 10-million-contact packing) raises it explicitly
     "CONTACTS": Limit(2_000_000, "contacts"),
     # a dynamic scene's time steps x bodies (the work of one simulation)
     "BODY_STEPS": Limit(1_000_000_000, "body-steps"),

@@ -16,6 +16,7 @@ O(1). The model maps results back to physical units; every reported number is ph
 
 from __future__ import annotations
 
+import math
 import time
 from abc import ABC
 from dataclasses import dataclass, field
@@ -45,7 +46,12 @@ def data_scale(problem: TimeStepProblem) -> DataScale:
     r_inf = float(np.abs(problem.r).max())
     if not r_inf > 0:
         r_inf = n_N
-    return DataScale(impulse=r_inf / n_N, velocity=r_inf, objective=r_inf * r_inf / n_N)
+    scale = DataScale(impulse=r_inf / n_N, velocity=r_inf, objective=r_inf * r_inf / n_N)
+    if not all(0 < x < math.inf for x in (scale.impulse, scale.velocity, scale.objective)):
+        from workbench.errors import UnsupportedError
+        raise UnsupportedError(f"this problem's scales (|r| {r_inf:.3g}, mean diagonal of N {n_N:.3g}) put its "
+                               "impulses or objective outside floating point: rescale its units")
+    return scale
 
 
 class DualObjective:

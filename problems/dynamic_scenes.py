@@ -176,12 +176,29 @@ def filling(n: int = 1000, h: float = 0.01, duration: float = 5.0, mu: float = 0
                     weight=float(world.bodies.mass.sum() * GRAVITY))
 
 
+def filling_work(n: int = 1000, h: float = 0.01, duration: float = 5.0, **_) -> dict:
+    """What :func:`filling` simulates: n spheres (and the container), at most 7 contacts each, for
+    duration / h steps."""
+    return {"bodies": n + 1, "contacts": 7 * n, "steps": duration / h if h > 0 else 0}
+
+
+filling.work = filling_work
+
+
 def filling_2d(n: int = 100, h: float = 0.01, duration: float = 3.0, mu: float = 0.25, seed: int = 0,
                width: float | None = None) -> Scenario:
     """The planar filling test: n disks (R = 1 m, 1 kg) fall into a container (floor and two walls)."""
     world = container_world_2d(n, mu=mu, seed=seed, width=width)
     return Scenario("filling-2d", world, h, duration, f"{n} disks falling into a planar container, mu = {mu}",
                     weight=float(world.bodies.mass.sum() * GRAVITY))
+
+
+def filling_2d_work(n: int = 100, h: float = 0.01, duration: float = 3.0, **_) -> dict:
+    """What :func:`filling_2d` simulates: n disks, at most 4 contacts each, for duration / h steps."""
+    return {"bodies": n + 1, "contacts": 4 * n, "steps": duration / h if h > 0 else 0}
+
+
+filling_2d.work = filling_2d_work
 
 
 def compaction(bed: str = "scaling-01024", h: float = 0.001, duration: float = 4.0, slab_mass: float = 4000.0,

@@ -123,3 +123,13 @@ def cannonball(n_bottom: int, mu: float, h: float = 0.05, diameter: float = 3.0,
                            name=f"cannonball-{n}",
                            metadata={"scene": "cannonball", "n_bottom": int(n_bottom), "n_disks": n, "mu": mu,
                                      "h": h, "diameter": diameter, "reference": "Anitescu and Hart 2003 section 4.B"})
+
+
+def cannonball_work(n_bottom: int, **_) -> dict:
+    """What :func:`cannonball` makes: a triangle of n_bottom (n_bottom + 1) / 2 disks and the plank, at
+    most 4 contacts per disk (two below, the plank or a neighbour)."""
+    bodies = n_bottom * (n_bottom + 1) // 2 + 1 if isinstance(n_bottom, int) else 0
+    return {"bodies": bodies, "contacts": 4 * bodies}
+
+
+cannonball.work = cannonball_work

@@ -132,6 +132,14 @@ def box_tower(n: int = 12, size: float = 1.0, mass: float = 1.0, mu: float = 0.5
                           "jitter": jitter, "seed": seed})
 
 
+def box_tower_work(n: int = 12, **_) -> dict:
+    """What :func:`box_tower` makes: n cubes, 4 corner contacts on each face they rest on."""
+    return {"bodies": n, "contacts": 4 * n}
+
+
+box_tower.work = box_tower_work
+
+
 def brick_wall(courses: int = 6, bricks: int = 5, length: float = 0.2, height: float = 0.05, depth: float = 0.1,
                density: float = 2000.0, mu: float = 0.6, h: float = 0.01) -> TimeStepProblem:
     """A wall of ``courses`` courses of ``bricks`` bricks (length x depth x height [m], ``density``
@@ -151,6 +159,16 @@ def brick_wall(courses: int = 6, bricks: int = 5, length: float = 0.2, height: f
     return stack_problem(centre, half, mass, mu, h, f"brick-wall-{courses}x{bricks}",
                          {"scene": "brick_wall", "courses": courses, "bricks": bricks, "length": length,
                           "height": height, "depth": depth, "density": density, "mu": mu, "h": h})
+
+
+def brick_wall_work(courses: int = 6, bricks: int = 5, **_) -> dict:
+    """What :func:`brick_wall` makes: courses x (bricks + 1) bricks (running bond: half bricks at the
+    ends of every other course), at most 16 corner contacts each (two faces, up to two neighbours on each)."""
+    bodies = courses * (bricks + 1)
+    return {"bodies": bodies, "contacts": 16 * bodies}
+
+
+brick_wall.work = brick_wall_work
 
 
 def box_pyramid(base: int = 5, size: float = 1.0, mass: float = 1.0, mu: float = 0.5, h: float = 0.01,

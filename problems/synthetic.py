@@ -90,3 +90,13 @@ def sphere_packing(n_spheres: int, *, mu: float = 0.25, h: float = 0.01, radius:
                   "h": h, "radius": radius, "mass": mass, "seed": seed, "container": container,
                   "jitter": jitter, "envelope": envelope, "velocity_std": velocity_std,
                   "sphere_contacts": contacts.n - walls, "wall_contacts": walls})
+
+
+def sphere_packing_work(n_spheres: int, **_) -> dict:
+    """What :func:`sphere_packing` makes, from its parameters (workbench.limits.check_work): n_spheres
+    bodies on a simple cubic lattice, so at most 3 sphere-sphere contacts each (6 neighbours, each pair
+    once) and the wall contacts of the outer layer (6 faces of about n^(2/3) spheres)."""
+    return {"bodies": n_spheres, "contacts": 3 * n_spheres + 6 * (round(n_spheres ** (2 / 3)) + 1)}
+
+
+sphere_packing.work = sphere_packing_work

@@ -396,3 +396,32 @@ def test_the_threat_model_lists_every_limit_with_its_default():
     rows = {line.split("|")[1].strip(" `"): line.split("|")[2].strip() for line in text.splitlines()
             if line.startswith("| `WORKBENCH_MAX_")}
     assert rows == {env_name(name): str(int(limit.default)) for name, limit in LIMITS.items()}
+
+
+@pytest.mark.parametrize("spellings", [["plugin.py"] * 1000, ["plugin.py", "./plugin.py", "sub/../plugin.py"] * 300])
+def test_a_plugin_listed_many_times_is_imported_once(tmp_path, spellings):
+    """Issue 45, class 7: a plugin is code run once per process, however often (and however spelled)
+    the study lists it."""
+    from workbench.study.spec import load_study
+    (tmp_path / "sub").mkdir()
+    count = tmp_path / "count"
+    (tmp_path / "plugin.py").write_text(f"with open({str(count)!r}, 'a') as f:\n    f.write('x')\n")
+    listed = ", ".join(f'"{s}"' for s in spellings)
+    load_study(study(tmp_path, extra=f"plugins = [{listed}]"))
+    load_study(study(tmp_path, extra=f"plugins = [{listed}]", file="again.toml"))
+    assert count.read_text() == "x"
+
+
+@pytest.mark.parametrize("group", ['scenes = ["rolling-ball-2d"]',
+                                   'generator = "box_tower"\nname = "tower"\nparams = {n = 2}'])
+def test_duplicate_problem_names_are_refused_before_anything_is_built(tmp_path, capsys, group):
+    """Issue 45, class 7: 20,000 groups naming the same problem were built one by one (scenes, generated
+    problems) before the names were compared; the names known before building are compared first."""
+    import time
+    body = "\n".join(f"[[problems]]\n{group}" for _ in range(20_000))
+    path = tmp_path / "dup.toml"
+    path.write_text(STUDY.format(name='"dup"', extra="", problems="").replace("[[problems]]\n\n", "")
+                    .replace("[methods", body + "\n[methods", 1))
+    t0 = time.process_time()
+    refused(capsys, ["run", path, "--out", tmp_path / "out", "--no-report", "--no-progress"], "two problems are named")
+    assert time.process_time() - t0 < 8.0

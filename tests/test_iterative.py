@@ -477,9 +477,13 @@ def test_relaxed_jacobi_on_a_degenerate_problem_reports_its_cap(shared_data, cla
 
 
 def reaches_siconos_error_1e8(problem, solver):
-    """The exact problem to a Siconos error of 1e-8 within 5,000 iterations: the run, if it failed."""
+    """The exact problem to a Siconos error of 1e-8 within 5,000 iterations: the run, if it failed.
+    Reached, and judged solved - or refused by the judge only because the Siconos error, in the problem's
+    own units, is 1e-8 while the scaled one is above sqrt(tol) (LMGC_100_PR_PerioBox: N's diagonal about
+    1e-5; workbench.judging.contradiction, rule 3)."""
     res = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-8, max_iter=5_000, keep_history=False))
-    return None if res.status == "solved" and res.metrics["siconos_error"] <= 1e-8 else res
+    judged = res.status == "solved" or "in the problem's units only" in res.message
+    return None if judged and res.metrics["siconos_error"] <= 1e-8 else res
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

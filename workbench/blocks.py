@@ -28,7 +28,15 @@ from numba.np.ufunc.parallel import _launch_threads
 # The thread pool must exist before a cached kernel that uses it is loaded from the on-disk cache:
 # otherwise LLVM cannot resolve the pool's scheduling symbols (allocate_sched) and the process aborts.
 # Compiling a parallel kernel starts the pool, loading one from the cache does not (numba 0.6x).
-_launch_threads()
+try:
+    _launch_threads()
+except ValueError as _exc:      # NUMBA_THREADING_LAYER names a layer numba does not know or cannot load (tbb)
+    import os
+
+    from workbench.errors import InputError, printable
+    raise InputError(f"NUMBA_THREADING_LAYER={printable(os.environ.get('NUMBA_THREADING_LAYER', ''))!r}: numba "
+                     f"cannot start that threading layer ({printable(str(_exc).splitlines()[0])}); unset it, or name "
+                     "an available one (default, safe, threadsafe, forksafe, omp, workqueue)") from None
 
 __all__ = ["BLOCK", "CONTACT_BLOCK", "PARALLEL_MIN", "threaded", "n_blocks", "over_contacts", "three_sums",
            "csr_rows", "csr_matvec", "dot", "sum_squares", "norm"]

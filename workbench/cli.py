@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import importlib
+import io
 import os
 import sys
 import threading
@@ -123,7 +124,10 @@ def _check_environment() -> None:
     from workbench.numbers import number
     for name in (*THREAD_ENV, "NUMBA_NUM_THREADS"):
         if name in os.environ:
-            number(os.environ[name], name, int, positive=True, high=4096)
+            # OpenMP's own variable may list a count per nesting level ("4,2", OpenMP 5.2 sec. 6.2)
+            values = os.environ[name].split(",") if name == "OMP_NUM_THREADS" else [os.environ[name]]
+            for value in values:
+                number(value, name, int, positive=True, high=4096)
 
 
 #: set by :func:`main` when the command it ran declared that it leaves nothing for Python's teardown
@@ -143,7 +147,7 @@ def run() -> None:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except (OSError, ValueError):  # a closed or broken pipe: nothing more can reach it
+            except (OSError, ValueError, AttributeError):  # a closed or broken pipe, or no stream at all
                 pass
         atexit._run_exitfuncs()
         if _flush_c_streams():
@@ -161,9 +165,48 @@ def _flush_c_streams() -> bool:
         return False
 
 
+class _ClosedStream(io.TextIOBase):
+    """What stands for a standard stream the process was started without (``workbench info F >&-``:
+    Python then sets sys.stdout to None): a write is an OSError naming it, which :func:`main` reports
+    in one line, so a command whose output cannot reach anyone says so instead of exiting 0."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        import errno
+        raise OSError(errno.EBADF, f"standard {self.name[1:-1].replace('std', '')}put is closed, so this "
+                                   "command's output cannot be written", self.name)
+
+
+def _streams() -> None:
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream("<stdout>")
+    if sys.stderr is None:      # nowhere to report anything: messages are dropped, the exit code stays
+        sys.stderr = open(os.devnull, "w")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command of ``argv``; its exit code. Warnings raised on the way (numpy's RuntimeWarning of
+    an overflow in data about to be refused, a library's deprecation note) are held: after bad input
+    (exit 2) the one error line is all that is printed; otherwise they follow the command's output."""
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        code = _main(argv)
+    if code != EXIT_BAD_INPUT:
+        for w in caught[:20]:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     global _FAST_EXIT
     argv = list(sys.argv[1:] if argv is None else argv)
+    _streams()
     try:
         _check_environment()
         parser = build_parser()

@@ -5,17 +5,42 @@ Anything the user can get wrong (a file, an option, a study file) raises a subcl
 """
 
 import difflib
+import re
 import unicodedata
 
 
-def printable(text) -> str:
-    """``text`` on one line with every control character shown as an escape (``\\x1b``, ``\\u202e``):
-    the one sanitiser of what the workbench prints that came from input (a file name, a key, a value),
-    so no input moves the terminal's cursor, changes its colours or reorders the line. Whitespace runs
-    become one space."""
-    text = " ".join(str(text).split())
-    return "".join(c if c.isprintable() or c == " " else (repr(c)[1:-1] if unicodedata.category(c)[0] == "C" else c)
-                   for c in text)
+#: the bidirectional formatting characters (embeddings, overrides, isolates, marks): each reorders
+#: the text displayed after it
+BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def unsafe(c: str) -> bool:
+    """The one printable-name rule: True for a character no name may hold and no output may show raw -
+    C0 and C1 controls (category Cc: ESC, the 8-bit CSI U+009B, NEL U+0085, DEL, ...), the bidi
+    formatting characters (:data:`BIDI`), the line and paragraph separators U+2028 and U+2029, and any
+    other format, surrogate, private or unassigned code point (category C)."""
+    return unicodedata.category(c)[0] == "C" or c in "\u2028\u2029" or c in BIDI
+
+
+def printable(text, *, one_line: bool = True) -> str:
+    """``text`` with every :func:`unsafe` character shown as an escape (``\\x1b``, ``\\u202e``,
+    ``\\u2028``): the one sanitiser of what the workbench prints that came from input (a file name, a
+    key, a value, a study name, a path), so no input moves the terminal's cursor, changes its colours,
+    reorders the line or breaks it. With ``one_line`` (messages) runs of ASCII whitespace first become
+    one space; without it (a path, a name) every character is kept and a newline shows as ``\\n``."""
+    text = str(text)
+    if one_line:
+        text = " ".join(_ascii_space_runs(text))
+    return "".join(c if c == " " or not unsafe(c) else repr(c)[1:-1] for c in text)
+
+
+def _ascii_space_runs(text: str) -> list[str]:
+    """``text`` split at runs of ASCII whitespace (str.split() would also split at U+0085 and U+2028,
+    hiding them as spaces rather than showing them)."""
+    return [w for w in _ASCII_SPACE.split(text) if w]
+
+
+_ASCII_SPACE = re.compile(r"[ \t\n\r\x0b\x0c]+")
 
 
 class InputError(ValueError):

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from workbench.errors import FileFormatError
+from workbench.errors import FileFormatError, printable, unsafe
 
 __all__ = ["atomic_output", "default_mode", "remove_partial", "PARTIAL", "plain_name", "inside", "relative_under",
            "own_folder", "open_own", "check_output"]
@@ -90,13 +90,16 @@ def _alive(pid: int) -> bool:
 
 def plain_name(name: str, what: str) -> str:
     """``name`` when it is a plain file name (no folder separator, not ``.`` or ``..``, no leading dot,
-    no control character, at most 200 characters); an InputError naming ``what`` otherwise. Study names
-    become folder names (results/NAME, reports/NAME), so a name must never be a path."""
+    no character the printable-name rule refuses (workbench.errors.unsafe: C0/C1 controls, bidi
+    overrides and isolates, line and paragraph separators), at most 200 characters); an InputError
+    naming ``what`` otherwise, the name shown escaped. Study names become folder names (results/NAME,
+    reports/NAME), so a name must never be a path."""
     bad = (not isinstance(name, str) or not name or name in (".", "..") or name.startswith(".")
-           or any(c in name for c in "/\\") or any(ord(c) < 32 or ord(c) == 127 for c in name) or len(name) > 200)
+           or any(c in name for c in "/\\") or any(unsafe(c) for c in name) or len(name) > 200)
     if bad:
-        raise FileFormatError(f"{what} {name!r} is not a plain name (a name becomes a folder name: no '/', '\\', "
-                              "leading '.', control characters, or more than 200 characters)")
+        raise FileFormatError(f"{what} '{printable(str(name)[:200], one_line=False)}' is not a plain name (a name "
+                              "becomes a folder name: no '/', '\\', leading '.', control, bidi or line-separator "
+                              "characters, or more than 200 characters)")
     return name
 
 
@@ -179,7 +182,10 @@ def open_own(path: os.PathLike | str, write: bool = False) -> int:
         try:
             mode = os.lstat(path).st_mode
         except OSError:
-            raise FileFormatError(f"{path}: cannot open: {exc.strerror or exc}") from None
+            mode = None
+        if mode is None or stat.S_ISREG(mode):    # a regular file the system refuses (read-only, no access)
+            raise FileFormatError(f"{path}: cannot open{' for writing' if write else ''}: "
+                                  f"{exc.strerror or exc}") from None
         raise _refuse(path, f"is {_kind(mode)}") from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:

@@ -25,7 +25,8 @@ from workbench import metrics
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 from workbench.status import CAP_REACHED, EVALUATED, FAILED, INACCURATE, JUDGED_MEASURES, SOLVED
 
-__all__ = ["finalize", "judge_history", "judged_name", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS"]
+__all__ = ["finalize", "contradiction", "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET",
+           "CAPS", "unit_free_floor"]
 
 
 def judged_name(model) -> str:
@@ -76,12 +77,67 @@ def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
     err = result.metrics[name]
     result.metrics["judged_error"] = err
     result.judged_name = name
-    if err <= threshold:
+    refused = contradiction(problem, result, model, threshold)
+    if err <= threshold and refused is None:
         result.status = SOLVED
     else:
         result.status = cap or INACCURATE
+    if refused is not None and (err <= threshold or "cannot be formed" in refused):
+        result.info["judge_refused"] = refused
+        result.message = f"not solved: {refused}" + (f"; {result.message}" if result.message else "")
     judge_history(result, model)
     return result
+
+
+def contradiction(problem, result: SolveResult, model, threshold: float) -> str | None:
+    """None when every measure the workbench reports for ``result.nu`` agrees that it is solved;
+    else the reason, in one line, why a point within ``threshold`` on its judged measure is not.
+    Adds the scaled measures (workbench.metrics.scaled_measures) to ``result.metrics``.
+
+    The judged measure (Siconos's, in the problem's own units) is the convention the published
+    comparisons use; the scaled measures are the same errors in balanced units (N's diagonal blocks
+    1), which cannot under- or overflow and mean the same at any scale of N, r, mu and the masses.
+    The rules, for the scaled counterpart of the judged measure, the scaled cone violation and the
+    scaled normal-velocity violation (u_n >= 0 at every solution of the relaxed and exact problems):
+
+    1. formable: where they cannot be formed (inf, nan, mu eps >= 1) no point is solved;
+    2. agreement: each at most ``threshold`` times the units factor kappa - what a point within
+       ``threshold`` in the problem's units has in exact arithmetic (metrics.scaled_measures; the normal
+       violation of an exact problem's point (1 + max mu) times that, as its natural map allows); beyond
+       it the judged measure was lost to floating point (a cone swamping u_n, an error underflowing);
+    3. a floor in any units: each at most :func:`unit_free_floor` (sqrt(threshold)), so that no choice
+       of units (N scaled by 1e300: impulses of 1e-302 beside velocities of 1) and no large mu (whose
+       De Saxce natural map at a point that leaves u_n < 0 is only about |u_n| / mu) turns a point
+       wrong by a large fraction into "solved".
+
+    A model judged by a measure of its own (the LCP model on its pyramid) needs rule 1 only."""
+    scaled, reason = metrics.scaled_measures(problem, result.nu)
+    if reason is not None:
+        return f"the scaled measures cannot be formed: {reason}"
+    result.metrics.update(scaled)
+    if getattr(model, "own_metrics", None) is not None:
+        return None
+    # a natural-map error e bounds dist(nu, K) by e, and -u_n by e (relaxed: u = map + a point of K*)
+    # or by (1 + mu) e (exact: the De Saxce shift mu ||u_t|| moves with u_t)
+    mu_max = float(np.max(problem.mu, initial=0.0))
+    checks = {"scaled_relaxed_error" if model.relaxed else "scaled_siconos_error": 1.0, "scaled_cone_violation": 1.0,
+              "scaled_normal_violation": 1.0 if model.relaxed else 1.0 + mu_max}
+    for name, bound in checks.items():
+        agree, floor = threshold * scaled["units_factor"] * bound, unit_free_floor(threshold)
+        if not scaled[name] <= agree:
+            return (f"{judged_name(model)} {result.metrics['judged_error']:.3g} is within {threshold:.3g} but "
+                    f"{name} is {scaled[name]:.3g}, more than the units allow ({agree:.3g}): the measures "
+                    "contradict each other")
+        if not scaled[name] <= floor:
+            return (f"{judged_name(model)} {result.metrics['judged_error']:.3g} is within {threshold:.3g} in the "
+                    f"problem's units only: {name} is {scaled[name]:.3g}, above sqrt(tol) = {floor:.3g}")
+    return None
+
+
+def unit_free_floor(threshold: float) -> float:
+    """The largest scaled error a solved point may have in any units: sqrt(threshold), at least
+    ``threshold`` (half the digits asked may go to the problem's choice of units, never more)."""
+    return max(threshold, threshold ** 0.5)
 
 
 def judge_history(result: SolveResult, model) -> None:

@@ -17,12 +17,13 @@ what exhausts a workstation.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
 from workbench.errors import InputError
 
-__all__ = ["Limit", "LIMITS", "limit", "check", "check_depth", "env_name", "parse_error"]
+__all__ = ["Limit", "LIMITS", "limit", "check", "check_work", "solve_numbers", "SOLVE_NUMBERS", "check_depth", "env_name", "parse_error"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,12 @@ LIMITS: dict[str, Limit] = {
     # every integer size parameter of a scene or generator (n_spheres, n, n_bottom, ...; not seed): the
     # 10-million-contact packing of benchmarks.timing.bench_scale has 4,550,000 spheres (about 40 GB to build)
     "SIZE": Limit(5_000_000, ""),
+    # the problem a scene or generator would make, counted from its parameters before it is built
+    # (workbench.limits.check_work with the builder's declared ``work``): contacts (bodies alone when
+    # more); a larger problem (benchmarks' 10-million-contact packing) raises it explicitly
+    "CONTACTS": Limit(2_000_000, "contacts"),
+    # a dynamic scene's time steps x bodies (the work of one simulation)
+    "BODY_STEPS": Limit(1_000_000_000, "body-steps"),
     # seconds of a time limit (--time-limit, [study] time_limit); about 11.6 days
     "SECONDS": Limit(1_000_000, "s"),
     # an iteration cap (--max-iter, max_iter = ...)
@@ -80,6 +87,19 @@ def check(name: str, value, what: str) -> None:
                          f"(set {env_name(name)} to raise it)")
 
 
+def check_work(what: str, work: dict) -> None:
+    """The size of the problem a builder would make, as its declared ``work`` function counts it from
+    the parameters (a dict of bodies, contacts and, for a dynamic scene, steps), against the limits -
+    the product is bounded, not each parameter alone: CONTACTS for max(bodies, contacts), BODY_STEPS
+    for steps x bodies. Counted in Python integers, so no product overflows on the way."""
+    bodies, contacts = int(work.get("bodies", 0)), int(work.get("contacts", 0))
+    check("CONTACTS", max(bodies, contacts), f"{what}: the problem it makes ({bodies:,} bodies, "
+                                             f"{contacts:,} contacts at most)")
+    if "steps" in work:
+        steps = int(math.ceil(work["steps"]))
+        check("BODY_STEPS", steps * max(bodies, 1), f"{what}: {steps:,} steps x {bodies:,} bodies")
+
+
 def _number(x) -> str:
     """Whole numbers in full (up to 15 digits), others as %g; an integer too large for a float by its size."""
     if isinstance(x, int) and len(str(abs(x))) > 15:
@@ -106,3 +126,38 @@ def check_depth(value, what: str) -> None:
             if depth > bound:
                 check("DEPTH", depth, what)
             stack.extend((x, depth + 1) for x in item)
+
+
+#: the numbers of a solve's options (workbench.solvers.base.SolveOptions) as the command line takes
+#: them: field -> (the option, kind, the workbench.limits limit, a fraction); None is "not asked"
+#: except for tol
+SOLVE_NUMBERS = {"tol": ("--tol", float, None, True), "accept": ("--accept", float, None, True),
+                 "max_iter": ("--max-iter", int, "ITER", False),
+                 "time_limit": ("--time-limit", float, "SECONDS", False)}
+
+
+def solve_numbers(**values) -> dict:
+    """The SolveOptions numbers ``values`` (field=value) checked as the command line checks them - a
+    positive finite number (tol and accept at most 1), a whole one for max_iter, within its limit - so
+    that the API refuses what the CLI refuses, with the same words: InputError "tol (--tol): expected
+    a positive number at most 1, got inf". numpy integers and floats are taken as Python's."""
+    import operator
+
+    from workbench.numbers import number
+    out = {}
+    for field, value in values.items():
+        option, kind, limit, fraction = SOLVE_NUMBERS[field]
+        if value is None and field != "tol":
+            out[field] = None
+            continue
+        if not isinstance(value, (bool, int, float, str)) and hasattr(value, "__index__"):
+            value = operator.index(value)
+        elif not isinstance(value, (bool, int, float, str)) and hasattr(value, "__float__") and \
+                getattr(value, "shape", None) == ():
+            value = float(value)
+        what = f"{field} ({option})"
+        x = number(value, what, kind, positive=True, fraction=fraction, text=False)
+        if limit is not None:
+            check(limit, x, what)
+        out[field] = x
+    return out

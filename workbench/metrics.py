@@ -29,6 +29,12 @@ Measures (all evaluated on the exact, unrelaxed Coulomb problem unless stated):
 - ``cone_violation``   max_i dist(gamma_i, K_i) [N s].
 - ``bilateral_violation`` ||G^T v + b_G||_inf [m/s], when there are joints.
 - ``reference_distance`` ||nu - nu_ref|| / ||nu_ref||, when a reference solution is given.
+
+The judge (workbench.judging) also reads :func:`scaled_measures`: the same natural-map errors, cone and
+normal-velocity violations on the *scaled* problem (each contact's impulses and velocities scaled by
+powers of two that give its block of N a unit mean diagonal, then all by one power of two that makes
+the largest entry about 1), so that they mean the same at any scale of N, r, mu and the masses and
+cannot underflow or overflow; or the reason they cannot be formed.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from workbench.problem import TimeStepProblem, apply_operator, intermediate_leng
 
 __all__ = ["evaluate", "dual_objective", "ccp_residual", "natural_map", "de_saxce_shift", "stopping_sums",
            "tangential_speed", "normalisation", "siconos_error", "joint_diagonal", "unknown_diagonal", "mean_diagonal", "lipschitz_estimate", "lipschitz_start",
-           "CCP_RESIDUAL_STEP"]
+           "scaled_measures", "SCALED_MEASURES", "CCP_RESIDUAL_STEP"]
 
 #: g_d of Melanz et al. 2015 eq. 39.
 CCP_RESIDUAL_STEP = 1e-6
@@ -218,12 +224,27 @@ def ccp_residual(problem: TimeStepProblem, nu: np.ndarray, grad: np.ndarray,
 
 
 @njit(cache=True)
+def _violations(nu, u, mu, d, scratch):
+    """max_i dist(gamma_i, K_i) and max(0, -min_i u_n,i) (``scratch``: a work array of nu's length)."""
+    cone_sq, min_un = 0.0, np.inf
+    for i in range(mu.shape[0]):
+        o = d * i
+        min_un = min(min_un, u[o])
+        project_contact_at(nu, o, mu[i], scratch, o, d)
+        dist = 0.0
+        for j in range(d):
+            dist += (nu[o + j] - scratch[o + j]) ** 2
+        cone_sq = max(cone_sq, dist)
+    return math.sqrt(cone_sq), max(0.0, -min_un)
+
+
+@njit(cache=True)
 def _measure_sums(nu, u, r, mu, d, g_d, a, scratch):
     """The sums and extremes :func:`evaluate` needs, in compiled passes (a solve of a few contacts
     would otherwise spend more time in the numpy calls of its metrics than in its iterations):
     nu.(u + r), nu.u, ||nu||^2, ||u||^2, the squared natural maps of the Siconos error (a = a(u)), of
-    the relaxed error (a = 0, step 1) and of eq. 39 (step g_d), max_i |gamma_n,i u_n,i|, min_i u_n,i
-    and max_i dist(gamma_i, K_i)^2. ``a`` (zeros) and ``scratch`` are work arrays of the length of nu."""
+    the relaxed error (a = 0, step 1) and of eq. 39 (step g_d), max_i |gamma_n,i u_n,i|,
+    max(0, -min_i u_n,i) and max_i dist(gamma_i, K_i). ``a`` (zeros) and ``scratch`` are work arrays of the length of nu."""
     for k in range(nu.shape[0]):
         scratch[k] = u[k] + r[k]
     dual2, gap = dot(nu, scratch), dot(nu, u)
@@ -231,17 +252,11 @@ def _measure_sums(nu, u, r, mu, d, g_d, a, scratch):
     sic_sq = sum_squares(_natural_map(nu, u, a, 1.0, mu, d, scratch))
     rel_sq = sum_squares(_natural_map(nu, u, None, 1.0, mu, d, scratch))
     ccp_sq = sum_squares(_natural_map(nu, u, None, g_d, mu, d, scratch))
-    compl, min_un, cone_sq = 0.0, np.inf, 0.0
+    compl = 0.0
     for i in range(mu.shape[0]):
-        o = d * i
-        compl = max(compl, abs(nu[o] * u[o]))
-        min_un = min(min_un, u[o])
-        project_contact_at(nu, o, mu[i], scratch, o, d)
-        dist = 0.0
-        for j in range(d):
-            dist += (nu[o + j] - scratch[o + j]) ** 2
-        cone_sq = max(cone_sq, dist)
-    return dual2, gap, sum_squares(nu), sum_squares(u), sic_sq, rel_sq, ccp_sq, compl, min_un, cone_sq
+        compl = max(compl, abs(nu[d * i] * u[d * i]))
+    cone, normal = _violations(nu, u, mu, d, scratch)
+    return dual2, gap, sum_squares(nu), sum_squares(u), sic_sq, rel_sq, ccp_sq, compl, normal, cone
 
 
 @njit(cache=True)
@@ -272,7 +287,7 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
         op, u = problem.compiled_operator, np.empty(n)
         sums = _velocity_and_sums(op, np.empty(intermediate_length(op)), nu, r, mu, problem.d,
                                   float(g_d), np.zeros(n), np.empty(n), u)
-    dual2, gap, nu_sq, u_sq, sic_sq, rel_sq, ccp_sq, compl, min_un, cone_sq = sums
+    dual2, gap, nu_sq, u_sq, sic_sq, rel_sq, ccp_sq, compl, normal, cone = sums
     out: dict[str, float] = {"dual_objective": 0.5 * dual2}
     if problem.is_global:
         v = problem.velocity(nu)
@@ -280,13 +295,21 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
     out["duality_gap"] = gap
     norm_r = problem.norm_r
     scale = normalisation(norm_r, math.sqrt(nu_sq), math.sqrt(u_sq))
+    if not _SAFE_SQUARES[0] < scale < _SAFE_SQUARES[1] and np.isfinite(nu).all() and np.isfinite(u).all():
+        # squares that over- or underflow: the same errors of the vectors divided by one power of two
+        # (exact), which makes the largest entry about 1
+        (nu_c, u_c, r_c), _ = _power_of_two_scaled([(nu, 0), (u, 0), (r, 0)])
+        sums_c = _measure_sums(nu_c, u_c, r_c, mu, problem.d, float(g_d), np.zeros(n), np.empty(n))
+        scale = normalisation(np.linalg.norm(r_c), math.sqrt(sums_c[2]), math.sqrt(sums_c[3]))
+        sic_sq, rel_sq = sums_c[4], sums_c[5]
+        norm_r = float(np.linalg.norm(r_c))
     out["siconos_error"] = math.sqrt(sic_sq) / scale
     out["siconos_error_q"] = out["siconos_error"] * scale / (norm_r if norm_r > 0 else 1.0)
     out["relaxed_error"] = math.sqrt(rel_sq) / scale
     out["ccp_residual"] = math.sqrt(ccp_sq) / g_d
     out["complementarity"] = compl
-    out["normal_velocity_violation"] = max(0.0, -min_un)
-    out["cone_violation"] = math.sqrt(cone_sq)
+    out["normal_velocity_violation"] = normal
+    out["cone_violation"] = cone
     if problem.n_bilateral:
         out["bilateral_violation"] = float(np.abs(u[problem.n_contact_unknowns:]).max())
     if reference is not None:
@@ -294,3 +317,97 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
         den = np.linalg.norm(ref)
         out["reference_distance"] = float(np.linalg.norm(nu - ref) / (den if den > 0 else 1.0))
     return out
+
+
+#: the measures of :func:`scaled_measures` (all Siconos-normalised on the scaled problem)
+SCALED_MEASURES = ("scaled_siconos_error", "scaled_relaxed_error", "scaled_cone_violation",
+                   "scaled_normal_violation", "units_factor")
+
+#: mu at or above this makes a cone a half-space in floating point: mu eps >= 1, so mu ||u_t|| swamps
+#: u_n in the De Saxce velocity and ||gamma_t|| <= mu gamma_n tells nothing beyond gamma_n >= 0
+HALF_SPACE_MU = 1.0 / np.finfo(float).eps
+
+
+def _exponents(problem: TimeStepProblem) -> np.ndarray | str:
+    """Per unknown, the integer e with 2^e ~ 1 / sqrt(mean diagonal of its block of N) (unknown_diagonal),
+    or the reason it cannot be formed. A block whose diagonal is 0 (a contact between fixed bodies) gets
+    the median exponent of the others."""
+    diag = unknown_diagonal(problem)
+    if not np.isfinite(diag).all():
+        return "the diagonal of N is not finite (overflow in N = D^T M^-1 D, or inf/nan in the data)"
+    positive = diag > 0
+    e = np.zeros(diag.shape, dtype=np.int64)
+    if positive.any():
+        _, ex = np.frexp(diag[positive])           # diag = m 2^ex, m in [0.5, 1): sqrt ~ 2^(ex / 2)
+        e[positive] = -(ex // 2)
+        e[~positive] = int(np.median(e[positive]))
+    return e
+
+
+#: normalisations between which the sums of squares of evaluate neither overflow nor lose the
+#: natural map to underflow; outside, the errors are computed again on vectors scaled by a power of two
+_SAFE_SQUARES = (1e-140, 1e140)
+
+
+def _power_of_two_scaled(parts: list[tuple[np.ndarray, np.ndarray | int]]) -> tuple[list[np.ndarray], int]:
+    """Each x 2^e of ``parts`` ((x, e) pairs, e per entry or one integer), all divided by the one power
+    of two 2^top that brings their largest entry to [0.5, 1): exact in floating point (only exponents
+    change; what falls below 2^-1100 of the largest entry becomes 0). Returns the vectors and top."""
+    split = []
+    for x, e in parts:
+        m, ex = np.frexp(x)
+        split.append((m, ex.astype(np.int64) + e))
+    top = max((int(ex[m != 0].max()) for m, ex in split if (m != 0).any()), default=0)
+    return [np.ldexp(m, np.clip(ex - top, -1100, 0).astype(np.int32)) for m, ex in split], top
+
+
+def scaled_measures(problem: TimeStepProblem, nu: np.ndarray) -> tuple[dict[str, float], str | None]:
+    """The natural-map errors (Siconos and relaxed), the cone violation and the normal-velocity
+    violation of ``nu`` on the scaled problem, each divided by the Siconos normalisation
+    (:func:`normalisation`) of the scaled vectors; and None, or the reason they cannot be formed
+    (then the dict is empty and no point can be judged solved). ``units_factor`` is kappa =
+    max_i max(D_i^2, D_i^-2): scaling a contact's units by t changes a natural-map error, and the
+    Siconos normalisation, by factors between min(t, 1/t) and max(t, 1/t), so in exact arithmetic the
+    scaled errors are at most kappa times the plain ones (and at least 1/kappa of them).
+
+    The scaled problem: with D = diag(2^e_i) per contact (and per joint), e_i from the mean diagonal
+    of the block (:func:`unknown_diagonal`), N' = D N D, r' = D r, nu' = D^-1 nu, u' = D u = N' nu' + r';
+    then r', nu', u' are all divided by one power of two c that brings their largest entry to [0.5, 1).
+    Both scalings are exact in floating point (powers of two), map each cone K_mu onto itself and keep
+    the De Saxce shift (mu ||D_i u_t,i|| = D_i mu ||u_t,i||): a solution of one problem is a solution of
+    the other, and impulses and velocities are in commensurate units whatever N's scale (the plain
+    siconos_error adds an impulse to a velocity). Sums of squares of entries at most 1 cannot overflow;
+    what underflows is below 2^-1022 of the largest entry.
+
+    It cannot be formed when nu, u = N nu + r, r or N's diagonal hold inf or nan, or a friction
+    coefficient is not finite or mu eps >= 1 (:data:`HALF_SPACE_MU`): that cone is a half-space in
+    floating point and the De Saxce velocity u_n + mu ||u_t|| loses u_n."""
+    nu = np.ascontiguousarray(nu, dtype=float).reshape(-1)
+    mu = np.ascontiguousarray(problem.mu, dtype=float)
+    if not np.isfinite(mu).all():
+        return {}, "a friction coefficient is not finite"
+    if mu.size and mu.max() >= HALF_SPACE_MU:
+        i = int(np.argmax(mu))
+        return {}, (f"mu = {mu[i]:.3g} at contact {i} makes its cone a half-space in floating point "
+                    f"(mu eps >= 1)")
+    r = np.asarray(problem.r, dtype=float)
+    with np.errstate(all="ignore"):
+        u = problem.relative_velocity(nu)
+    for name, x in (("the impulses", nu), ("r (q)", r), ("u = N nu + r", u)):
+        if not np.isfinite(x).all():
+            return {}, f"{name} hold inf or nan"
+    e = _exponents(problem)
+    if isinstance(e, str):
+        return {}, e
+    (nu_s, u_s, r_s), _ = _power_of_two_scaled([(nu, -e), (u, e), (r, e)])
+    d = problem.d
+    scale = normalisation(np.linalg.norm(r_s), np.linalg.norm(nu_s), np.linalg.norm(u_s))
+    a = np.zeros(nu.shape[0])
+    _write_de_saxce_shift(u_s, mu, d, a)
+    out = np.empty_like(nu_s)
+    sic = float(np.linalg.norm(_natural_map(nu_s, u_s, a, 1.0, mu, d, out)))
+    rel = float(np.linalg.norm(_natural_map(nu_s, u_s, None, 1.0, mu, d, out)))
+    cone, normal = _violations(nu_s, u_s, mu, d, out)
+    return {"scaled_siconos_error": sic / scale, "scaled_relaxed_error": rel / scale,
+            "scaled_cone_violation": cone / scale, "scaled_normal_violation": normal / scale,
+            "units_factor": math.ldexp(1.0, min(2 * int(np.abs(e).max(initial=0)), 1023))}, None

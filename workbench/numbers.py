@@ -25,7 +25,7 @@ import math
 
 from workbench.errors import InputError
 
-__all__ = ["number", "MAX_CHARS", "MAX_BITS", "shown"]
+__all__ = ["number", "plain_float", "MAX_CHARS", "MAX_BITS", "shown"]
 
 #: the longest text taken as a number (64 digits and an exponent are more than any real setting has)
 MAX_CHARS = 100
@@ -40,6 +40,18 @@ def shown(value, width: int = 40) -> str:
         return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
     text = repr(value)
     return text if len(text) <= width else f"{text[:width - 5]}...{text[-2:]}"
+
+
+def plain_float(word: str) -> float:
+    """The float a word of a data file spells, or NaN when it spells none: the one reading of a
+    number in the file readers. Python's float() also takes digit-group underscores ("2_0.0" is 20,
+    "1_000" is 1000), which no data file writes: a word holding one is not a number."""
+    if "_" in word:
+        return math.nan
+    try:
+        return float(word)
+    except ValueError:
+        return math.nan
 
 
 def _suggest(x: float) -> str:
@@ -66,6 +78,8 @@ def number(value, what: str, kind: type = float, *, positive: bool = False, low:
         text = value.strip()
         if len(text) > MAX_CHARS:
             raise refuse(f"{len(text)} characters is too long for a number")
+        if "_" in text:
+            raise refuse("'_' is not part of a number here")
         try:
             x = int(text) if kind is int and text.lstrip("+-").isdigit() else float(text)
         except ValueError:

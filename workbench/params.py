@@ -154,6 +154,10 @@ def check_params(name: str, func: Callable[..., Any], params: dict[str, Any]) ->
             from workbench.numbers import number  # finite, not too long: the one parser of numbers
             number(value, f"{name!r} parameter {key}", int if isinstance(value, int) else float)
         _check_size(name, key, value, spec)
+    work = getattr(func, "work", None)      # the size of what it would make, declared beside it (problems/)
+    if work is not None:
+        from workbench.limits import check_work
+        check_work(repr(name), work(**params))
 
 
 def _check_size(name: str, key: str, value, spec: inspect.Parameter) -> None:

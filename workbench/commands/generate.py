@@ -37,7 +37,7 @@ from argparse import ArgumentTypeError
 
 from workbench.commands._args import add_threads_option, key_value, positive
 from workbench.errors import InputError
-from workbench.limits import check
+from workbench.limits import check, check_work
 
 
 def _sizes(text: str) -> list[int]:
@@ -51,6 +51,8 @@ def _sizes(text: str) -> list[int]:
         if not sizes:
             raise InputError(f"expected comma-separated sphere counts, got {text!r}")
         check("SIZE", max(sizes), "sphere count")
+        from problems.synthetic import sphere_packing_work   # a bed of as many spheres, counted alike
+        check_work("sphere counts", sphere_packing_work(max(sizes)))
     except InputError as exc:
         raise ArgumentTypeError(str(exc)) from None
     return sizes

@@ -20,13 +20,13 @@ import sys
 from pathlib import Path
 
 from workbench.commands._args import add_threads_option, positive
-from workbench.errors import InputError
+from workbench.errors import InputError, printable
 
 
 def _write_report(results: Path, out: Path | None) -> Path:
     from workbench.report import write_report
     index = write_report(results, out)
-    print(f"report: {index} (and index.md)", file=sys.stderr)
+    print(f"report: {printable(index, one_line=False)} (and index.md)", file=sys.stderr)
     return index
 
 
@@ -54,11 +54,12 @@ def cmd_run(args) -> int:
                         rerun=args.rerun, rerun_failed=args.rerun_failed, problems=args.problem,
                         progress=not args.no_progress)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary["statuses"].items())) or "nothing new"
-    print(f"{study.name}: ran {summary['executed']} of {summary['planned']} runs ({statuses}); "
-          f"results in {summary['results']}", file=sys.stderr)
+    name, results = printable(study.name), printable(summary["results"], one_line=False)
+    print(f"{name}: ran {summary['executed']} of {summary['planned']} runs ({statuses}); "
+          f"results in {results}", file=sys.stderr)
     if summary["executed"] == 0 and summary["planned"] > 0:
-        print(f"{study.name}: NOTHING WAS MEASURED: all {summary['planned']} runs are already recorded in "
-              f"{summary['results']}{'; the report is remade from them' if not args.no_report else ''}. "
+        print(f"{name}: NOTHING WAS MEASURED: all {summary['planned']} runs are already recorded in "
+              f"{results}{'; the report is remade from them' if not args.no_report else ''}. "
               "To measure again: --rerun (every run), --rerun-failed (the runs not solved), or "
               "--out NEW_FOLDER (a fresh results folder)", file=sys.stderr)
     if not args.no_report:
@@ -70,7 +71,7 @@ def cmd_report(args) -> int:
     if len(args.results) == 2:
         from workbench.report.compare import write_comparison
         index = write_comparison(Path(args.results[0]), Path(args.results[1]), Path(args.out) if args.out else None)
-        print(f"comparison: {index} (and index.md)", file=sys.stderr)
+        print(f"comparison: {printable(index, one_line=False)} (and index.md)", file=sys.stderr)
         return 0
     if len(args.results) != 1:
         raise InputError(f"workbench report takes one results directory, or two to compare; got {len(args.results)}")

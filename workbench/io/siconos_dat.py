@@ -57,6 +57,7 @@ from workbench.io.common import build_problem, check_file, format_error, one_lin
 from workbench.io.validate import TEXT_ENV, max_text_bytes
 from workbench.io.validate import Refused as _Bad
 from workbench.io.validate import check_count
+from workbench.numbers import plain_float
 from workbench.problem import TimeStepProblem
 
 __all__ = ["read_siconos_dat", "write_siconos_dat"]
@@ -142,13 +143,6 @@ def _line_numbers(text: str) -> np.ndarray:
     return np.repeat(np.arange(len(counts)), counts)
 
 
-def _number(word: str) -> float:
-    try:
-        return float(word)
-    except ValueError:
-        return np.nan
-
-
 #: the longest word of a .dat file (a float in full takes 24 characters): a longer one is refused as
 #: it stands, before numpy sizes a string array by it (one 6 GiB word asked numpy for 6.3 GiB x 4)
 MAX_WORD = 64
@@ -190,7 +184,7 @@ def _tokens(path: Path) -> _Tokens:
     words = text.split()
     # words that are not numbers: only the CSparse dumps (storage type 2) have them, and the
     # layout says where; the cursor refuses any that turns up where a number is expected
-    values = np.array([_number(w) for w in words])
+    values = np.array([plain_float(w) for w in words])
     text_mask = np.isnan(values) & np.array([w.lower().lstrip("+-") != "nan" for w in words])
     return _Tokens(values, words, text_mask, text)
 
@@ -333,7 +327,7 @@ def _csparse(tok: _Tokens, size0: int, size1: int, what: str) -> sp.csr_matrix:
         cls = sp.csc_matrix if origin == 2 else sp.csr_matrix
         A = cls((tok.values[positions + 2], index, pointers), shape=(m, n)).tocsr()
     if sizes["norm"] is not None:
-        stated, norm = _number(sizes["norm"]), (abs(A).sum(axis=0).max() if A.nnz else 0.0)
+        stated, norm = plain_float(sizes["norm"]), (abs(A).sum(axis=0).max() if A.nnz else 0.0)
         if not np.isclose(norm, stated, rtol=1e-4, atol=1e-300):
             raise _Bad(f"{what}: the 1-norm of the values read, {norm:.6g}, differs from the "
                        f"stated {sizes['norm']}")

@@ -107,6 +107,14 @@ class SolveOptions:
     keep_history: bool = True
     params: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self):
+        # checked at construction as the command line checks its options (workbench.limits): tol=inf or
+        # time_limit=nan is one line, never a "solved" at iteration 0 or a ValueError deep in a solve
+        from workbench.limits import solve_numbers
+        checked = solve_numbers(tol=self.tol, accept=self.accept, max_iter=self.max_iter, time_limit=self.time_limit)
+        self.tol, self.accept, self.max_iter, self.time_limit = (checked[k] for k in ("tol", "accept", "max_iter",
+                                                                                       "time_limit"))
+
     def with_params(self, params: dict[str, Any]) -> "SolveOptions":
         """A copy with ``params``, as ``dataclasses.replace(self, params=params)`` gives it, without
         replace's call of __init__ through every field (the copy of every solve, about 2 us)."""

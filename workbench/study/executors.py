@@ -145,7 +145,7 @@ def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = Non
         if scheduler:
             client = Client(scheduler, timeout=30)
         else:
-            cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+            cluster = LocalCluster(n_workers=min(jobs, len(tasks)) or 1, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=None)
             client = Client(cluster)
     except (OSError, ValueError, TypeError) as exc:  # refused, unreachable, or a reply Dask cannot parse

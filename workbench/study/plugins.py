@@ -16,8 +16,12 @@ __all__ = ["import_plugin"]
 
 def import_plugin(path: Path) -> None:
     """Execute a plugin file as the module ``workbench_study_plugin_<hash of its path>`` (it registers
-    solvers, formulations or generators as it is imported: ``SOLVERS["x"] = f"{__name__}:X"``)."""
-    name = "workbench_study_plugin_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    solvers, formulations or generators as it is imported: ``SOLVERS["x"] = f"{__name__}:X"``), once
+    per process: a file already imported (by its resolved path) is not run again, however often a
+    study lists it."""
+    name = "workbench_study_plugin_" + hashlib.sha1(str(Path(path).resolve()).encode()).hexdigest()[:12]
+    if name in sys.modules:
+        return
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise StudyError(f"plugin {path} is not a Python file")

@@ -21,14 +21,20 @@ __all__ = ["problem_digest", "resolve_problems"]
 
 def resolve_problems(study: Study, problem_dir: Path) -> list[Source]:
     """Every problem of ``study`` in file order, made (facts known); generated ones are saved under
-    ``problem_dir``."""
-    made = [m for group in study.groups for source in group.sources() for member in source.members()
-            for m in member.materialise(problem_dir)]
-    seen: dict[str, str] = {}
-    for source in made:
-        if source.name in seen:
-            raise StudyError(f"{study.path}: two problems are named {source.name!r} ({seen[source.name]} and "
-                             f"{source.spec}); results are keyed by name, so rename one (name = ... for "
-                             "generated problems)")
-        seen[source.name] = source.spec
+    ``problem_dir``. Two problems of one name are refused (results are keyed by name): first among the
+    names known before anything is built (scenes, generated labels, family members), so that a study of
+    many groups with one clash stops before making any problem, then among every problem's."""
+    sources = [member for group in study.groups for source in group.sources() for member in source.members()]
+    _unique(((s.name, s.spec) for s in sources if s.name is not None), study.path)
+    made = [m for member in sources for m in member.materialise(problem_dir)]
+    _unique(((s.name, s.spec) for s in made), study.path)
     return made
+
+
+def _unique(named, path) -> None:
+    seen: dict[str, str] = {}
+    for name, spec in named:
+        if name in seen:
+            raise StudyError(f"{path}: two problems are named {name!r} ({seen[name]} and {spec}); results are "
+                             "keyed by name, so rename one (name = ... for generated problems)")
+        seen[name] = spec

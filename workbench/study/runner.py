@@ -185,18 +185,18 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
     by_key = {r.key: r for r in todo}
     log = store.log_path()
     tasks = [_task(r, study) for r in todo]
-    print(f"{study.name}: {len(runs)} runs planned (and {len(references)} reference runs), "
+    print(f"{printable(study.name)}: {len(runs)} runs planned (and {len(references)} reference runs), "
           f"{len(runs) + len(references) - len(todo)} already recorded, {len(todo)} to run"
           + (f"; {len(skipped)} (problem, method) pairs skipped" if skipped else ""), file=sys.stderr)
     for group in study.groups:
         if group.missing:
-            print(f"{study.name}: problem group skipped: {printable(group.missing)}", file=sys.stderr)
+            print(f"{printable(study.name)}: problem group skipped: {printable(group.missing)}", file=sys.stderr)
     results = run_dask(tasks, jobs, log, scheduler) if executor == "dask" else run_local(tasks, jobs, log)
     statuses: Counter = Counter()
     bar = None
     if progress and todo:
         from tqdm import tqdm
-        bar = tqdm(total=len(todo), desc=study.name, unit="run", file=sys.stderr, dynamic_ncols=True)
+        bar = tqdm(total=len(todo), desc=printable(study.name), unit="run", file=sys.stderr, dynamic_ncols=True)
     try:
         for task, result in results:
             run = by_key[task["key"]]

@@ -16,7 +16,7 @@ folders, files regular files with one link, nothing is reached through a symboli
 waited on (a FIFO). A folder holding anything else there is refused with one line naming the entry.
 
 Why one file per run. The driver is the only writer; each file is written in a temporary folder
-beside it and renamed (workbench.files.atomic_output: ``os.replace``, atomic on POSIX), so a study
+beside it and renamed (``os.replace``, atomic on POSIX, relative to the held folder: ResultStore), so a study
 killed at any instant leaves each run either completely recorded or absent, never torn or twice,
 and a restart skips the keys present.
 A parquet file cannot be appended to (its footer closes it), and an append-only log would need its
@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
+import secrets
+import stat
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -36,21 +38,81 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from workbench.errors import InputError
-from workbench.files import atomic_output, open_own, own_folder, plain_name, remove_partial
+from workbench.errors import FileFormatError, InputError
+from workbench.files import PARTIAL, check_output, open_own, own_folder, plain_name, remove_partial
 
 __all__ = ["ResultStore", "LOCK"]
 
 #: the lock file of a results folder (ResultStore.locked)
 LOCK = ".lock"
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
 class ResultStore:
-    """The results directory ``root`` (created on first write)."""
+    """The results directory ``root`` (created on first write).
+
+    The folder is held, not re-resolved: the first write (or :meth:`locked`) opens it once (a
+    directory descriptor; the name the user gave may be a link) and every later write goes relative to
+    that descriptor (``dir_fd``: folders below it opened with O_NOFOLLOW, files created with O_EXCL and
+    renamed within it), after checking that the name still leads to the same folder (st_dev, st_ino).
+    A folder swapped during a run - replaced by a link to elsewhere, renamed, removed - is refused in
+    one line, and nothing is written anywhere but in the folder that was checked."""
 
     def __init__(self, root: os.PathLike | str):
         self.root = Path(root)
         self.runs_dir = self.root / "runs"
         self.histories_dir = self.root / "histories"
+        self._held: int | None = None
+        self._identity: tuple[int, int] | None = None
+
+    def _hold(self) -> int:
+        """The descriptor of the results folder: opened (and created) on the first call, checked on
+        every later one - the name must still lead to the folder first opened; InputError otherwise."""
+        if self._held is None:
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.root, _DIR_FLAGS)
+            except OSError as exc:
+                raise InputError(f"{self.root}: cannot use it as the results folder: {exc.strerror or exc}") from None
+            info = os.fstat(fd)
+            self._held, self._identity = fd, (info.st_dev, info.st_ino)
+            return fd
+        try:
+            info = os.stat(self.root)
+            now = (info.st_dev, info.st_ino)
+        except OSError:
+            now = None
+        if now != self._identity:
+            raise InputError(f"{self.root}: the results folder was replaced during the run (it now "
+                             f"{'leads to another folder' if now else 'is missing'}); nothing more is written: "
+                             "the runs recorded so far are in the folder as it was")
+        return self._held
+
+    def _release(self) -> None:
+        if self._held is not None:
+            os.close(self._held)
+            self._held = self._identity = None
+
+    def _subfolder(self, relative: str) -> int:
+        """A new descriptor of the folder ``relative`` below the held folder, each level created when
+        missing and opened without following a link (a link or a file there: one line)."""
+        fd = os.dup(self._hold())
+        for part in Path(relative).parts:
+            try:
+                try:
+                    os.mkdir(part, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                nfd = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                os.close(fd)
+                raise FileFormatError(f"{self.root / relative}: cannot use it as a folder of the results "
+                                      f"({exc.strerror or exc}); the workbench uses only the folders it created "
+                                      "itself here (remove it, or give a new folder)") from None
+            os.close(fd)
+            fd = nfd
+        return fd
 
     # ------------------------------------------------------------------ writing
     def folder(self, relative: str, create: bool = True) -> Path:
@@ -75,25 +137,52 @@ class ResultStore:
         return path
 
     def _replace(self, path: Path, write) -> None:
-        self.folder(str(path.parent.relative_to(self.root)))
-        with atomic_output(path) as tmp:
-            write(tmp)
+        """Write the file ``path`` of the folder atomically, relative to the held folder: ``write(f)``
+        fills a new file (a binary file object) in a temporary folder beside it (named as
+        workbench.files.atomic_output names its own, so remove_partial clears what a kill leaves),
+        which is then renamed over ``path`` - never over a link, a FIFO or a device."""
+        relative = path.relative_to(self.root)
+        parent = self._subfolder(str(relative.parent))
+        name, tmp, tmp_fd = relative.name, f".{relative.name}.{os.getpid()}-{secrets.token_hex(4)}{PARTIAL}", None
+        try:
+            os.mkdir(tmp, 0o700, dir_fd=parent)
+            tmp_fd = os.open(tmp, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=parent)
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=tmp_fd)
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+            try:
+                mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                mode = None
+            if mode is not None and not stat.S_ISREG(mode):
+                check_output(path)      # its one line: a link, a FIFO, a device is never replaced
+            os.replace(name, name, src_dir_fd=tmp_fd, dst_dir_fd=parent)
+        except OSError as exc:
+            raise FileFormatError(f"{path}: cannot write the file: {exc.strerror or exc}") from None
+        finally:
+            if tmp_fd is not None:
+                with suppress(OSError):
+                    os.unlink(name, dir_fd=tmp_fd)
+                os.close(tmp_fd)
+                with suppress(OSError):
+                    os.rmdir(tmp, dir_fd=parent)
+            os.close(parent)
 
     def write_json(self, relative: str, obj: Any) -> None:
-        self._replace(self.root / relative,
-                      lambda p: p.write_text(json.dumps(obj, indent=2, default=str), encoding="utf-8"))
+        text = json.dumps(obj, indent=2, default=str)
+        self._replace(self.root / relative, lambda f: f.write(text.encode("utf-8")))
 
     def write_text(self, relative: str, text: str) -> None:
-        self._replace(self.root / relative, lambda p: p.write_text(text, encoding="utf-8"))
+        self._replace(self.root / relative, lambda f: f.write(text.encode("utf-8")))
 
     def write_run(self, row: dict[str, Any], history: pd.DataFrame | None) -> None:
         """Record one run: its history (if any), then its row (the commit marker)."""
         key = row["key"]
         if history is not None and len(history):
             table = pa.Table.from_pandas(history.assign(key=key), preserve_index=False)
-            self._replace(self.histories_dir / f"{key}.parquet", lambda p: pq.write_table(table, p))
+            self._replace(self.histories_dir / f"{key}.parquet", lambda f: pq.write_table(table, f))
         table = pa.Table.from_pylist([row])
-        self._replace(self.runs_dir / f"{key}.parquet", lambda p: pq.write_table(table, p))
+        self._replace(self.runs_dir / f"{key}.parquet", lambda f: pq.write_table(table, f))
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -101,8 +190,9 @@ class ResultStore:
         folder is refused with an InputError naming the folder and the pid that holds it. The lock is
         an advisory ``flock`` on ``.lock``, released by the kernel whenever its holder ends."""
         import fcntl
+        self._release()
+        self._hold()                # the folder checked here is the one every write of the run goes to
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
             os.close(open_own(self.root / LOCK, write=True))  # refuses a link, a hard link, a FIFO
             fd = os.open(self.root / LOCK, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError as exc:
@@ -119,6 +209,7 @@ class ResultStore:
             yield
         finally:
             os.close(fd)  # releases the lock
+            self._release()
 
     def remove_partial(self) -> None:
         """Delete temporary files a killed study left behind."""

@@ -21,7 +21,7 @@ NOT_PACKAGES = ("tests", "build")
 LAYERS = [
     ("foundation", ["workbench.errors", "workbench.files", "workbench.params", "workbench.numbers",
                     "workbench.shared_data", "workbench.provenance", "workbench.limits",
-                    "workbench.process_start"]),
+                    "workbench.process_start", "workbench.progress"]),
     ("time-step problem", ["workbench", "workbench.threads", "workbench.blocks", "workbench.problem",
                            "workbench.cones", "workbench.metrics", "workbench.lcp_metrics"]),
     ("I/O", ["workbench.io"]),

@@ -23,9 +23,12 @@ from workbench.commands._args import add_threads_option, positive
 from workbench.errors import InputError
 
 
-def _write_report(results: Path, out: Path | None) -> Path:
+def _write_report(results: Path, out: Path | None, progress: bool = True) -> Path:
+    from workbench.progress import Progress
     from workbench.report import write_report
-    index = write_report(results, out)
+    with Progress("report", None, "page", enabled=progress) as bar:
+        bar.doing(f"tables and figures of {results}")
+        index = write_report(results, out)
     print(f"report: {index} (and index.md)", file=sys.stderr)
     return index
 
@@ -37,8 +40,8 @@ def cmd_run(args) -> int:
     if args.scheduler and args.executor != "dask":
         raise InputError("--scheduler needs --executor dask")
     if args.scheduler:
-        from workbench.study.executors import check_scheduler
-        check_scheduler(args.scheduler)
+        from workbench.study.executors import check_scheduler, reach_scheduler
+        reach_scheduler(check_scheduler(args.scheduler))
     if not Path(args.study).exists():
         shipped = sorted(str(p) for p in Path("studies").glob("*.toml"))[:6]
         raise InputError(f"{args.study}: no such study file"
@@ -62,7 +65,8 @@ def cmd_run(args) -> int:
               "To measure again: --rerun (every run), --rerun-failed (the runs not solved), or "
               "--out NEW_FOLDER (a fresh results folder)", file=sys.stderr)
     if not args.no_report:
-        _write_report(Path(summary["results"]), Path(args.report_dir) if args.report_dir else None)
+        _write_report(Path(summary["results"]), Path(args.report_dir) if args.report_dir else None,
+                      not args.no_progress)
     return 0
 
 

@@ -17,31 +17,40 @@ The set-up and CI run it once after installing; running it again costs a few sec
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from workbench.commands._args import formulation_named, solver_named
 
 
 def cmd_warm_up(args) -> int:
-    from formulations import list_formulations
-    from workbench.method import pairings
-    from workbench.solvers import list_solvers
+    from workbench.progress import Progress
 
-    forms = [formulation_named(f) for f in args.formulation] if args.formulation else list_formulations()
-    solvers = [solver_named(s) for s in args.solver] if args.solver else \
-        [s for s in list_solvers() if s.compiled]
     t0 = time.perf_counter()
-    methods = pairings(forms, solvers)
-    for method in methods:
-        seconds = method.warm_up()
-        if not args.quiet:
-            print(f"  {method.label:<36} {seconds:7.2f} s", file=sys.stderr, flush=True)
-    if not (args.solver or args.formulation):
-        from problems.warm_up import warm_up
-        seconds = warm_up()
-        if not args.quiet:
-            print(f"  {'simulator (scenes, generators)':<36} {seconds:7.2f} s", file=sys.stderr, flush=True)
+    with Progress("warm-up", None, "kernel set", enabled=not args.quiet) as progress:
+        progress.doing("loading the solvers")
+        from formulations import list_formulations
+        from workbench.method import pairings
+        from workbench.solvers import list_solvers
+
+        forms = [formulation_named(f) for f in args.formulation] if args.formulation else list_formulations()
+        solvers = [solver_named(s) for s in args.solver] if args.solver else \
+            [s for s in list_solvers() if s.compiled]
+        methods = pairings(forms, solvers)
+        simulator = not (args.solver or args.formulation)
+        progress.set_total(len(methods) + simulator)
+        for method in methods:
+            progress.doing(f"compiling {method.label}")
+            seconds = method.warm_up()
+            if not args.quiet:
+                progress.write(f"  {method.label:<36} {seconds:7.2f} s")
+            progress.update()
+        if simulator:
+            progress.doing("compiling the simulator's kernels")
+            from problems.warm_up import warm_up
+            seconds = warm_up()
+            if not args.quiet:
+                progress.write(f"  {'simulator (scenes, generators)':<36} {seconds:7.2f} s")
+            progress.update()
     print(f"warmed up {len(methods)} methods in {time.perf_counter() - t0:.1f} s (compile cache: "
           f"{_cache_dir()})")
     return 0

@@ -218,8 +218,8 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
     statuses: Counter = Counter()
     bar = None
     if progress and todo:
-        from tqdm import tqdm
-        bar = tqdm(total=len(todo), desc=study.name, unit="run", file=sys.stderr, dynamic_ncols=True)
+        from workbench.progress import Progress
+        bar = Progress(study.name, len(todo), "run")
     try:
         for task, result in results:
             run = by_key[task["key"]]
@@ -230,8 +230,7 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
             store.write_run(_row(run, study, result, session, roles.get(run.key, "compared")), history)
             statuses[result["status"]] += 1
             if bar is not None:
-                bar.set_postfix({k: v for k, v in statuses.items() if k != "solved"}, refresh=False)
-                bar.update()
+                bar.update(postfix=", ".join(f"{k}={v}" for k, v in statuses.items() if k != "solved"))
     finally:
         if bar is not None:
             bar.close()

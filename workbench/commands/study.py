@@ -33,6 +33,25 @@ def _write_report(results: Path, out: Path | None, progress: bool = True) -> Pat
     return index
 
 
+def _counts(counts: dict) -> str:
+    return ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+
+
+def summary_lines(name: str, summary: dict) -> str:
+    """The run's end on the terminal: what ran now, then what is recorded, counted as the report and
+    load_results count them (the compared runs), and the reference runs apart with their own accuracy."""
+    lines = [f"{name}: ran {summary['executed']} of {summary['planned']} runs now; results in {summary['results']}",
+             f"{name}: recorded, as the report counts them: {sum(summary['recorded'].values())} compared runs "
+             f"({_counts(summary['recorded']) or 'none'})"]
+    if summary["references"]:
+        accuracy = (f"; their worst judged error {summary['reference_error']:.2g} (asked for "
+                    f"{summary['reference_tol']:g})" if summary["reference_error"] is not None
+                    and summary["reference_tol"] is not None else "")
+        lines.append(f"{name}: and apart, {sum(summary['references'].values())} reference runs "
+                     f"({_counts(summary['references'])}){accuracy}")
+    return "\n".join(lines)
+
+
 def cmd_run(args) -> int:
     from workbench.study import load_study
     from workbench.study.spec import select
@@ -56,9 +75,7 @@ def cmd_run(args) -> int:
     summary = run_study(study, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
                         rerun=args.rerun, rerun_failed=args.rerun_failed, problems=args.problem,
                         progress=not args.no_progress)
-    statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary["statuses"].items())) or "nothing new"
-    print(f"{study.name}: ran {summary['executed']} of {summary['planned']} runs ({statuses}); "
-          f"results in {summary['results']}", file=sys.stderr)
+    print(summary_lines(study.name, summary), file=sys.stderr)
     if summary["executed"] == 0 and summary["planned"] > 0:
         print(f"{study.name}: NOTHING WAS MEASURED: all {summary['planned']} runs are already recorded in "
               f"{summary['results']}{'; the report is remade from them' if not args.no_report else ''}. "

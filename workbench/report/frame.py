@@ -27,7 +27,7 @@ def header(res: ReportData) -> list:
             f"{plan['time_limit']:g} s per run).")
     if plan.get("reference_runs"):
         text += (f" {len(res.reference_runs)} of {len(plan['reference_runs'])} dedicated reference runs recorded "
-                 "(not compared; see Convergence).")
+                 f"(not compared, not counted above; see Convergence){_reference_accuracy(res.reference_runs)}.")
     if len(runs) < planned:
         text += " The study is incomplete: run it again to finish (recorded runs are kept)."
     if res.stale:
@@ -50,6 +50,21 @@ def header(res: ReportData) -> list:
                                "such method is reported alone (what it reached at the hand-over) and, as a row of "
                                "its own, with its hand-over (the run as returned)."))
     return blocks
+
+
+def _reference_accuracy(refs: pd.DataFrame) -> str:
+    """The reference runs' statuses and their own accuracy (the worst judged error, and the tightest
+    tolerance asked), where the report uses them: a reference short of its tolerance is used at the
+    accuracy it reached, and says so."""
+    if not len(refs):
+        return ""
+    statuses = ", ".join(f"{s} {n}" for s, n in refs["status"].value_counts().sort_index().items())
+    error = pd.to_numeric(refs.get("judged_error"), errors="coerce")
+    tol = pd.to_numeric(refs.get("tol"), errors="coerce")
+    if not (error.notna().any() and tol.notna().any()):
+        return f": {statuses}"
+    return (f": {statuses}; their worst judged error is {error.max():.2g}, asked for {tol.min():g}, and each is "
+            "used at the accuracy it reached")
 
 
 def _limitations(res: ReportData) -> list:

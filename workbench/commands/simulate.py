@@ -46,15 +46,15 @@ def _state_rows(t: float, bodies):
 
 
 def plot(out: Path, steps, scenario) -> list[Path]:
-    """velocities.png (when the scene has analytic curves) and steps.png, drawn by workbench.plot."""
+    """velocities.png (when the scene has analytic curves) and steps.png, with their PDF and SVG, drawn
+    by workbench.plot."""
     from workbench import plot as figures
 
     title = f"{scenario.name}: {steps.attrs['method']}"
     drawn = [] if scenario.analytic is None else [("velocities.png", figures.simulation_velocities(steps, title=title))]
     drawn.append(("steps.png", figures.simulation_steps(steps, title=title, weight=scenario.weight)))
-    for name, fig in drawn:
-        with atomic_output(out / name) as tmp:
-            fig.savefig(tmp, dpi=110)
+    for name, fig in drawn:  # a PNG for the screen, vector PDF and SVG beside it for a paper
+        figures.save(fig, out / name)
     return [out / name for name, _ in drawn]
 
 

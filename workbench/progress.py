@@ -29,16 +29,21 @@ def _period() -> float:
 
 #: seconds between two progress lines when nothing else was printed
 PERIOD = _period()
+#: when any Progress last printed (a line or a bar refresh): an outer phase's heartbeat stays quiet
+#: while an inner one speaks
+_LAST = [time.monotonic()]
 
 
 class Progress:
     """A counted phase (``total`` steps of ``unit``; None: uncounted) shown as described above.
 
     Use as a context manager; :meth:`update` counts steps, :meth:`doing` names the step under way,
-    :meth:`write` prints a line of the command's own without breaking the bar."""
+    :meth:`write` prints a line of the command's own without breaking the bar. ``bar=False``: plain
+    lines only, also on a terminal (an outer phase around inner bars: it speaks only when they are
+    silent, as every heartbeat does while any other Progress printed within the period)."""
 
     def __init__(self, label: str, total: int | None = None, unit: str = "step", *, initial: int = 0,
-                 enabled: bool = True, stream: TextIO | None = None, period: float | None = None):
+                 enabled: bool = True, stream: TextIO | None = None, period: float | None = None, bar: bool = True):
         self.label, self.total, self.unit, self.done = label, total, unit, initial
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = enabled
@@ -48,7 +53,7 @@ class Progress:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._bar = None
-        tty = enabled and getattr(self.stream, "isatty", lambda: False)()
+        tty = bar and enabled and getattr(self.stream, "isatty", lambda: False)()
         if tty:
             from tqdm import tqdm
             self._bar = tqdm(total=total, initial=initial, desc=label, unit=unit, file=self.stream, leave=False,
@@ -75,7 +80,8 @@ class Progress:
             with self._lock:
                 if self._bar is not None:
                     self._bar.refresh()
-                elif time.monotonic() - self.last >= self.period:
+                    _LAST[0] = time.monotonic()
+                elif time.monotonic() - max(self.last, _LAST[0]) >= self.period:
                     self._print(self._line())
 
     def _print(self, line: str) -> None:
@@ -83,7 +89,7 @@ class Progress:
             print(line, file=self.stream, flush=True)
         except (OSError, ValueError):  # a closed pipe: nothing more can reach it
             self._stop.set()
-        self.last = time.monotonic()
+        self.last = _LAST[0] = time.monotonic()
 
     def update(self, n: int = 1, postfix: str | None = None) -> None:
         """``n`` more steps done (``postfix``: a short note on the bar, e.g. the statuses so far)."""

@@ -55,9 +55,12 @@ def cmd_generate(args) -> int:
     overrides = dict(args.set or [])
     if args.param:
         overrides["params"] = dict(args.param)
-    paths = generate_dataset(args.name, args.out or DEFAULT_DIR, progress=not args.quiet, sizes=args.sizes,
-                             force=args.force, checkpoint_every=args.checkpoint_every,
-                             checkpoint_minutes=args.checkpoint_minutes, write_page=args.write, **overrides)
+    from workbench.progress import Progress
+    with Progress(f"generate {args.name}", enabled=not args.quiet, bar=False) as phase:  # set-up, writing: not silent
+        phase.doing("building, settling and writing the packings")
+        paths = generate_dataset(args.name, args.out or DEFAULT_DIR, progress=not args.quiet, sizes=args.sizes,
+                                 force=args.force, checkpoint_every=args.checkpoint_every,
+                                 checkpoint_minutes=args.checkpoint_minutes, write_page=args.write, **overrides)
     for p in paths:
         print(p)
     return 0

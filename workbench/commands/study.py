@@ -72,9 +72,12 @@ def cmd_run(args) -> int:
     from workbench.study.runner import run_study
 
     out = Path(args.out) if args.out else Path("results") / study.name
-    summary = run_study(study, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
-                        rerun=args.rerun, rerun_failed=args.rerun_failed, problems=args.problem,
-                        progress=not args.no_progress)
+    from workbench.progress import Progress
+    with Progress(study.name, enabled=not args.no_progress, bar=False) as phase:  # planning: problems made, checked
+        phase.doing("planning and running")
+        summary = run_study(study, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                            rerun=args.rerun, rerun_failed=args.rerun_failed, problems=args.problem,
+                            progress=not args.no_progress)
     print(summary_lines(study.name, summary), file=sys.stderr)
     if summary["executed"] == 0 and summary["planned"] > 0:
         print(f"{study.name}: NOTHING WAS MEASURED: all {summary['planned']} runs are already recorded in "

@@ -565,8 +565,10 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
     when a packing meant to be settled is not (SETTLED_ENERGY), and its digest is checked against
     the committed manifest when that has an entry of the same parameters. ``on_packing(path, metadata,
     seconds, resumed_from)`` is called after each packing written: the wall time of its simulation
-    and writing [s] and the step it resumed from (0 when it started afresh). ``write_page``: also write
-    the datasets page (docs/results/datasets.*) when ``out_dir`` is the committed folder (``--write``)."""
+    and writing [s] and the step it resumed from (0 when it started afresh). ``write_page`` (``--write``):
+    when ``out_dir`` is the committed folder, also write the datasets page (docs/results/datasets.*) and
+    rewrite a committed manifest entry of the same parameters (else it is kept, and a packing that
+    differs from it is a warning)."""
     if name not in DATASETS:
         raise unknown("dataset", name, DATASETS)
     check_params(f"dataset {name}", PackingSpec, overrides)  # names, and values against the defaults' types
@@ -609,7 +611,9 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
         with atomic_output(state_path(path)) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez_compressed(fh, **sim.state())
-        _record_manifest(out, path.name, entry)
+        committed = committed_manifest.get(path.name) if out.resolve() == DEFAULT_DIR.resolve() else None
+        if write_page or committed is None or committed["generator"] != entry["generator"]:
+            _record_manifest(out, path.name, entry)  # a committed entry is rewritten only with --write
         checkpoint_path(path).unlink(missing_ok=True)
         b = sim.world.bodies
         ratio = settling_ratio(b.kinetic_energy(), b.mass, b.radius)

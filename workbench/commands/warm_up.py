@@ -23,21 +23,19 @@ from workbench.commands._args import formulation_named, solver_named
 
 
 def cmd_warm_up(args) -> int:
+    from formulations import list_formulations
+    from workbench.method import pairings
     from workbench.progress import Progress
+    from workbench.solvers import list_solvers
 
     t0 = time.perf_counter()
-    with Progress("warm-up", None, "kernel set", enabled=not args.quiet) as progress:
-        progress.doing("loading the solvers")
-        from formulations import list_formulations
-        from workbench.method import pairings
-        from workbench.solvers import list_solvers
-
-        forms = [formulation_named(f) for f in args.formulation] if args.formulation else list_formulations()
-        solvers = [solver_named(s) for s in args.solver] if args.solver else \
-            [s for s in list_solvers() if s.compiled]
-        methods = pairings(forms, solvers)
-        simulator = not (args.solver or args.formulation)
-        progress.set_total(len(methods) + simulator)
+    forms = [formulation_named(f) for f in args.formulation] if args.formulation else list_formulations()
+    solvers = [solver_named(s) for s in args.solver] if args.solver else \
+        [s for s in list_solvers() if s.compiled]
+    methods = pairings(forms, solvers)  # a bad name is its one line before any progress line
+    simulator = not (args.solver or args.formulation)
+    # the progress line stays with --quiet: a newcomer's first command is never minutes of silence
+    with Progress("warm-up", len(methods) + simulator, "kernel set") as progress:
         for method in methods:
             progress.doing(f"compiling {method.label}")
             seconds = method.warm_up()
@@ -65,5 +63,6 @@ def register(sub) -> None:
     s.add_argument("--solver", "-s", action="append", help="a solver (repeatable; default: every in-house one)")
     s.add_argument("--formulation", "-f", action="append",
                    help="a formulation (repeatable; default: every one the solver can take)")
-    s.add_argument("--quiet", action="store_true", help="print only the total")
+    s.add_argument("--quiet", action="store_true",
+                   help="print only the progress line and the total, not each method's compile time")
     s.set_defaults(func=cmd_warm_up)

@@ -39,7 +39,7 @@ def file_map(path: Path) -> tuple[str, float, float]:
     """(formulation, S, O) from the file's header: formulation objective = S * (file objective) + O."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            head = "".join(line for _, line in zip(range(200), fh))
+            head = fh.read(1 << 16)  # the header is the file's first lines
     except OSError as exc:
         raise InputError(f"{printable(path)}: cannot read it ({exc.strerror or exc})") from None
     formulation, scale = _FORMULATION.search(head), _MAP.search(head)
@@ -92,7 +92,7 @@ def cmd_check_export(args) -> int:
 
     path = Path(args.file)
     if not path.is_file():
-        raise InputError(f"FILE {printable(path)}: no such file")
+        raise InputError(f"FILE {printable(path)}: {'a folder, not a file' if path.is_dir() else 'no such file'}")
     fmt = format_from_path(path)
     if fmt not in READ:
         raise InputError(f"FILE {printable(path)}: a .{fmt} file; check-export reads {', '.join('.' + f for f in READ)}")

@@ -529,6 +529,7 @@ def run_packing(spec: PackingSpec, path: Path, *, progress: bool = True, checkpo
     ckpt = checkpoint_path(path)
     records = load_checkpoint(sim, spec, ckpt) if ckpt.exists() else []
     bar = progress_bar(path.stem, spec.steps, sim.step_index, enabled=progress)
+    bar.doing("")
     last = time.monotonic()
     try:
         while sim.step_index < spec.steps:
@@ -536,10 +537,8 @@ def run_packing(spec: PackingSpec, path: Path, *, progress: bool = True, checkpo
                 return None
             rec = sim.step()
             records.append(rec)
-            bar.update(1)
-            if sim.step_index % 50 == 0:
-                bar.set_postfix_str(f"{rec.contacts} contacts, {rec.iterations} it, KE {rec.kinetic_energy:.3g} J",
-                                    refresh=False)
+            bar.update(1, postfix=f"{rec.contacts} contacts, {rec.iterations} it, KE {rec.kinetic_energy:.3g} J"
+                       if sim.step_index % 50 == 0 else None)
             due = (checkpoint_every and sim.step_index % checkpoint_every == 0) or \
                 time.monotonic() - last >= 60.0 * checkpoint_minutes
             if due and sim.step_index < spec.steps:
@@ -551,11 +550,11 @@ def run_packing(spec: PackingSpec, path: Path, *, progress: bool = True, checkpo
 
 
 def progress_bar(label: str, total: int, done: int, enabled: bool = True):
-    """A tqdm bar on stderr, off when ``enabled`` is false or stderr is not a terminal."""
-    from tqdm import tqdm
+    """The steps' progress on stderr (:class:`workbench.progress.Progress`: a bar on a terminal, a plain
+    line every few seconds elsewhere), off when ``enabled`` is false."""
+    from workbench.progress import Progress
 
-    return tqdm(total=total, initial=done, desc=label, unit="step", file=sys.stderr, leave=False,
-                disable=not enabled or not sys.stderr.isatty(), dynamic_ncols=True)
+    return Progress(label, total, "step", initial=done, enabled=enabled)
 
 
 def _same_parameters(path: Path, spec: PackingSpec) -> bool:
@@ -574,7 +573,8 @@ def _same_parameters(path: Path, spec: PackingSpec) -> bool:
 def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: bool = True, sizes=None,
                      force: bool = False, checkpoint_every: int = CHECKPOINT_EVERY,
                      checkpoint_minutes: float = CHECKPOINT_MINUTES, stop_after: int | None = None,
-                     on_packing: Callable[[Path, dict, float, int], None] | None = None, **overrides) -> list[Path]:
+                     on_packing: Callable[[Path, dict, float, int], None] | None = None, write_page: bool = False,
+                     **overrides) -> list[Path]:
     """Generate the dataset ``name`` (see DATASETS) into ``out_dir``; return the paths of its files.
 
     ``overrides`` replace PackingSpec fields of every packing (n, duration, h, solver, seed, ...);
@@ -585,7 +585,10 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
     when a packing meant to be settled is not (SETTLED_ENERGY), and its digest is checked against
     the committed manifest when that has an entry of the same parameters. ``on_packing(path, metadata,
     seconds, resumed_from)`` is called after each packing written: the wall time of its simulation
-    and writing [s] and the step it resumed from (0 when it started afresh)."""
+    and writing [s] and the step it resumed from (0 when it started afresh). ``write_page`` (``--write``):
+    when ``out_dir`` is the committed folder, also write the datasets page (docs/results/datasets.*) and
+    rewrite a committed manifest entry of the same parameters (else it is kept, and a packing that
+    differs from it is a warning)."""
     if name not in DATASETS:
         raise unknown("dataset", name, DATASETS)
     check_params(f"dataset {name}", PackingSpec, overrides)  # names, and values against the defaults' types
@@ -628,7 +631,9 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
         with atomic_output(state_path(path)) as tmp:
             with open(tmp, "wb") as fh:
                 np.savez_compressed(fh, **sim.state())
-        _record_manifest(out, path.name, entry)
+        committed = committed_manifest.get(path.name) if out.resolve() == DEFAULT_DIR.resolve() else None
+        if write_page or committed is None or committed["generator"] != entry["generator"]:
+            _record_manifest(out, path.name, entry)  # a committed entry is rewritten only with --write
         checkpoint_path(path).unlink(missing_ok=True)
         b = sim.world.bodies
         ratio = settling_ratio(b.kinetic_energy(), b.mass, b.radius)
@@ -648,7 +653,7 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
                 print(f"{path.stem}: matches the committed manifest", file=sys.stderr)
         if on_packing is not None:
             on_packing(path, meta, seconds, resumed_from)
-        if out.resolve() == DEFAULT_DIR.resolve():
+        if write_page and out.resolve() == DEFAULT_DIR.resolve():
             from workbench.provenance import DirtyTree, write_results
 
             try:

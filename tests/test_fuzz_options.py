@@ -103,6 +103,7 @@ BASE = {
     "run": ["run", "study.toml", "--out", "res", "--no-report", "--no-progress"],
     "report": ["report", "given", "--out", "rep"],
     "export": ["export", "scene:rolling-ball-2d", "out.npz"],
+    "check-export": ["check-export", "out.cbf", "scene:rolling-ball-2d"],
     "help": ["help", "solve"],
     "warm-up": ["warm-up", "--solver", "apgd", "--formulation", "dual", "--quiet"],
 }

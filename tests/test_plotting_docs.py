@@ -42,12 +42,12 @@ def test_plotting_example_runs_and_draws_the_figures_it_shows(capsys):
         pdf = work / f"{name}.pdf"
         assert pdf.read_bytes().startswith(b"%PDF") and pdf_width_inches(pdf) == pytest.approx(plot.COLUMN_WIDTH)
     assert (work / "steps.png").stat().st_size > 10_000 and (work / "steps.svg").is_file()
-    assert "['convergence.pdf', 'profile.pdf', 'scaling.pdf']" in capsys.readouterr().out
+    assert "['convergence.pdf', 'profile.pdf', 'scaling.pdf', 'steps.pdf']" in capsys.readouterr().out
     # the convergence figure shown: one row, the judged measure (both exact methods on siconos_error),
     # against iteration and time, with the threshold, legend by label and off the data
     fig = plot.convergence(scope["histories"], scope["runs"], problem="spheres-8", rows=("error",),
                            width=plot.COLUMN_WIDTH)
-    assert [ax.get_ylabel() for ax in fig.axes] == ["judged: siconos_error"] * 2
+    assert [ax.get_ylabel() for ax in fig.axes] == [plot.MEASURES["siconos_error"]] * 2
     assert [ax.get_xlabel() for ax in fig.axes] == ["iteration", "time [s]"]
     for ax in fig.axes:
         gids = {line.get_gid() for line in ax.lines}

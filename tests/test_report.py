@@ -462,6 +462,8 @@ def test_convergence_figure_has_one_error_measure_per_panel_and_median_bands(rep
     fig = plot.convergence(load_histories(report[0], runs["key"]), runs, problem="spheres-8", references=per_method,
                            labels=res.labels, methods=res.methods)
     rows = [ax.get_ylabel() for ax in fig.axes[::2]]
+    judged = {plot.MEASURES["relaxed_error"]: "relaxed_error", plot.MEASURES["siconos_error"]: "siconos_error"}
+    rows = [f"judged: {judged[r]}" if r in judged else r for r in rows]  # the table's labels, by measure
     assert len(rows) == len(set(rows)) >= 3 and rows[1:3] == ["judged: relaxed_error", "judged: siconos_error"]
     gids = [{line.get_gid() for line in ax.lines} for ax in fig.axes[::2]]
     # anti-relaxed APGD is the only exact method: no other run is a reference, so no distance is drawn
@@ -525,7 +527,8 @@ def test_every_figure_and_file_the_report_names_exists(report):
 
 
 def _render_in_chromium(index: Path, screenshot: Path | None = None) -> dict:
-    """Load ``index`` in headless Chromium at 1,400 x 900 px: its title, [src, complete, naturalWidth,
+    """Load ``index`` in headless Chromium at 1,400 x 900 px: what the first window shows (``top``), then,
+    with every folded part opened, its title, [src, complete, naturalWidth,
     shown width] of every image, [rows, shown height, right edge, overflowing] of every table, the
     page's scroll width and the window's width; a screenshot when asked."""
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
@@ -542,7 +545,17 @@ def _render_in_chromium(index: Path, screenshot: Path | None = None) -> dict:
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
     try:
         driver.get(index.resolve().as_uri())
-        page = {"title": driver.title,
+        # the first window as a reader sees it, before any folded part is opened
+        top = driver.execute_script(
+            "const img = document.images[0], t = document.querySelector('table'),"
+            " r = document.getElementById('accounting-rule');"
+            "return {h2: (document.querySelector('h2') || {}).textContent, leads: Array.from("
+            "document.querySelectorAll('p.lead')).filter(p => p.getBoundingClientRect().bottom < innerHeight)"
+            ".map(p => p.textContent), img: img ? [img.getAttribute('src'), img.getBoundingClientRect().top] : null,"
+            " table_top: t ? t.getBoundingClientRect().top : null, rule_folded: r ? !r.open : null,"
+            " folded: Array.from(document.querySelectorAll('details')).filter(d => !d.open).length}")
+        driver.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+        page = {"title": driver.title, "top": top,
                 "images": driver.execute_script(
                     "return Array.from(document.images).map(i => [i.getAttribute('src'), i.complete, i.naturalWidth,"
                     " i.getBoundingClientRect().width])"),

@@ -37,6 +37,7 @@ COMMANDS = [
     "workbench.commands.generate",
     "workbench.commands.study",
     "workbench.commands.export",
+    "workbench.commands.check_export",
     "workbench.commands.warm_up",
 ]
 

@@ -1,6 +1,6 @@
 """The workbench's figures as public functions, each returning a matplotlib Figure (object API on the
 Agg canvas: no pyplot, no display); the study reports draw through them, and :func:`save` writes
-one as PNG and SVG. See docs/plotting.md for an example that runs.
+one as a 300 dpi PNG with vector PDF and SVG beside it. See docs/plotting.md for an example that runs.
 
     >>> from workbench import plot
     >>> from workbench.study import load_histories, load_results
@@ -51,12 +51,50 @@ from workbench.status import JUDGED_MEASURES
 
 __all__ = ["convergence", "performance_profile", "scaling", "scaling_slopes", "time_series", "save",
            "simulation_velocities", "simulation_steps",
-           "judged_measure", "JUDGED", "MAX_OWN_ROWS", "COLUMN_WIDTH", "ROWS"]
+           "judged_measure", "JUDGED", "MAX_OWN_ROWS", "COLUMN_WIDTH", "ROWS", "MEASURES", "measure_label", "PNG_DPI"]
 
 #: the measures a run can be judged by (a model's judged_by, workbench.status), in panel order
 JUDGED = JUDGED_MEASURES
 #: rows of the solvers' own measures drawn below the judged ones, the most common first
 MAX_OWN_ROWS = 2
+#: every measure and per-step quantity a figure can show: its name in the tables and histories ->
+#: the axis label, in words with its unit ([-]: dimensionless); the one place a figure's label comes from
+MEASURES = {
+    "relaxed_error": "relaxed error, workbench measure [-]",
+    "siconos_error": "Siconos error (De Saxce), workbench measure [-]",
+    "lcp_residual": "LCP residual, workbench measure",
+    "judged error": "error, workbench measure [-]",
+    "ccp_residual": "CCP residual (solver's own)",
+    "max(res_primal, res_dual)": "max of primal and dual residuals (solver's own)",
+    "res_primal": "primal residual (solver's own)",
+    "res_dual": "dual residual (solver's own)",
+    "objective": "|objective - reference| [J]",
+    "|objective|": "|objective| [J]",
+    "v_slope": "velocity along the slope [m/s]",
+    "rolling": "rolling speed R w [m/s]",
+    "v_normal": "normal velocity [m/s]",
+    "complementarity": "complementarity max|g_n u_n| [J]",
+    "iterations": "solver iterations",
+    "contacts": "contacts",
+    "fixed_force": "force on the fixed bodies [N]",
+    "kinetic_energy": "kinetic energy [J]",
+    "solve_seconds": "solve time [s]",
+    "seconds": "time [s]",
+    "t": "t [s]",
+    "rho": "fraction of problems solved within tau (rho) [-]",
+}
+#: resolution of the PNG beside each vector figure (print quality)
+PNG_DPI = 300
+#: markers that tell apart lines drawn on top of each other (one per method, in order)
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+
+
+def measure_label(name: str) -> str:
+    """The axis label of a measure (:data:`MEASURES`); a name not in the table as it is, said to be
+    the solver's own where the convergence figure shows it so."""
+    return MEASURES.get(name, name)
+
+
 #: the row kinds of a convergence figure, in the order drawn
 ROWS = ("objective", "error", "own")
 #: one column of a two-column journal page (Elsevier, IEEE, Springer: 84-90 mm), in inches
@@ -67,9 +105,10 @@ _PRINT_STYLE = {"font.size": 7, "axes.labelsize": 7, "axes.titlesize": 7, "legen
 
 
 def save(fig: Figure, path: Path | str) -> dict[str, str]:
-    """Write the figure atomically: a ``.png`` path as PNG with the same figure as SVG beside it
-    ({"SVG": svg file name}); a ``.pdf`` or ``.svg`` path as that vector file alone ({}), fonts embedded
-    as text (PDF Type 42) so a journal's checks accept it."""
+    """Write the figure atomically: a ``.png`` path as a PNG at :data:`PNG_DPI` with the same figure as
+    vector PDF and SVG beside it ({"PDF": pdf file name, "SVG": svg file name}); a ``.pdf`` or ``.svg``
+    path as that vector file alone ({}), fonts embedded as text (PDF Type 42) so a journal's checks
+    accept it."""
     from workbench.files import atomic_output
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,12 +118,11 @@ def save(fig: Figure, path: Path | str) -> dict[str, str]:
         with matplotlib.rc_context({"pdf.fonttype": 42, "svg.fonttype": "none"}), atomic_output(path) as tmp:
             fig.savefig(tmp, format=kind)
         return {}
-    svg = path.with_suffix(".svg")
     with atomic_output(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    with atomic_output(svg) as tmp:
-        fig.savefig(tmp, format="svg")
-    return {"SVG": svg.name}
+        fig.savefig(tmp, dpi=PNG_DPI, format="png")
+    for kind in ("pdf", "svg"):
+        save(fig, path.with_suffix(f".{kind}"))
+    return {"PDF": path.with_suffix(".pdf").name, "SVG": path.with_suffix(".svg").name}
 
 
 def _style(width: float | None):
@@ -137,14 +175,17 @@ def _band(curves: list[pd.DataFrame]) -> pd.DataFrame | None:
                          "hi": y.max(axis=1).to_numpy()})
 
 
-def _draw(ax, curves: list[pd.DataFrame], xname: str, color: str, gid: str, ls: str = "-") -> bool:
+def _draw(ax, curves: list[pd.DataFrame], xname: str, color: str, gid: str, ls: str = "-",
+          marker: str | None = None) -> bool:
     band = _band([c[np.isfinite(c["y"]) & (c["y"] > 0)] for c in curves])
     if band is None:
         return False
     band = band[band[xname] > 0]
     if band.empty:
         return False
-    ax.plot(band[xname], band["median"], ls=ls, color=color, lw=1.4, gid=gid)
+    # a few markers along the line (not at every point): methods drawn on top of each other stay apart
+    ax.plot(band[xname], band["median"], ls=ls, color=color, lw=1.4, gid=gid, marker=marker,
+            markevery=max(1, len(band) // 6), ms=4, mfc="none")
     if len(curves) > 1:
         ax.fill_between(band[xname], band["lo"], band["hi"], color=color, alpha=0.2, lw=0)
         if xname == "seconds":  # the spread of the clock: from the fastest to the slowest repetition
@@ -228,7 +269,8 @@ def _convergence(histories, runs, problem, references, mode, labels, methods, wa
         (width, width * 0.62 * len(rows) / len(columns) + 0.9)
     fig = Figure(figsize=size, layout="constrained")
     axes = np.atleast_2d(fig.subplots(len(rows), len(columns), squeeze=False))
-    drawn, thresholds = [], {}
+    drawn, thresholds, spread = [], {}, False
+    markers = {m: _MARKERS[i % len(_MARKERS)] for i, m in enumerate(methods)}
     # a composite (a method with its hand-over: base_method differs) is dashed over its method alone
     composite = set(runs.loc[runs["method"] != runs["base_method"], "method"]) if "base_method" in runs else set()
     for method in [m for m in methods if m in set(runs["method"])]:
@@ -261,8 +303,9 @@ def _convergence(histories, runs, problem, references, mode, labels, methods, wa
             thresholds.setdefault(name, set()).update(_threshold(run) for run in mine.itertuples())
         for col, (xname, _) in enumerate(columns):
             for r, row in enumerate(rows):
-                if _draw(axes[r, col], curves.get(row, []), xname, color, f"curve:{method}", ls):
+                if _draw(axes[r, col], curves.get(row, []), xname, color, f"curve:{method}", ls, markers[method]):
                     drawn.append(method)
+                    spread |= len(curves.get(row, [])) > 1
             if not ends:
                 continue
             x_end = float(np.median([e[xname] for e in ends]))
@@ -280,18 +323,18 @@ def _convergence(histories, runs, problem, references, mode, labels, methods, wa
         for i, ref in enumerate(shown.values()):
             for ax in axes[top]:
                 ax.axhline(abs(ref.objective), color="k", ls=("--", ":", "-.")[i % 3], lw=1)
-    top_label = "|objective - reference|" if mode == "error" else "|objective|"
+    top_label = measure_label("objective" if mode == "error" else "|objective|")
     for r, row in enumerate(rows):
         for col, (_, xlabel) in enumerate(columns):
             ax = axes[r, col]
             if row == "objective":
                 ylabel = top_label
             elif row[0] == "judged":
-                ylabel = f"judged: {row[1]}"
+                ylabel = measure_label(row[1])
                 for t in sorted(thresholds.get(row[1], ())):
                     ax.axhline(t, color="0.3", ls=":", lw=1.2, gid=f"threshold:{t:g}")
             else:
-                ylabel = f"own: {row[1]}"
+                ylabel = MEASURES.get(row[1], f"{row[1]} (solver's own)")
             ax.set(xlabel=xlabel, ylabel=ylabel)
             if any(line.get_gid() and line.get_gid().startswith(("curve:", "returned:")) for line in ax.lines):
                 ax.set(xscale="log", yscale="log")
@@ -310,10 +353,11 @@ def _convergence(histories, runs, problem, references, mode, labels, methods, wa
                 ax.text(0.5, 0.5, why, ha="center", va="center", fontsize=9 if width is None else 6,
                         transform=ax.transAxes)
                 ax.set(xticks=[], yticks=[])
-    handles = [Line2D([], [], color=colors[m], lw=2, ls="--" if m in composite else "-", label=labels[m])
-               for m in methods if m in drawn]
-    handles += [Patch(color="0.6", alpha=0.4, label="min-max over repetitions"),
-                Line2D([], [], color="k", marker="x", ls="", label="returned point (workbench measure)")]
+    handles = [Line2D([], [], color=colors[m], lw=2, ls="--" if m in composite else "-", marker=markers[m], ms=4,
+                      mfc="none", label=labels[m]) for m in methods if m in drawn]
+    if spread:  # a band only where some method has more than one repetition drawn
+        handles.append(Patch(color="0.6", alpha=0.4, label="min-max over repetitions"))
+    handles.append(Line2D([], [], color="k", marker="x", ls="", label="returned point (workbench measure)"))
     if thresholds:
         handles.append(Line2D([], [], color="0.3", ls=":", lw=1.2, label="acceptance threshold"))
     if top is not None and mode == "absolute" and any(v is not None for v in references.values()):
@@ -354,9 +398,10 @@ def _profile_figure(rho: pd.DataFrame, value: str, xlabel: str | None, title: st
         y = rho[method].to_numpy()
         if not np.isfinite(y).any():
             continue
-        ax.step(np.append(taus, right), np.append(y, y[-1]), where="post", color=f"C{i % 10}", label=method)
-    xlabel = xlabel or f"ratio to the best {value} (tau)"
-    ax.set(xlim=(1.0, right), ylim=(0.0, 1.02), xlabel=xlabel, ylabel="fraction of its problems (rho)")
+        ax.step(np.append(taus, right), np.append(y, y[-1]), where="post", color=f"C{i % 10}", label=method,
+                marker=_MARKERS[i % len(_MARKERS)], markevery=max(1, len(y) // 5), ms=4, mfc="none")
+    xlabel = xlabel or f"ratio to the best {'solve time' if value == 'time' else value} (tau) [-]"
+    ax.set(xlim=(1.0, right), ylim=(0.0, 1.02), xlabel=xlabel, ylabel=measure_label("rho"))
     ax.set_xscale("log", base=2)
     ax.grid(True, which="both", alpha=0.3)
     if ax.has_data():   # below the axes: a profile's lines reach every corner
@@ -404,7 +449,7 @@ def scaling(results: pd.DataFrame, columns: dict[str, str] | None = None, *, lab
     slope. ``results``: load_results rows (the solved runs' medians per problem are drawn) or one row
     per (problem, method) with method, n_contacts and the columns. width: inches, with print fonts
     (COLUMN_WIDTH: one journal column)."""
-    columns = columns or {"solve_seconds": "solve time [s]", "iterations": "iterations"}
+    columns = columns or {c: measure_label(c) for c in ("solve_seconds", "iterations")}
     methods, labels = _order(results, labels, methods)
     pairs = _scaling_pairs(results, list(columns))
     slopes = scaling_slopes(results, columns, labels=labels, methods=methods)
@@ -424,7 +469,8 @@ def _scaling_figure(pairs, slopes, columns, methods, labels, title, width) -> Fi
             x, y = mine["n_contacts"].to_numpy(dtype=float), mine[col].to_numpy(dtype=float)
             keep = np.isfinite(y) & (y > 0)
             if keep.any():
-                ax.plot(x[keep], y[keep], "o-", color=colors[method],
+                ax.plot(x[keep], y[keep], "-", marker=_MARKERS[methods.index(method) % len(_MARKERS)], mfc="none",
+                        color=colors[method],
                         label=f"{labels[method]} (slope {k:.2f})" if k == k else labels[method])
     for ax, (col, ylabel) in zip(axes, columns.items()):
         ax.set(xlabel="contacts", ylabel=ylabel)
@@ -463,14 +509,16 @@ def time_series(steps: pd.DataFrame, *, title: str = "", max_panels: int = 6) ->
     if x is None or not ys:
         return None
     groups = list(steps.groupby("method", sort=False)) if "method" in steps else [("", steps)]
-    fig = Figure(figsize=(9, 2.2 * len(ys) + 0.8), layout="constrained")
+    fig = Figure(figsize=(9, 2.2 * len(ys) + 1.2), layout="constrained")
     axes = np.atleast_1d(fig.subplots(len(ys), 1, sharex=True))
     for i, (name, frame) in enumerate(groups):
         # steps finished by another method (a fallback, a polish) are marked on every panel
         handed = frame["handover"].map(lambda v: isinstance(v, str) and v != "") if "handover" in frame else None
         for ax, y in zip(axes, ys):
             values = frame[y].where(frame[y] > 0) if y in _SERIES_LOG else frame[y]
-            ax.plot(frame[x], values, "-", color=f"C{i % 10}", lw=1.2, label=str(name) or None)
+            # each method its marker, a few along the line: lines drawn on top of each other stay apart
+            ax.plot(frame[x], values, "-", color=f"C{i % 10}", lw=1.2, label=str(name) or None,
+                    marker=_MARKERS[i % len(_MARKERS)], markevery=(i, max(1, len(frame) // 8)), ms=4, mfc="none")
             if handed is not None and handed.any():
                 ax.plot(frame.loc[handed, x], values[handed], "v", color=f"C{i % 10}", ms=5, ls="",
                         gid="handover", label="step finished by another method" if ax is axes[0] else None)
@@ -480,39 +528,52 @@ def time_series(steps: pd.DataFrame, *, title: str = "", max_panels: int = 6) ->
             ax.plot(first[x], first[f"{y}_analytic"], "--", color="k", lw=1, label="analytic")
         if y in _SERIES_LOG and ax.has_data():
             ax.set_yscale("log")
-        ax.set_ylabel(y)
+        ax.set_ylabel(measure_label(y))
         ax.grid(True, alpha=0.3)
-    axes[-1].set_xlabel("t [s]" if x == "t" else x)
-    handles, _ = axes[0].get_legend_handles_labels()
-    if handles:
-        axes[0].legend(fontsize=8)
+    axes[-1].set_xlabel(measure_label(x))
+    handles, names = axes[0].get_legend_handles_labels()
+    same = _coinciding(groups, ys)
+    if same:  # said in words too: a reader of a print sees one line
+        names = [n + (f" (same as {same[n]})" if n in same else "") for n in names]
+    if handles:  # below the panels, off the data
+        fig.legend(handles, names, loc="outside lower center", ncols=min(3, len(handles)), fontsize=8)
     fig.suptitle(title, fontsize=10)
     return fig
 
 
+def _coinciding(groups, ys) -> dict[str, str]:
+    """Methods whose every drawn series equals an earlier method's: name -> that method's name."""
+    same = {}
+    for i, (name, frame) in enumerate(groups):
+        for other, earlier in groups[:i]:
+            if len(frame) == len(earlier) and all(np.allclose(frame[y].to_numpy(dtype=float), earlier[y].to_numpy(
+                    dtype=float), rtol=1e-12, atol=0, equal_nan=True) for y in ys):
+                same[str(name)] = str(other)
+                break
+    return same
+
+
 # --------------------------------------------------------------------------- one simulation
 
-#: tracked velocities of single-body scenes (steps.csv of workbench simulate) and their axis labels
-_TRACKED = {"v_slope": "velocity along the slope [m/s]", "rolling": "rolling speed R w [m/s]",
-            "v_normal": "normal velocity [m/s]"}
+#: tracked velocities of single-body scenes (steps.csv of workbench simulate); their labels: MEASURES
+_TRACKED = ("v_slope", "rolling", "v_normal")
 
 
 def simulation_velocities(steps: pd.DataFrame, *, title: str = "") -> Figure:
     """The tracked velocities of a single-body scene against ``t`` (points), each with its analytic
     value ``X_analytic`` (line), one panel per velocity [m/s]."""
     keys = [k for k in _TRACKED if k in steps]
-    fig = Figure(figsize=(7, 2.6 * len(keys)))
+    fig = Figure(figsize=(7, 2.6 * len(keys) + 0.6), layout="constrained")
     axes = fig.subplots(len(keys), 1, sharex=True, squeeze=False)
     t = steps["t"].to_numpy()
     for ax, key in zip(axes[:, 0], keys):
         ax.plot(t, steps[key], "o", ms=2.5, label="simulated")
         ax.plot(t, steps[f"{key}_analytic"], "-", lw=1, label="analytic")
-        ax.set_ylabel(_TRACKED[key])
+        ax.set_ylabel(measure_label(key))
         ax.grid(alpha=0.3)
-    axes[0, 0].legend()
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=2)
     axes[0, 0].set_title(title)
-    axes[-1, 0].set_xlabel("t [s]")
-    fig.tight_layout()
+    axes[-1, 0].set_xlabel(measure_label("t"))
     return fig
 
 
@@ -520,24 +581,23 @@ def simulation_steps(steps: pd.DataFrame, *, title: str = "", weight: float | No
     """Contacts, solver iterations, complementarity max |g_n u_n| (Melanz et al. 2015 eq. 8; log axis)
     and the force on the fixed bodies [N] against ``t``, with the total ``weight`` [N] dashed when given."""
     t = steps["t"].to_numpy()
-    fig = Figure(figsize=(10, 6))
+    fig = Figure(figsize=(10, 6.4), layout="constrained")
     axes = fig.subplots(2, 2, sharex=True)
     axes[0, 0].plot(t, steps["contacts"])
-    axes[0, 0].set_ylabel("contacts")
+    axes[0, 0].set_ylabel(measure_label("contacts"))
     axes[0, 1].plot(t, steps["iterations"])
-    axes[0, 1].set_ylabel("solver iterations")
+    axes[0, 1].set_ylabel(measure_label("iterations"))
     compl = steps["complementarity"].to_numpy()
     axes[1, 0].semilogy(t, np.where(compl > 0, compl, np.nan))
-    axes[1, 0].set_ylabel("complementarity max|g_n u_n|")
+    axes[1, 0].set_ylabel(measure_label("complementarity"))
     axes[1, 1].plot(t, steps["fixed_force"], label="simulated")
     if weight is not None:
         axes[1, 1].axhline(weight, color="k", lw=0.8, ls="--", label="total weight")
-        axes[1, 1].legend()
-    axes[1, 1].set_ylabel("force on fixed bodies [N]")
+        fig.legend(*axes[1, 1].get_legend_handles_labels(), loc="outside lower center", ncols=2)
+    axes[1, 1].set_ylabel(measure_label("fixed_force"))
     for ax in axes[1]:
-        ax.set_xlabel("t [s]")
+        ax.set_xlabel(measure_label("t"))
     for ax in axes.ravel():
         ax.grid(alpha=0.3)
     fig.suptitle(title)
-    fig.tight_layout()
     return fig

@@ -586,7 +586,7 @@ def main(argv=None) -> int:
         from workbench.provenance import ROOT, embed, write_results, write_view
         page = write_results("peers", data, bench_peers.render, command)
         write_view("peers-targets", "peers", bench_peers.render_targets)
-        embed(ROOT / "README.md", "peers-targets")   # the README's copy of the targets table
+        embed(ROOT / "docs" / "benchmarks.md", "peers-targets")   # the copy of the targets table
         print(page.read_text())
     return 0
 

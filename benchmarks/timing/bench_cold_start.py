@@ -7,9 +7,12 @@ folder and runs the study there twice in a row with ``workbench run`` (no ``work
 the first run compiles what it needs, in its workers' warm-up, before any clock starts), then compares
 the two runs: the status of every (problem, method, repetition), the runs killed while warming up
 (status "warm-up"), the runs killed at the hard time limit, and the conclusion's verdict per row (at
-equal accuracy: the faster method, or undecided, of each tag, comparison group, measure and level). The page goes to
-docs/results/cold-start.md (workbench.provenance.write_results), and its copy into README.md, with
-``--write`` (else the page is only printed); the load average is recorded with it.
+equal accuracy: the faster method, or undecided, of each tag, comparison group, measure and level). With ``--commands`` it
+also times the README's two commands' other parts in the clone: the virtual environment and its
+``pip install -e ".[test]"``, ``workbench warm-up`` on another empty cache, the test suite and its
+``-m fast`` subset. The page goes to docs/results/cold-start.md (workbench.provenance.write_results), and
+its short view, the durations of the README's two commands (:func:`render_front`, docs/results/front-page.md),
+into README.md, with ``--write`` (else the page is only printed); the load average is recorded with it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,48 @@ def _run(clone: Path, study: str, out: Path, cache: Path, jobs: int) -> dict:
             "counts": runs["status"].value_counts().to_dict(), "killed": int(killed.sum()),
             "verdicts": verdicts, "cache_files": sum(1 for _ in cache.rglob("*.nbi")),
             "load": " ".join(f"{x:.1f}" for x in os.getloadavg())}
+
+
+def _timed(argv: list[str], clone: Path, env: dict) -> float:
+    """Seconds one command of the README takes in the clone (it must succeed)."""
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+    return round(time.perf_counter() - start, 1)
+
+
+def _commands(clone: Path, tmp: Path) -> dict:
+    """The README's two commands, part by part, in the clone: install, warm-up (empty cache), tests."""
+    venv = clone / ".venv"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp / "warm-up-cache")}
+    env.pop("PYTHONPATH", None)
+    times = {"install": _timed([sys.executable, "-m", "venv", str(venv)], clone, env)}
+    times["install"] += _timed([str(venv / "bin" / "pip"), "install", "-q", "-e", ".[test]"], clone, env)
+    times["warm_up"] = _timed([str(venv / "bin" / "workbench"), "warm-up", "--quiet"], clone, env)
+    times["tests"] = _timed([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], clone, env)
+    times["tests_fast"] = _timed([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-m", "fast",
+                                  "-p", "no:cacheprovider"], clone, env)
+    return times
+
+
+#: the README's durations, in its order: (what, key in data["commands"], or the study run's "cold"/"warm")
+FRONT = (("install (`python3 -m venv .venv && .venv/bin/pip install -e \".[test]\"`)", "install"),
+         ("`workbench warm-up` on an empty compile cache", "warm_up"),
+         ("`workbench run studies/quickstart.toml --jobs 2` with the compile cache filled (a second run)", "warm"),
+         ("the same run on an empty cache (no warm-up first)", "cold"),
+         ("the test suite (`python -m pytest -q`)", "tests"),
+         ("its fast subset (`python -m pytest -q -m fast`)", "tests_fast"))
+
+
+def render_front(data: dict) -> str:
+    """The README's short view of the page: how long each part of its two commands took."""
+    measured = data.get("commands", {})
+    lines = ["| part of the README's commands | wall time [s] |", "|---|---|"]
+    for what, key in FRONT:
+        value = data[key]["seconds"] if key in ("cold", "warm") else measured.get(key, "not yet measured")
+        lines.append(f"| {what} | {value} |")
+    return "\n".join(lines) + "\n"
 
 
 def compare(cold: dict, warm: dict) -> dict:
@@ -97,6 +142,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--study", default="studies/quickstart.toml", help="study file, relative to the repository (or an absolute path)")
     p.add_argument("--jobs", type=int, default=2, help="worker processes of each run (default 2)")
+    p.add_argument("--commands", action="store_true",
+                   help="also time the install, warm-up and test parts of the README's commands (a fresh venv: minutes)")
     p.add_argument("--write", action="store_true", help="also write the docs/results page (default: print only)")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,15 +153,21 @@ def main(argv=None) -> int:
         cache.mkdir()
         cold = _run(clone, args.study, tmp / "cold", cache, args.jobs)
         warm = _run(clone, args.study, tmp / "warm", cache, args.jobs)
+        commands = _commands(clone, tmp) if args.commands else {}
     data = {"study": args.study, "jobs": args.jobs, "cold": cold, "warm": warm, "diff": compare(cold, warm),
             "verdicts": "equal accuracy"}
+    if commands:
+        data["commands"] = commands
     print(render(data))
+    print(render_front(data))
     if args.write:
-        from workbench.provenance import ROOT as DOCS_ROOT, embed, write_results
+        from workbench.provenance import ROOT as DOCS_ROOT, embed, write_results, write_view
 
         print(write_results("cold-start", data, render, command="python -m benchmarks.timing.bench_cold_start "
                             + " ".join(argv if argv is not None else sys.argv[1:])))
-        embed(DOCS_ROOT / "README.md", "cold-start")   # the README's copy, beside the main job
+        write_view("front-page", "cold-start", render_front)
+        embed(DOCS_ROOT / "README.md", "front-page")   # the README's durations, beside its two commands
+        embed(DOCS_ROOT / "docs" / "benchmarks.md", "cold-start")
     return 0
 
 

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.commands.check_export import dual_value, reference  # the workbench's optimum, as workbench check-export finds it
 from workbench.export import FORMATS, DATA_FORMULATIONS, MODELS, export
 
 if TYPE_CHECKING:
@@ -44,40 +45,6 @@ def formats() -> list[str]:
         return list(FORMATS)
     except ImportError:
         return [f for f in FORMATS if f not in ("ptf", "task")]
-
-
-def reference(problem, family: str) -> tuple[float, str]:
-    """(the workbench's optimal dual objective for a formulation family, how it was found), accurate to
-    far below RTOL: "cone": the relaxed dual by the workbench's ipm at tol 1e-10 (its judged relaxed error
-    at most 1e-8); "pyramid": the pyramid primal QP (15) of Anitescu and Hart 2003 through the workbench's
-    cvxpy model by Clarabel at tolerances 1e-11 (status optimal), the negated primal optimum."""
-    if family == "cone":
-        from workbench.method import solve
-        from workbench.solvers import SolveOptions
-        res = solve(problem, "dual", "ipm", SolveOptions(tol=1e-10))
-        if res.nu is None or not res.metrics.get("judged_error", 1.0) <= 1e-8:
-            raise RuntimeError(f"{problem.name}: the reference dual solve did not converge ({res.status})")
-        return float(res.metrics["dual_objective"]), f"ipm, tol 1e-10 (relaxed error {res.metrics['judged_error']:.1e})"
-    import cvxpy as cp
-
-    from formulations.lcp_pyramid import describe_primal
-    from formulations.qp import to_cvxpy
-    from workbench.export.model import export_scale
-    qp = describe_primal(problem, scaled=export_scale(problem))
-    form = to_cvxpy(qp)
-    form.problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, max_iter=400)
-    if form.problem.status != "optimal":
-        raise RuntimeError(f"{problem.name}: the reference pyramid solve ended {form.problem.status}")
-    return -float(form.problem.value) * qp.objective_scale, "pyramid primal by Clarabel through cvxpy, tolerances 1e-11"
-
-
-def dual_value(model, file_optimum: float) -> float:
-    """The optimal dual objective [J] a file optimum stands for, by the header's map: a dual's objective is
-    objective_scale * value + objective_offset; a primal's 1/2 w^T M w = objective_scale * value is minus
-    the dual objective (strong duality)."""
-    if model.formulation.endswith("primal"):
-        return -model.objective_scale * file_optimum
-    return model.objective_scale * file_optimum + model.objective_offset
 
 
 def isolated(fmt: str, reader: str, path) -> Reading:
@@ -127,8 +94,9 @@ def measure_readers(packings=PACKINGS) -> dict:
                         export(problem, formulation, fmt, path)
                         reading = isolated(fmt, name, path)
                         optimum = refs[f"{spec} {'pyramid' if formulation.startswith('lcp-') else 'cone'}"][0]
-                        rel = None if reading.value is None else \
-                            abs(dual_value(build_model(problem, formulation), reading.value) - optimum) / abs(optimum)
+                        model = build_model(problem, formulation)
+                        rel = None if reading.value is None else abs(dual_value(
+                            formulation, model.objective_scale, model.objective_offset, reading.value) - optimum) / abs(optimum)
                         rows.append({**row, "status": reading.status, "seconds": reading.seconds, "relative": rel})
                         print(f"{spec} {fmt} {formulation} {name}: {reading.status}, "
                               f"{'-' if rel is None else f'{rel:.1e}'}, {reading.seconds:.1f} s", flush=True)

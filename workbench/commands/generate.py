@@ -1,7 +1,7 @@
 """``workbench generate``: write datasets of single time steps from granular packings.
 
     workbench generate NAME [--out DIR] [--sizes N,N,...] [--set KEY=VALUE ...] [--param KEY=VALUE ...]
-                       [--checkpoint-every K] [--checkpoint-minutes M] [--quiet] [--force]
+                       [--checkpoint-every K] [--checkpoint-minutes M] [--quiet] [--force] [--write]
 
 NAME is one of problems.generator.DATASETS: settled, unsettled (320 spheres, h = 0.0005 s for 4 s, up to
 10,000 or 10 iterations per step: Mazhar et al. 2014 section 5.1), scaling (64 ... 2,560 spheres in steps
@@ -17,8 +17,10 @@ to NAME-NNNNN.checkpoint.npz, atomically; run the same command again to pick up 
 of other parameters is refused). ``--set`` changes a packing parameter (n, duration, h,
 formulation, solver, tol, max_iter, mu, seed, width, layers, nested, spacing, jitter); ``--param``
 gives the method (formulation x solver) a parameter, as ``workbench solve --param`` does (those the
-solver declares: its threads or device where it has them), recorded among the packing's parameters. A progress bar (stderr, when it is a terminal, not with
-``--quiet``), the kinetic energy of each packing and a warning when a packing meant to be settled is
+solver declares: its threads or device where it has them), recorded among the packing's parameters.
+The datasets page (docs/results/datasets.*) is written only with ``--write`` (and only for
+problems/datasets): a user's run leaves docs/ alone. Progress (stderr, not with ``--quiet``: a bar on a
+terminal, a plain line every few seconds elsewhere), the kinetic energy of each packing and a warning when a packing meant to be settled is
 not (see problems.generator.SETTLED_ENERGY) go to stderr, the paths to stdout.
 
     workbench generate FAMILY --members N [--jobs J] [--out DIR] [--force]
@@ -76,9 +78,12 @@ def cmd_generate(args) -> int:
     overrides = dict(args.set or [])
     if args.param:
         overrides["params"] = dict(args.param)
-    paths = generate_dataset(args.name, args.out or DEFAULT_DIR, progress=not args.quiet, sizes=args.sizes,
-                             force=args.force, checkpoint_every=args.checkpoint_every,
-                             checkpoint_minutes=args.checkpoint_minutes, **overrides)
+    from workbench.progress import Progress
+    with Progress(f"generate {args.name}", enabled=not args.quiet, bar=False) as phase:  # set-up, writing: not silent
+        phase.doing("building, settling and writing the packings")
+        paths = generate_dataset(args.name, args.out or DEFAULT_DIR, progress=not args.quiet, sizes=args.sizes,
+                                 force=args.force, checkpoint_every=args.checkpoint_every,
+                                 checkpoint_minutes=args.checkpoint_minutes, write_page=args.write, **overrides)
     for p in paths:
         print(p)
     return 0
@@ -103,6 +108,9 @@ def register(sub) -> None:
     s.add_argument("--checkpoint-minutes", type=positive(float), default=10.0, metavar="M",
                    help="also write the state after M minutes of wall time since the last checkpoint")
     s.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    s.add_argument("--write", action="store_true",
+                   help="also write the datasets page docs/results/datasets.* (only into problems/datasets; "
+                        "from a clean commit on a quiet machine)")
     s.add_argument("--force", action="store_true", help="overwrite files that exist (committed datasets included)")
     add_threads_option(s)
     s.set_defaults(func=cmd_generate)

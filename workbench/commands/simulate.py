@@ -5,7 +5,7 @@
 
 Scenes: the dynamic scenes of workbench.sources.NAMED (ball-on-plane, ball-on-plane-2d, box-on-plane,
 box-on-incline, box-incline-to-rest, filling, filling-2d, compaction, drum); ``--set`` changes a scene parameter
-(n=200, mu=0.1, v0=3, angle=30, duration=1, ...). Writes into DIR (default sim-SCENE), each file
+(n=200, mu=0.1, v0=3, angle=30, duration=1, ...). Writes into DIR (default results/sim-SCENE), each file
 atomically (workbench.files):
 
 - trajectory.csv: t, body, x, y, z, vx, vy, vz, wx, wy, wz (world frame; 2D scenes have z = 0 and the
@@ -46,15 +46,15 @@ def _state_rows(t: float, bodies):
 
 
 def plot(out: Path, steps, scenario) -> list[Path]:
-    """velocities.png (when the scene has analytic curves) and steps.png, drawn by workbench.plot."""
+    """velocities.png (when the scene has analytic curves) and steps.png, with their PDF and SVG, drawn
+    by workbench.plot."""
     from workbench import plot as figures
 
     title = f"{scenario.name}: {steps.attrs['method']}"
     drawn = [] if scenario.analytic is None else [("velocities.png", figures.simulation_velocities(steps, title=title))]
     drawn.append(("steps.png", figures.simulation_steps(steps, title=title, weight=scenario.weight)))
-    for name, fig in drawn:
-        with atomic_output(out / name) as tmp:
-            fig.savefig(tmp, dpi=110)
+    for name, fig in drawn:  # a PNG for the screen, vector PDF and SVG beside it for a paper
+        figures.save(fig, out / name)
     return [out / name for name, _ in drawn]
 
 
@@ -80,12 +80,17 @@ def cmd_simulate(args) -> int:
     if args.steps is None:
         check("STEPS", scenario.duration / h, f"--dt {h:g}: the scene's duration {scenario.duration:g} s / dt")
     n_steps = args.steps or max(1, int(round(scenario.duration / h)))
-    out = Path(args.out or f"sim-{scenario.name}")
+    out = Path(args.out or f"results/sim-{scenario.name}")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create {out}: {exc.strerror or exc}") from None
+    from workbench.progress import Progress
+
+    progress = Progress(f"simulate {scenario.name}", n_steps, "step")
+    progress.doing("warming the method up")
     method.warm_up()  # so that no step's solve_seconds include compiling the kernels
+    progress.doing("")
     sim = Simulation(scenario.world, h, method, options=solve_options(args), name=scenario.name)
     bodies = scenario.world.bodies
     traj = [_state_rows(0.0, bodies)]
@@ -97,16 +102,19 @@ def cmd_simulate(args) -> int:
         rows.append(scenario.step_row(rec))
         if s.step_index % args.every == 0 or s.step_index == n_steps:
             traj.append(_state_rows(rec.t, bodies))
+        progress.update()
         if s.step_index % report_every == 0:
-            print(f"{scenario.name}: step {s.step_index}/{n_steps}, t = {rec.t:.4g} s, {rec.contacts} contacts, "
-                  f"{rec.iterations} iterations, {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+            progress.write(f"{scenario.name}: step {s.step_index}/{n_steps}, t = {rec.t:.4g} s, {rec.contacts} contacts, "
+                  f"{rec.iterations} iterations, {time.perf_counter() - t0:.1f} s")
 
     try:
         sim.run(n_steps, record)
     except SimulationError as exc:
+        progress.close()
         print(f"workbench: simulation stopped: {exc}", file=sys.stderr)
         return EXIT_NOT_SOLVED
     finally:
+        progress.doing("writing the trajectory")
         if rows:
             steps = pd.DataFrame(rows)
             with atomic_output(out / "steps.csv") as tmp:
@@ -117,7 +125,9 @@ def cmd_simulate(args) -> int:
             with atomic_output(out / "trajectory.csv") as tmp:
                 trajectory.to_csv(tmp, index=False)
     steps.attrs["method"] = f"{args.formulation} x {args.solver}, h = {h:g} s"
+    progress.doing("plotting")
     written = plot(out, steps, scenario)
+    progress.close()
     print(f"{scenario.name}: {n_steps} steps of {h:g} s with {args.formulation} x {args.solver} in "
           f"{time.perf_counter() - t0:.1f} s; wrote {out / 'trajectory.csv'}, {out / 'steps.csv'}, "
           f"{', '.join(str(p) for p in written)}")
@@ -133,7 +143,7 @@ def register(sub) -> None:
     add_method_options(s)
     s.add_argument("--steps", type=positive(int, "STEPS"), default=None, help="number of steps (default: the scene's duration / dt)")
     s.add_argument("--dt", type=positive(float), default=None, help="step size h [s] (default: the scene's)")
-    s.add_argument("--out", default=None, help="output folder (default sim-SCENE)")
+    s.add_argument("--out", default=None, help="output folder (default results/sim-SCENE)")
     s.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE",
                    help="scene parameter (n, mu, v0, angle, duration, seed, ...), repeatable")
     s.add_argument("--every", type=positive(int), default=1, help="write the trajectory every K steps")

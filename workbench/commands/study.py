@@ -23,11 +23,34 @@ from workbench.commands._args import add_threads_option, positive
 from workbench.errors import InputError, printable
 
 
-def _write_report(results: Path, out: Path | None) -> Path:
+def _write_report(results: Path, out: Path | None, progress: bool = True) -> Path:
+    from workbench.progress import Progress
     from workbench.report import write_report
-    index = write_report(results, out)
+    with Progress("report", None, "page", enabled=progress) as bar:
+        bar.doing(f"tables and figures of {results}")
+        index = write_report(results, out)
     print(f"report: {printable(index, one_line=False)} (and index.md)", file=sys.stderr)
     return index
+
+
+def _counts(counts: dict) -> str:
+    return ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+
+
+def summary_lines(name: str, summary: dict) -> str:
+    """The run's end on the terminal: what ran now, then what is recorded, counted as the report and
+    load_results count them (the compared runs), and the reference runs apart with their own accuracy."""
+    name, results = printable(name), printable(summary["results"], one_line=False)   # a user's name and path
+    lines = [f"{name}: ran {summary['executed']} of {summary['planned']} runs now; results in {results}",
+             f"{name}: recorded, as the report counts them: {sum(summary['recorded'].values())} compared runs "
+             f"({_counts(summary['recorded']) or 'none'})"]
+    if summary["references"]:
+        accuracy = (f"; their worst judged error {summary['reference_error']:.2g} (asked for "
+                    f"{summary['reference_tol']:g})" if summary["reference_error"] is not None
+                    and summary["reference_tol"] is not None else "")
+        lines.append(f"{name}: and apart, {sum(summary['references'].values())} reference runs "
+                     f"({_counts(summary['references'])}){accuracy}")
+    return "\n".join(lines)
 
 
 def cmd_run(args) -> int:
@@ -37,8 +60,8 @@ def cmd_run(args) -> int:
     if args.scheduler and args.executor != "dask":
         raise InputError("--scheduler needs --executor dask")
     if args.scheduler:
-        from workbench.study.executors import check_scheduler
-        check_scheduler(args.scheduler)
+        from workbench.study.executors import check_scheduler, reach_scheduler
+        reach_scheduler(check_scheduler(args.scheduler))
     if not Path(args.study).exists():
         shipped = sorted(str(p) for p in Path("studies").glob("*.toml"))[:6]
         raise InputError(f"{args.study}: no such study file"
@@ -50,20 +73,21 @@ def cmd_run(args) -> int:
     from workbench.study.runner import run_study
 
     out = Path(args.out) if args.out else Path("results") / study.name
-    summary = run_study(study, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
-                        rerun=args.rerun, rerun_failed=args.rerun_failed, problems=args.problem,
-                        progress=not args.no_progress)
-    statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary["statuses"].items())) or "nothing new"
-    name, results = printable(study.name), printable(summary["results"], one_line=False)
-    print(f"{name}: ran {summary['executed']} of {summary['planned']} runs ({statuses}); "
-          f"results in {results}", file=sys.stderr)
+    from workbench.progress import Progress
+    with Progress(study.name, enabled=not args.no_progress, bar=False) as phase:  # planning: problems made, checked
+        phase.doing("planning and running")
+        summary = run_study(study, out, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                            rerun=args.rerun, rerun_failed=args.rerun_failed, problems=args.problem,
+                            progress=not args.no_progress)
+    print(summary_lines(study.name, summary), file=sys.stderr)
     if summary["executed"] == 0 and summary["planned"] > 0:
         print(f"{name}: NOTHING WAS MEASURED: all {summary['planned']} runs are already recorded in "
               f"{results}{'; the report is remade from them' if not args.no_report else ''}. "
               "To measure again: --rerun (every run), --rerun-failed (the runs not solved), or "
               "--out NEW_FOLDER (a fresh results folder)", file=sys.stderr)
     if not args.no_report:
-        _write_report(Path(summary["results"]), Path(args.report_dir) if args.report_dir else None)
+        _write_report(Path(summary["results"]), Path(args.report_dir) if args.report_dir else None,
+                      not args.no_progress)
     return 0
 
 

@@ -17,7 +17,6 @@ The set-up and CI run it once after installing; running it again costs a few sec
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 from workbench.commands._args import formulation_named, solver_named
@@ -26,22 +25,30 @@ from workbench.commands._args import formulation_named, solver_named
 def cmd_warm_up(args) -> int:
     from formulations import list_formulations
     from workbench.method import pairings
+    from workbench.progress import Progress
     from workbench.solvers import list_solvers
 
+    t0 = time.perf_counter()
     forms = [formulation_named(f) for f in args.formulation] if args.formulation else list_formulations()
     solvers = [solver_named(s) for s in args.solver] if args.solver else \
         [s for s in list_solvers() if s.compiled]
-    t0 = time.perf_counter()
-    methods = pairings(forms, solvers)
-    for method in methods:
-        seconds = method.warm_up()
-        if not args.quiet:
-            print(f"  {method.label:<36} {seconds:7.2f} s", file=sys.stderr, flush=True)
-    if not (args.solver or args.formulation):
-        from problems.warm_up import warm_up
-        seconds = warm_up()
-        if not args.quiet:
-            print(f"  {'simulator (scenes, generators)':<36} {seconds:7.2f} s", file=sys.stderr, flush=True)
+    methods = pairings(forms, solvers)  # a bad name is its one line before any progress line
+    simulator = not (args.solver or args.formulation)
+    # the progress line stays with --quiet: a newcomer's first command is never minutes of silence
+    with Progress("warm-up", len(methods) + simulator, "kernel set") as progress:
+        for method in methods:
+            progress.doing(f"compiling {method.label}")
+            seconds = method.warm_up()
+            if not args.quiet:
+                progress.write(f"  {method.label:<36} {seconds:7.2f} s")
+            progress.update()
+        if simulator:
+            progress.doing("compiling the simulator's kernels")
+            from problems.warm_up import warm_up
+            seconds = warm_up()
+            if not args.quiet:
+                progress.write(f"  {'simulator (scenes, generators)':<36} {seconds:7.2f} s")
+            progress.update()
     print(f"warmed up {len(methods)} methods in {time.perf_counter() - t0:.1f} s (compile cache: "
           f"{_cache_dir()})")
     return 0
@@ -56,5 +63,6 @@ def register(sub) -> None:
     s.add_argument("--solver", "-s", action="append", help="a solver (repeatable; default: every in-house one)")
     s.add_argument("--formulation", "-f", action="append",
                    help="a formulation (repeatable; default: every one the solver can take)")
-    s.add_argument("--quiet", action="store_true", help="print only the total")
+    s.add_argument("--quiet", action="store_true",
+                   help="print only the progress line and the total, not each method's compile time")
     s.set_defaults(func=cmd_warm_up)

@@ -1,7 +1,8 @@
-"""The report of a study's results: ``index.md`` and ``index.html`` with PNG and SVG figures and CSV +
+"""The report of a study's results: ``index.md`` and ``index.html`` with PNG, PDF and SVG figures and CSV +
 LaTeX tables, written from a results directory alone (``workbench report RESULTS_DIR``).
 
-Every number follows one accounting rule (:mod:`workbench.analysis.accounting`), stated at the top.
+It opens with the conclusions in sentences and one figure (:func:`workbench.report.frame.lead`). Every
+number follows one accounting rule (:mod:`workbench.analysis.accounting`), stated below (folded in HTML).
 Sections, chosen and ordered by the study's ``[report] sections``:
 
 - ``summary``: per acceptance threshold, qpbenchmark's summary: success rate, shifted geometric
@@ -39,7 +40,7 @@ from pathlib import Path
 from workbench.report import paper  # noqa: F401 - registers the section "paper"
 from workbench.report.data import ReportData, read_report_data
 from workbench.report.document import write_pages
-from workbench.report.frame import closing, header
+from workbench.report.frame import closing, header, lead
 from workbench.report.sections import BUILDERS
 
 __all__ = ["write_report", "read_report_data", "ReportData"]
@@ -64,4 +65,4 @@ def write_report(results_dir, out_dir=None) -> Path:
         for name in _sections(res.options["sections"]):
             blocks += BUILDERS[name](res, out)
     blocks += closing(res, out)
-    return write_pages(out, f"Study {res.plan['study']}", blocks)
+    return write_pages(out, f"Study {res.plan['study']}", lead(res, blocks) + blocks)

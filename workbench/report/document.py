@@ -1,7 +1,9 @@
 """A report as a list of blocks, rendered twice from the same content: markdown (tables through
 pandas, text columns left-aligned, numbers right-aligned) and a standalone HTML page (a table of
 contents, relative links to the figures and tables next to it, no scripts, no network; laid out to
-fit a 1,400 px window without horizontal scrolling)."""
+fit a 1,400 px window without horizontal scrolling). The HTML page is read in a minute: the accounting
+rule and every table longer than :data:`FOLD_ROWS` rows are folded (``<details>``, opened by a click,
+each with an anchor the page links to), so the conclusions and their figure come first."""
 
 from __future__ import annotations
 
@@ -13,8 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["Heading", "Text", "Table", "Figure", "Code", "render_markdown", "render_html", "write_pages", "cell",
-           "spread", "numeric_column"]
+__all__ = ["Heading", "Text", "Lead", "Table", "Figure", "Code", "render_markdown", "render_html", "write_pages", "cell",
+           "spread", "numeric_column", "FOLD_ROWS", "RULE_ANCHOR"]
+
+#: tables with more rows than this are folded in the HTML page (their caption stays in sight)
+FOLD_ROWS = 8
+#: the anchor of the folded accounting rule (the page's lead links to it)
+RULE_ANCHOR = "accounting-rule"
 
 
 @dataclass
@@ -26,6 +33,13 @@ class Heading:
 @dataclass
 class Text:
     text: str
+
+
+@dataclass
+class Lead(Text):
+    """A sentence of the page's opening, shown a little larger in HTML, with links (label -> anchor or
+    relative path) after it."""
+    links: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -138,6 +152,9 @@ def render_markdown(title: str, blocks: list) -> str:
     for b in blocks:
         if isinstance(b, Heading):
             out += ["#" * (b.level + 1) + " " + _md(b.text), ""]
+        elif isinstance(b, Lead):
+            out += [(_md(b.text) + " " + " ".join(f"[{_md(k)}]({_link_target(v)})" for k, v in b.links.items())).strip(),
+                    ""]
         elif isinstance(b, Text):
             out += [_md(b.text), ""]
         elif isinstance(b, Table):
@@ -160,7 +177,8 @@ td.n,th.n{text-align:right}td.t,th.t{text-align:left}td small{color:#555;white-s
 th{background:#f3f3f3;overflow-wrap:normal}figure{margin:1rem 0}img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-style:italic;font-size:0.9rem}pre{background:#f6f6f6;padding:0.8rem;white-space:pre-wrap;
 overflow-wrap:anywhere}nav{background:#f8f8f8;padding:0.5rem 1rem;border:1px solid #e3e3e3}
-p.rule{border-left:4px solid #888;padding-left:0.8rem}"""
+p.rule{border-left:4px solid #888;padding-left:0.8rem}details{margin:0.5rem 0 1rem}
+summary{cursor:pointer;color:#035}p.lead{font-size:1.05rem}"""
 
 
 def _html_cell(text: str, tag: str, cls: str) -> str:
@@ -185,17 +203,28 @@ def render_html(title: str, blocks: list) -> str:
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">', f"<title>{e(title)}</title>",
            f"<style>{_CSS}</style></head><body>", f"<h1>{e(title)}</h1>", f"<nav>Contents: {toc}</nav>"]
+    tables = 0
     for b in blocks:
         if isinstance(b, Heading):
             out.append(f'<h{b.level + 1} id="{_slug(b.text)}">{e(b.text)}</h{b.level + 1}>')
+        elif isinstance(b, Text) and b.text.startswith("Accounting rule"):
+            out.append(f'<details id="{RULE_ANCHOR}"><summary>Accounting rule: how every number here is counted '
+                       f'</summary><p class="rule">{e(b.text)}</p></details>')
+        elif isinstance(b, Lead):
+            links = " ".join(f'<a href="{e(v)}">{e(k)}</a>' for k, v in b.links.items())
+            out.append(f'<p class="lead">{e(b.text)} {links}</p>'.replace(" </p>", "</p>"))
         elif isinstance(b, Text):
-            cls = ' class="rule"' if b.text.startswith("Accounting rule") else ""
-            out.append(f"<p{cls}>{e(b.text)}</p>")
+            out.append(f"<p>{e(b.text)}</p>")
         elif isinstance(b, Table):
             links = " ".join(f'<a href="{e(p)}">{e(label)}</a>' for label, p in b.files.items())
-            if b.caption or links:
+            folded = len(b.frame) > FOLD_ROWS
+            if folded:
+                tables += 1
+                out.append(f'<details id="table-{tables}"><summary>{e(b.caption)} ({len(b.frame)} rows)</summary>'
+                           + (f"<p>{links}</p>" if links else ""))
+            elif b.caption or links:
                 out.append(f"<p>{e(b.caption)} {links}</p>")
-            out.append(_html_table(b.frame))
+            out.append(_html_table(b.frame) + ("</details>" if folded else ""))
         elif isinstance(b, Figure):
             links = " ".join(f'<a href="{e(p)}">{e(label)}</a>' for label, p in b.others.items())
             out.append(f'<figure><img src="{e(b.path)}" alt="{e(b.caption)}">'

@@ -12,9 +12,50 @@ import pandas as pd
 from workbench.analysis.accounting import RULE, warm_up_runs
 from workbench.report import tables
 from workbench.report.data import ReportData
-from workbench.report.document import Code, Heading, Table, Text
+from workbench.report.document import RULE_ANCHOR, Code, Figure, Heading, Lead, Table, Text
 
-__all__ = ["header", "closing"]
+__all__ = ["header", "closing", "lead"]
+
+#: at most this many conclusions in sentences at the top; the rest are in the Conclusion table
+LEAD_ROWS = 4
+
+
+def _sentence(tag: str, row: pd.Series) -> str:
+    """One row of the Conclusion table in words."""
+    fastest, compared = str(row.get("fastest", "")), row.get("compared", "")
+    if not fastest or fastest in ("nan", "-"):
+        return f"{tag}, {compared}: no ranking (no problem that every method can take)."
+    if fastest.startswith("tie within noise"):
+        return f"{tag}, {compared}: no single fastest method, a {fastest}."
+    text = f"{tag}, {compared}: {fastest} was fastest (shifted geometric mean {row.get('sgm time [s]', '-')} s)"
+    if isinstance(row.get("next"), str) and row.get("next"):
+        text += f", then {row['next']} at {row.get('next / fastest', '-')} times its time"
+    return text + "."
+
+
+def lead(res: ReportData, blocks: list) -> list:
+    """The page's opening, read in a minute: the conclusions in plain sentences (from the Conclusion
+    table among ``blocks``), one figure (the first performance profile of time), and links to the
+    accounting rule and the full tables, which follow (folded in HTML where long)."""
+    table = next((b.frame for b in blocks if isinstance(b, Table) and b.caption == "Conclusion."), None)
+    figure = next((b for b in blocks if isinstance(b, Figure) and "profile-time" in b.path), None)
+    if table is None and figure is None:
+        return []
+    out: list = [Heading(1, "In short")]
+    recorded = res.recorded
+    if len(recorded):
+        counts = ", ".join(f"{s} {n}" for s, n in recorded["status"].value_counts().items())
+        out.append(Lead(f"{len(recorded)} of {len(res.plan['runs'])} planned runs recorded ({counts}); every "
+                        "number is counted by one rule:", {"the accounting rule": f"#{RULE_ANCHOR}"}))
+    if table is not None:
+        rows = list(table.iterrows())
+        out += [Lead(_sentence(str(tag).rsplit(" (", 1)[0], row)) for tag, row in rows[:LEAD_ROWS]]
+        more = f"{len(rows) - LEAD_ROWS} more rows, spreads and caveats: " if len(rows) > LEAD_ROWS else \
+            "Spreads, success rates and caveats: "
+        out.append(Lead(more, {"the conclusion": "#conclusion"}))
+    if figure is not None:
+        out.append(Figure(figure.path, figure.caption + " (from the Performance profiles section)", figure.others))
+    return out
 
 
 def header(res: ReportData) -> list:
@@ -27,7 +68,7 @@ def header(res: ReportData) -> list:
             f"{plan['time_limit']:g} s per run).")
     if plan.get("reference_runs"):
         text += (f" {len(res.reference_runs)} of {len(plan['reference_runs'])} dedicated reference runs recorded "
-                 "(not compared; see Convergence).")
+                 f"(not compared, not counted above; see Convergence){_reference_accuracy(res.reference_runs)}.")
     if len(runs) < planned:
         text += " The study is incomplete: run it again to finish (recorded runs are kept)."
     if res.stale:
@@ -50,6 +91,21 @@ def header(res: ReportData) -> list:
                                "such method is reported alone (what it reached at the hand-over) and, as a row of "
                                "its own, with its hand-over (the run as returned)."))
     return blocks
+
+
+def _reference_accuracy(refs: pd.DataFrame) -> str:
+    """The reference runs' statuses and their own accuracy (the worst judged error, and the tightest
+    tolerance asked), where the report uses them: a reference short of its tolerance is used at the
+    accuracy it reached, and says so."""
+    if not len(refs):
+        return ""
+    statuses = ", ".join(f"{s} {n}" for s, n in refs["status"].value_counts().sort_index().items())
+    error = pd.to_numeric(refs.get("judged_error"), errors="coerce")
+    tol = pd.to_numeric(refs.get("tol"), errors="coerce")
+    if not (error.notna().any() and tol.notna().any()):
+        return f": {statuses}"
+    return (f": {statuses}; their worst judged error is {error.max():.2g}, asked for {tol.min():g}, and each is "
+            "used at the accuracy it reached")
 
 
 def _limitations(res: ReportData) -> list:

@@ -268,7 +268,7 @@ def _convergence(res: ReportData, out: Path) -> list:
                        "the measures solvers log of themselves (one per panel; recorded, never judged). Left against "
                        "iteration, right against time. Lines: medians over repetitions; bands: min-max; a method that "
                        "handed over is drawn alone up to the hand-over and, as its composite, whole."))
-    for problem in dict.fromkeys(runs["problem"]):
+    for problem in [p for p in res.problems if p in set(runs["problem"])]:  # the tables' order
         mine = runs[runs["problem"] == problem]
         per_method = {m: refs.for_method(problem, f, b)
                       for m, b, f in zip(mine["method"], mine["base_method"], mine["formulation"])}

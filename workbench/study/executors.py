@@ -8,7 +8,8 @@ cluster each Dask worker keeps one such subprocess and the task waits on it.
 Dask: ``--scheduler ADDR`` connects to a running cluster (start its workers with ``--nthreads 1``:
 a Dask worker runs one solve at a time; problem files and the results directory must be on a file
 system the workers share); without it a LocalCluster of ``jobs`` single-threaded worker processes
-is started and closed again.
+is started and closed again. What a cluster needs and what happens when workers are lost:
+docs/studies.md, section Dask.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from workbench.errors import InputError
 if TYPE_CHECKING:  # imported where runs start: the command line's parser reads EXECUTORS without them
     from workbench.study.worker import WorkerProcess
 
-__all__ = ["run_local", "run_dask", "EXECUTORS"]
+__all__ = ["run_local", "run_dask", "check_scheduler", "reach_scheduler", "ClusterLost", "EXECUTORS"]
 
 Task = dict[str, Any]
 
@@ -131,35 +132,119 @@ def check_scheduler(address: str) -> str:
     return address
 
 
-def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = None) -> Iterator[tuple[Task, dict]]:
-    """Run ``tasks`` on a Dask cluster (a LocalCluster of ``jobs`` processes when no scheduler)."""
-    from workbench.study.worker import crash_result
+def reach_scheduler(address: str, seconds: float = 3.0) -> str:
+    """``address`` when something accepts a TCP connection there within ``seconds``; an InputError in
+    one line otherwise, before anything is planned (Dask's own client would wait its whole timeout)."""
+    match = _ADDRESS.match(address)
+    host, port = (match.group(1).strip("[]"), int(match.group(2))) if match else (address, 0)
     try:
-        from dask.distributed import Client, LocalCluster, as_completed
+        socket.create_connection((host, port), timeout=seconds).close()
+    except OSError as exc:
+        why = ("connection refused" if isinstance(exc, ConnectionRefusedError) else
+               f"no answer within {seconds:g} s" if isinstance(exc, TimeoutError) else
+               " ".join((exc.strerror or str(exc)).split()).lower())
+        raise InputError(f"cannot reach the Dask scheduler {address}: {why}; start it (docs/studies.md, Dask) or "
+                         "check the address") from None
+    return address
+
+
+class ClusterLost(InputError):
+    """No Dask worker for longer than the study waits: the study stops, resumable."""
+
+
+def _no_workers_seconds() -> float:
+    """How long a study waits with no Dask worker before it stops: ``WORKBENCH_DASK_NO_WORKERS``
+    (seconds), else 60."""
+    import os
+    try:
+        value = float(os.environ.get("WORKBENCH_DASK_NO_WORKERS", "60"))
+    except ValueError:
+        raise InputError(f"WORKBENCH_DASK_NO_WORKERS={os.environ['WORKBENCH_DASK_NO_WORKERS']!r}: expected "
+                         "seconds (a positive number)") from None
+    if not value > 0:
+        raise InputError(f"WORKBENCH_DASK_NO_WORKERS={value:g}: expected a positive number of seconds")
+    return value
+
+
+#: seconds between two looks at the cluster's workers while runs are pending
+_POLL = 1.0
+
+
+def run_dask(tasks: list[Task], jobs: int, log_path, scheduler: str | None = None,
+             no_workers_seconds: float | None = None) -> Iterator[tuple[Task, dict]]:
+    """Run ``tasks`` on a Dask cluster (a LocalCluster of ``jobs`` processes when no scheduler): connects
+    now (a scheduler that does not answer is an InputError here), then yields ``(task, result)`` as runs
+    finish. A lost worker is one line on stderr naming the runs it had, which Dask runs again; a result
+    is released once yielded, so a worker lost later makes Dask compute nothing recorded again; with
+    no worker for ``no_workers_seconds`` (default :func:`_no_workers_seconds`) the stream stops with
+    :class:`ClusterLost` (the runs recorded so far are kept; running the study again resumes)."""
+    try:
+        from dask.distributed import Client, LocalCluster
     except ImportError:
         raise InputError("--executor dask needs dask.distributed (pip install 'dask[distributed]')") from None
+    wait_for = _no_workers_seconds() if no_workers_seconds is None else no_workers_seconds
     cluster = None
     if scheduler:
-        check_scheduler(scheduler)
+        reach_scheduler(check_scheduler(scheduler))
     try:
         if scheduler:
-            client = Client(scheduler, timeout=30)
+            client = Client(scheduler, timeout=10)
         else:
             cluster = LocalCluster(n_workers=min(jobs, len(tasks)) or 1, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=None)
             client = Client(cluster)
     except (OSError, ValueError, TypeError) as exc:  # refused, unreachable, or a reply Dask cannot parse
         raise InputError(f"cannot reach the Dask scheduler {scheduler}: {' '.join(str(exc).split())[:200]}") from None
+    return _stream(client, cluster, tasks, jobs, log_path, scheduler or "the local cluster", wait_for)
+
+
+def _stream(client, cluster, tasks: list[Task], jobs: int, log_path, where: str,
+            wait_for: float) -> Iterator[tuple[Task, dict]]:
+    """The results of ``tasks`` on ``client``'s cluster, as :func:`run_dask` describes; closes the client."""
+    import sys
+    import time
+
+    from dask.distributed import wait
+
+    from workbench.study.worker import crash_result
     try:
         futures = {client.submit(_dask_task, {**task, "log": str(log_path), "jobs": jobs}, key=f"run-{task['key']}"): task
                    for task in tasks}
-        for future in as_completed(futures):
-            task = futures[future]
+        workers = set(client.scheduler_info()["workers"])
+        running: dict[str, list[str]] = {}
+        alone_since = None if workers else time.monotonic()
+        done_count = 0
+        while futures:
             try:
-                result = future.result()
-            except Exception as exc:  # the Dask worker itself was lost (KilledWorker, ...)
-                result = crash_result(f"Dask task failed: {type(exc).__name__}: {exc}")
-            yield task, result
+                done, _ = wait(list(futures), timeout=_POLL, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            for future in done:
+                task = futures.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:  # the Dask worker itself was lost too often (KilledWorker, ...)
+                    result = crash_result(f"Dask task failed: {type(exc).__name__}: {exc}")
+                future.release()  # recorded: a worker lost later must not make Dask compute it again
+                done_count += 1
+                yield task, result
+            now = set(client.scheduler_info()["workers"])
+            pending = {f.key for f in futures}
+            for worker in sorted(workers - now):
+                again = sorted(k for k in running.get(worker, []) if k in pending)
+                print(f"dask: worker {worker} lost; {len(again)} run(s) assigned to it re-queued"
+                      + (f": {', '.join(again[:5])}{' ...' if len(again) > 5 else ''}" if again else "")
+                      + f"; {len(now)} worker(s) left", file=sys.stderr, flush=True)
+            workers = now
+            running = {w: list(keys) for w, keys in client.processing().items()} if futures else {}
+            if workers or not futures:
+                alone_since = None
+            elif alone_since is None:
+                alone_since = time.monotonic()
+            elif time.monotonic() - alone_since > wait_for:
+                raise ClusterLost(f"dask: no worker at {where} for {wait_for:g} s; stopped with {done_count} run(s) "
+                                  f"recorded and {len(futures)} not run: start workers and run the same command "
+                                  "again to resume (WORKBENCH_DASK_NO_WORKERS sets the wait)")
     finally:
         client.close()
         if cluster is not None:

@@ -195,8 +195,8 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
     statuses: Counter = Counter()
     bar = None
     if progress and todo:
-        from tqdm import tqdm
-        bar = tqdm(total=len(todo), desc=printable(study.name), unit="run", file=sys.stderr, dynamic_ncols=True)
+        from workbench.progress import Progress
+        bar = Progress(study.name, len(todo), "run")
     try:
         for task, result in results:
             run = by_key[task["key"]]
@@ -207,11 +207,33 @@ def _run_locked(study: Study, store: ResultStore, jobs: int, executor: str, sche
             store.write_run(_row(run, study, result, session), history)
             statuses[result["status"]] += 1
             if bar is not None:
-                bar.set_postfix({k: v for k, v in statuses.items() if k != "solved"}, refresh=False)
-                bar.update()
+                bar.update(postfix=", ".join(f"{k}={v}" for k, v in statuses.items() if k != "solved"))
     finally:
         if bar is not None:
             bar.close()
         results.close()
-    return {"results": str(store.root), "planned": len(runs) + len(references), "executed": len(todo),
-            "statuses": dict(statuses), "skipped": len(skipped)}
+    return summary(store, len(runs) + len(references), len(todo), statuses, len(skipped))
+
+
+def summary(store: ResultStore, planned: int, executed: int, statuses: Counter, skipped: int) -> dict[str, Any]:
+    """What a run of the study did (``statuses``: of the runs executed now, references included) and
+    what the results folder holds now, counted as the report and ``load_results`` count: ``recorded``,
+    the statuses of the compared runs of the plan; ``references``, those of the reference runs, apart,
+    with ``reference_tol`` (the tightest tolerance they were asked for) and ``reference_error`` (the
+    worst judged error among them: the references' own accuracy)."""
+    import pandas as pd
+
+    from workbench.study.results import current_runs, read_runs
+
+    now = current_runs(read_runs(store), store.read_json("plan.json"), include_reference=True)
+    is_ref = (now["role"] == "reference") if "role" in now and len(now) else pd.Series(False, index=now.index)
+    refs = now[is_ref]
+
+    def counts(rows) -> dict[str, int]:
+        return {str(k): int(v) for k, v in rows["status"].value_counts().sort_index().items()} if len(rows) else {}
+    error = pd.to_numeric(refs.get("judged_error"), errors="coerce") if len(refs) else pd.Series(dtype=float)
+    tol = pd.to_numeric(refs.get("tol"), errors="coerce") if len(refs) else pd.Series(dtype=float)
+    return {"results": str(store.root), "planned": planned, "executed": executed, "statuses": dict(statuses),
+            "skipped": skipped, "recorded": counts(now[~is_ref]), "references": counts(refs),
+            "reference_error": float(error.max()) if error.notna().any() else None,
+            "reference_tol": float(tol.min()) if tol.notna().any() else None}

@@ -17,6 +17,19 @@ SHARED_DATA = shared_data_dir()
 #: the fast subset (marker ``fast``): per test module, the test functions that run in it (every
 #: parameter of a parametrised one), chosen to be quick; every test module is here or in FAST_EXEMPT
 FAST = {
+    "test_accuracy.py": ("test_one_run_reaches_each_level_at_the_first_iterate_below_it",),
+    "test_environment_and_api.py": ("test_solve_options_are_checked_at_construction_with_the_clis_words",),
+    "test_families.py": ("test_names_address_a_family_and_each_member",),
+    "test_fuzz_scales.py": ("test_reproducer_mu_1e300_ncp_newton_is_not_solved",),
+    "test_held_results_folder.py": ("test_a_folder_swapped_between_two_writes_is_refused_and_nothing_goes_elsewhere",),
+    "test_members_stats.py": ("test_ranks_are_the_binomial_tables",),
+    "test_printable_names.py": ("test_printable_escapes_the_class",),
+    "test_scale_bound.py": ("test_iteration_bytes_of_a_local_problem",),
+    "test_split.py": ("test_rule_by_hand_on_four_names",),
+    "test_stack_shapes.py": ("test_geometry_counted_by_hand",),
+    "test_status.py": ("test_the_table_is_read_by_every_reader",),
+    "test_tiny_profile.py": ("test_self_costs_by_object",),
+    "test_work_counted.py": ("test_the_declared_work_bounds_the_product_before_anything_is_built",),
     "test_assembly.py": ("test_compiled_assembly_equals_the_reference_on_random_packings",),
     "test_bad_input.py": ("test_the_corpus_is_large_enough",),
     "test_benchmarks.py": ("test_one_sided_failure_counts_as_the_time_limit",),

@@ -125,7 +125,10 @@ CHECKPOINT_MINUTES = 10.0
 #: PackingSpec fields recorded among a packing's parameters only when they differ from these defaults (no
 #: method parameters, warm-started), so that the packings made before the fields existed keep their recorded
 #: parameters and checksums
-RECORDED_UNLESS_DEFAULT = {"params": None, "warm_start": True}
+RECORDED_UNLESS_DEFAULT = {"params": None, "warm_start": True, "roundoff": 0}
+
+#: the round-off perturbation of a packing's start (PackingSpec.roundoff), relative to the radius
+ROUNDOFF_SCALE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -138,7 +141,10 @@ class PackingSpec:
     threads or device, say), recorded among the parameters only when given, so that the packings made
     without any keep their recorded parameters and checksums. ``warm_start``: each step's solve starts
     from the impulses of the contacts that persist from the previous step (the default), or from zero;
-    recorded only when False, for the same reason."""
+    recorded only when False, for the same reason. ``roundoff``: 0 (the default, recorded only when
+    not 0), or k > 0: every coordinate of every sphere's start moved by a uniform draw in
+    +-ROUNDOFF_SCALE R from a generator seeded by k (a round-off twin of the packing of the same seed:
+    the protocol is the same, only the rounding of its start differs; :mod:`problems.families`)."""
     n: int = 320
     duration: float = 4.0
     h: float = 0.0005
@@ -155,6 +161,7 @@ class PackingSpec:
     jitter: float = 0.02
     params: dict | None = None
     warm_start: bool = True
+    roundoff: int = 0
 
     @property
     def steps(self) -> int:
@@ -226,6 +233,9 @@ def simulation(spec: PackingSpec) -> Simulation:
     """The simulation of ``spec`` at its start."""
     world = container_world(spec.n, width=spec.floor_width, mu=spec.mu, seed=spec.seed, nested=spec.nested,
                             spacing=spec.spacing, jitter=spec.jitter)
+    if spec.roundoff:
+        b = world.bodies
+        b.x[:] += ROUNDOFF_SCALE * b.radius[:, None] * np.random.default_rng(spec.roundoff).uniform(-1.0, 1.0, b.x.shape)
     options = SolveOptions(tol=spec.tol, max_iter=spec.max_iter, keep_history=False)
     return Simulation(world, spec.h, method(spec), options=options, warm_start=spec.warm_start,
                       name=f"packing-{spec.n}")
@@ -380,13 +390,20 @@ def manifest_entry(problem: TimeStepProblem, meta: dict) -> dict:
                                     "max_penetration")}}
 
 
+def _committed_member(entry: dict) -> bool:
+    """Whether a manifest entry is a member of a dataset family that the repository carries."""
+    from problems.families import COMMITTED_MEMBERS
+
+    return entry.get("member", COMMITTED_MEMBERS.get(entry.get("family"), 0)) < COMMITTED_MEMBERS.get(entry.get("family"), 0)
+
+
 def render_manifest(manifest: dict) -> str:
     """The datasets page (docs/results/datasets.md): one row per manifest entry."""
     lines = ["| file | in the repository | spheres | contacts | h [s] | steps | max iterations/step | kinetic energy [J] "
              "| max speed [m/s] | max penetration [m] | sha256 of the arrays |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for file, e in sorted(manifest.items()):
-        lines.append(f"| {file} | {'committed' if file in COMMITTED else 'workbench generate ' + e['dataset']} | "
+        lines.append(f"| {file} | {'committed' if file in COMMITTED or _committed_member(e) else 'workbench generate ' + e['dataset']} | "
                      f"{e['n_bodies']:,} | {e['n_contacts']:,} | {e['h']:g} | {e['steps']:,} | {e['generator']['max_iter']:,} | "
                      f"{e['kinetic_energy']:.3g} | {e['max_speed']:.3g} | {e['max_penetration']:.3g} | `{e['sha256']}` |")
     return "\n".join(lines) + "\n"
@@ -629,7 +646,10 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
         if on_packing is not None:
             on_packing(path, meta, seconds, resumed_from)
         if out.resolve() == DEFAULT_DIR.resolve():
-            from workbench.provenance import write_results
+            from workbench.provenance import DirtyTree, write_results
 
-            write_results("datasets", read_manifest(DEFAULT_DIR), render_manifest, own=(DEFAULT_DIR / MANIFEST,))
+            try:
+                write_results("datasets", read_manifest(DEFAULT_DIR), render_manifest, own=(DEFAULT_DIR / MANIFEST,))
+            except DirtyTree as exc:  # the packing and its manifest entry are written; only the page waits
+                print(f"warning: docs/results/datasets not written: {exc}", file=sys.stderr)
     return paths

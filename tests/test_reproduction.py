@@ -7,7 +7,8 @@ import pytest
 
 from workbench import provenance
 from workbench.report import reproduction as rp
-from workbench.report.reproduction import NOT_COMPARABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, row, verdict
+from workbench.report.reproduction import (DEPENDS, NOT_COMPARABLE, NOT_MEASURED, NOT_REPRODUCED, REPRODUCED,
+                                          REPRODUCED_FAILURE, UNDECIDED, over_members, paired_members, row, verdict)
 
 
 def _v(paper, measured, rule, **kw):
@@ -67,6 +68,68 @@ def test_the_rendered_verdict_follows_the_numbers():
     data["rows"][0]["measured"] = 0.0021
     page = rp.render_table(data)
     assert "**not reproduced**" in page and "0 reproduced, 1 not reproduced" in page
+
+
+def test_a_row_over_members_is_judged_on_its_interval():
+    """Inside the band: reproduced; outside: not reproduced; straddling a bound: undecided; the member
+    count and the interval are on the row. 20 members: the interval is the 6th to the 15th value."""
+    rule = {"rule": "within", "rel_tol": 0.25}
+    inside = over_members([561 + k for k in range(-10, 10)])                # 551 ... 570
+    assert (inside["n"], inside["low"], inside["high"]) == (20, 556, 565)
+    assert _v(561, inside["median"], rule, members=inside) == REPRODUCED
+    far = over_members([2000 + 10 * k for k in range(20)])
+    assert _v(561, far["median"], rule, members=far) == NOT_REPRODUCED
+    spread = over_members([300 + 40 * k for k in range(20)])               # 500 ... 860 around 701.25
+    label, reason = verdict(row("q", "sec. 5.1", 561, spread["median"], rule, criterion="c", members=spread))
+    assert label == UNDECIDED and "straddles" in reason and "20 members" in reason
+    page = rp.render_table({"title": "t", "setup": "s", "rows": [row("q", "s", 561, spread["median"], rule,
+                                                                      criterion="c", members=spread)]})
+    assert "median 680, 95% interval [500, 860], 20 members" in page and "1 undecided" in page
+    # one sample of a random protocol, or a few members without a reason, is not a row
+    with pytest.raises(ValueError, match="under 10"):
+        row("q", "s", 561, 560.0, rule, criterion="c", members=over_members([550, 560, 570]))
+    few = over_members([550, 560, 570, 555, 565, 561, 559], fewer="each member is a 30-minute settle")
+    assert _v(561, few["median"], rule, members=few) == REPRODUCED      # 7 members: [550, 570]
+
+
+def test_a_finding_over_members_is_the_paired_ratios_interval():
+    import numpy as np
+    rng = np.random.default_rng(3)
+    b = rng.lognormal(6, 1.5, 12)                   # packings 80x apart
+    harder = {"rule": "holds", "op": ">", "finding": "poorly settled needs more iterations"}
+    m = paired_members(b * 2.0 * rng.lognormal(0, 0.1, 12), b)
+    assert _v("f", [2.0, 1.0], harder, members=m) == REPRODUCED
+    m = paired_members(b * 0.5, b)
+    assert _v("f", [0.5, 1.0], harder, members=m) == NOT_REPRODUCED
+    m = paired_members(b * rng.lognormal(0, 1.0, 12), b)
+    assert _v("f", [1.0, 1.0], harder, members=m) == UNDECIDED
+
+
+def test_a_failure_on_both_sides_is_a_reproduced_failure_not_a_reproduction():
+    label, reason = verdict(row("LCP0 outcome", "Table 1", "MAX ITER", "MAX ITER", {"rule": "same"}, criterion="c",
+                                failure="both stop at the iteration limit"))
+    assert label == REPRODUCED_FAILURE and "iteration limit" in reason
+    assert _v("MAX ITER", "solved", {"rule": "same"}, failure="both stop") == NOT_REPRODUCED
+    page = rp.render_table({"title": "t", "setup": "s", "rows": [
+        row("a", "s", "MAX ITER", "MAX ITER", {"rule": "same"}, criterion="c", failure="both stop"),
+        row("b", "s", 1.0, 1.0, {"rule": "same"}, criterion="c")]})
+    assert "1 reproduced, 0 not reproduced, 0 not comparable, 0 not measured, 1 reproduced failure." in page
+
+
+def test_a_quantity_with_several_definitions_names_the_choice_its_verdict_depends_on():
+    """Anitescu and Hart's LCP2 error: the maximum and the 2-norm pass, the mean fails by 25x."""
+    rule = {"rule": "factor", "factor": 3}
+    choices = {"name": "error statistic", "values": {"max": 1.1e-3, "2-norm": 2e-3, "mean": 4e-5}}
+    label, reason = verdict(row("LCP2 error", "Table 1", 1e-3, 1.1e-3, rule, criterion="c", choices=choices))
+    assert label == f"{DEPENDS} error statistic" and "mean: not reproduced" in reason and "max: reproduced" in reason
+    same = {"name": "error statistic", "values": {"max": 1.1e-3, "2-norm": 2e-3}}
+    label, reason = verdict(row("LCP2 error", "Table 1", 1e-3, 1.1e-3, rule, criterion="c", choices=same))
+    assert label == REPRODUCED and reason.startswith("the same under every error statistic")
+    page = rp.render_table({"title": "t", "setup": "s", "rows": [row("e", "s", 1e-3, 1.1e-3, rule, criterion="c",
+                                                                      choices=choices)]})
+    assert "1 depends on error statistic" in page and "max: 0.0011; 2-norm: 0.002; mean: 4e-05" in page
+    with pytest.raises(ValueError):
+        row("e", "s", 1e-3, 1e-3, rule, criterion="c", choices={"name": "x", "values": {"max": 1.0}})
 
 
 def _committed(name):

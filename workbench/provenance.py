@@ -16,6 +16,14 @@ what its renderer makes of its ``NAME.json`` and that every embedded copy is exa
 number changed by hand in a page, an embedded copy or the raw data fails the test. The renderers are
 handed to it as functions (``benchmarks/pages.py`` lists those of the committed pages): this module, in
 the lowest layer, imports nothing by a name stored in data.
+
+Clean provenance (issue 44): a page is measured on a commit, so :func:`write_results` refuses to write
+into ``docs/results`` from a tree whose tracked files differ from HEAD (other than the files the run
+writes itself, ``own``): a :class:`DirtyTree` error (an InputError: one line naming the changed files,
+exit code 2), after keeping the record it would have written in the system's temporary folder
+(``workbench-refused/NAME.json``), so nothing measured is lost. A command can call
+:func:`require_clean` before it measures, to refuse at once. Writing into another folder
+(``--results-dir``, a test's temporary folder) is never refused.
 """
 
 from __future__ import annotations
@@ -30,17 +38,54 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from workbench.errors import InputError
 from workbench.files import atomic_output
 from workbench.process_start import ROOT, START_HEAD, START_LOAD
 
 __all__ = ["RESULTS_DIR", "write_results", "write_view", "rerender", "render", "check_docs", "provenance", "header", "embed",
-           "label"]
+           "label", "DirtyTree", "local_changes", "require_clean", "LOCAL_CHANGES"]
+
+#: what a page's commit says when it was written from a tree with local changes
+LOCAL_CHANGES = "+local changes"
+
+
+class DirtyTree(InputError):
+    """A results page asked for from a tree with local changes."""
 
 #: where the generated results pages live
 RESULTS_DIR = ROOT / "docs" / "results"
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _EMBED = re.compile(r"<!-- results: ([a-z0-9_-]+) -->\n(.*?)<!-- end results: \1 -->", re.S)
+
+
+def local_changes(own: tuple[os.PathLike | str, ...] = ()) -> list[str] | None:
+    """The tracked files (paths relative to the repository root) that differ from HEAD, but for
+    ``own``; None when git cannot tell (no git, not a repository)."""
+    try:
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if dirty.returncode != 0:
+        return None
+    mine = {Path(f).resolve() for f in own}
+    changed = [line[3:] for line in dirty.stdout.splitlines() if line.strip()]
+    return [f for f in changed if (ROOT / f).resolve() not in mine]
+
+
+def _refusal(changed: list[str]) -> str:
+    shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+    return (f"results pages are written from a clean commit; tracked files differ from HEAD: {shown} "
+            "(commit or stash them, then run the command again)")
+
+
+def require_clean(own: tuple[os.PathLike | str, ...] = ()) -> None:
+    """Refuse (:class:`DirtyTree`, one line naming the changed files) when tracked files other than
+    ``own`` differ from HEAD: for a command about to measure a page."""
+    changed = local_changes(own)
+    if changed:
+        raise DirtyTree(_refusal(changed))
 
 
 def _commit(start: str | None = None, own: tuple[os.PathLike | str, ...] = ()) -> str:
@@ -52,8 +97,6 @@ def _commit(start: str | None = None, own: tuple[os.PathLike | str, ...] = ()) -
     try:
         out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=10)
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     now = out.stdout.strip()
@@ -62,9 +105,7 @@ def _commit(start: str | None = None, own: tuple[os.PathLike | str, ...] = ()) -
     commit = (start or now)[:7]
     if start and start != now:
         commit += f" (HEAD moved to {now[:7]} during the run)"
-    mine = {Path(f).resolve() for f in own}
-    changed = [line[3:] for line in dirty.stdout.splitlines() if line.strip()]
-    return commit + ("+local changes" if any((ROOT / f).resolve() not in mine for f in changed) else "")
+    return commit + (LOCAL_CHANGES if local_changes(own) else "")
 
 
 def _machine() -> str:
@@ -127,13 +168,25 @@ def write_results(name: str, data: Any, renderer: Callable[[Any], str], command:
     """Write ``NAME.json`` (data, renderer, provenance) and ``NAME.md`` (rendered) under
     ``folder`` (default :data:`RESULTS_DIR`); the path of the page. ``data`` must be plain JSON
     (numbers, strings, lists, dicts) and ``renderer`` a module-level function of it. ``own``: tracked
-    files this run wrote before its page (its manifest), which are not "local changes"."""
+    files this run wrote before its page (its manifest), which are not "local changes". Into
+    :data:`RESULTS_DIR` only from a clean tree (module docstring: :class:`DirtyTree` otherwise, the
+    record kept in the temporary folder)."""
     if not _NAME.match(name):
         raise ValueError(f"results name {name!r}: lower-case letters, digits, '-' and '_' only")
     folder = Path(folder) if folder is not None else RESULTS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
     record = {"renderer": label(renderer), "provenance": provenance(command, own),
               "data": json.loads(json.dumps(data, allow_nan=False))}
+    if folder.resolve() == RESULTS_DIR.resolve():
+        changed = local_changes(own)
+        if changed:
+            import tempfile
+
+            kept = Path(tempfile.gettempdir()) / "workbench-refused" / f"{name}.json"
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_output(kept) as tmp:
+                tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            raise DirtyTree(f"{_refusal(changed)}; the measured record is kept in {kept}")
+    folder.mkdir(parents=True, exist_ok=True)
     return _write_record(folder, name, record, renderer)
 
 

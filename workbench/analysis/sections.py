@@ -8,8 +8,9 @@ importing the report."""
 SECTIONS: dict[str, str] = {
     "summary": "per acceptance threshold, success rate and shifted geometric means of time and judged error, "
                "each relative to the best (qpbenchmark); methods within noise; success rate per tag",
-    "conclusion": "per tag and threshold, the fastest method, its ratio to the next with spread, caveats "
-                  "(always; after the summary unless placed)",
+    "conclusion": "per tag and problem class, time and iterations to stated accuracy levels (median over problems, "
+                  "95 % interval, a faster method only when the paired interval excludes a tie); then the time "
+                  "to each method's own threshold, not a conclusion (always; after the summary unless placed)",
     "paper": "the numbers the papers report (the study's [[report.paper]]) beside the measured ones",
     "tables": "problem x method tables (median, min-max over repetitions) and the time to the reference objective",
     "convergence": "the reference of each problem and the median convergence curves (Mazhar et al. 2014 Figs. 1-4)",

@@ -20,6 +20,15 @@ gives the method (formulation x solver) a parameter, as ``workbench solve --para
 solver declares: its threads or device where it has them), recorded among the packing's parameters. A progress bar (stderr, when it is a terminal, not with
 ``--quiet``), the kinetic energy of each packing and a warning when a packing meant to be settled is
 not (see problems.generator.SETTLED_ENERGY) go to stderr, the paths to stdout.
+
+    workbench generate FAMILY --members N [--jobs J] [--out DIR] [--force]
+
+FAMILY is a dataset family of problems.families (a protocol and its members: settled-00064,
+unsettled-00064, settled-00320, unsettled-00320 vary the lattice's seed; settled-00320-roundoff,
+unsettled-00320-roundoff are round-off twins): members 0 ... N-1 are made as FAMILY-mMM.npz in DIR,
+J at a time in spawned processes (default: one per core), each recorded in DIR/MANIFEST.json with its
+checksum and its family and member; members already there with the right checksum are kept, so an
+interrupted run goes on.
 """
 
 from __future__ import annotations
@@ -48,8 +57,20 @@ def _sizes(text: str) -> list[int]:
 
 
 def cmd_generate(args) -> int:
+    from problems.families import FAMILIES, generate_family
     from problems.generator import DEFAULT_DIR, generate_dataset
 
+    if args.name in FAMILIES:
+        if args.members is None:
+            raise InputError(f"{args.name} is a dataset family: give --members N (members 0 ... N-1)")
+        if args.set or args.param or args.sizes:
+            raise InputError(f"{args.name} is a dataset family: its protocol is fixed (no --set, --param or --sizes); "
+                             "a family of other parameters is another family")
+        for p in generate_family(args.name, args.members, args.out or DEFAULT_DIR, jobs=args.workers, force=args.force):
+            print(p)
+        return 0
+    if args.members is not None or args.workers is not None:
+        raise InputError(f"--members and --jobs are for dataset families ({', '.join(FAMILIES)}), not {args.name!r}")
     overrides = dict(args.set or [])
     if args.param:
         overrides["params"] = dict(args.param)
@@ -63,7 +84,12 @@ def cmd_generate(args) -> int:
 
 def register(sub) -> None:
     s = sub.add_parser("generate", help="write datasets of time steps from settled granular packings")
-    s.add_argument("name", metavar="NAME", help="settled, unsettled, scaling, filling, large, scaling-large")
+    s.add_argument("name", metavar="NAME", help="settled, unsettled, scaling, filling, large, scaling-large, or a "
+                   "dataset family (problems.families: settled-00064, unsettled-00064, settled-00320, ...)")
+    s.add_argument("--members", type=positive(int), default=None, metavar="N",
+                   help="a family's members 0 ... N-1 (those made already, checksum as in the manifest, are kept)")
+    s.add_argument("--jobs", dest="workers", type=positive(int), default=None, metavar="J",
+                   help="a family's members made by J spawned processes at once (default: one per core)")
     s.add_argument("--out", default=None, help="output folder (default: problems/datasets)")
     s.add_argument("--sizes", type=_sizes, default=None, help="sphere counts, e.g. 64,128,256")
     s.add_argument("--set", action="append", type=key_value, metavar="KEY=VALUE",

@@ -7,8 +7,11 @@ Sections, chosen and ordered by the study's ``[report] sections``:
 - ``summary``: per acceptance threshold, qpbenchmark's summary: success rate, shifted geometric
   mean of time (median, with the range over repetitions) and of the judged error, each relative to
   the best; which methods are within noise of each other; success rate per tag.
-- ``conclusion`` (always; after the summary unless placed): per tag and threshold, the fastest
-  method, its ratio to the next with spread, success rates and caveats
+- ``conclusion`` (always; after the summary unless placed): at equal accuracy, per tag and problem
+  class, each method's time and iterations to stated levels of the distance to the reference
+  objective and of the judged error (median over problems, exact 95 % interval), a faster method named
+  only when the paired interval excludes a tie; then, not as a conclusion, the time to each method's
+  own stopping threshold with its ratio to the next, success rates and caveats
   (:mod:`workbench.report.conclusion`).
 - ``paper``: the numbers the papers report (the study's ``[[report.paper]]``) beside the measured ones.
 - ``tables``: problem x method tables, median (min-max) over repetitions: status, objective,

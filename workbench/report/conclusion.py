@@ -1,8 +1,19 @@
-"""The conclusion of a report, written from the numbers: per problem group (tag), problem class
-(relaxed, exact, LCP) and acceptance threshold, the fastest method, its ratio to the next with the
+"""The conclusion of a report, written from the numbers.
+
+At equal accuracy (:func:`at_equal_accuracy`, the headline): per problem group (tag) and problem class,
+for each stated level of two measures the same for every method (the relative distance to the
+reference objective, and the judged error; :mod:`workbench.analysis.accuracy`), each method's time and
+iterations to the level, median over the group's problems with its exact 95 % interval, and the
+paired comparison over those problems: a method is named faster only when the interval of the paired
+log-ratio excludes 0 (of the ratio, 1); otherwise "undecided over n members"; a method that never reaches a level is
+"not reached", never fastest.
+
+At each method's own stopping threshold (:func:`conclusion`: not a comparison at equal accuracy, since
+methods stop at different accuracies): per problem group (tag), problem class
+(relaxed, exact, LCP) and acceptance threshold, the first method to its threshold, its ratio to the next with the
 spread over repetitions, whether the two are within noise, success rates; and caveats (problems no
 method solved, methods that could not take some problems or did not run). When other methods are
-within noise of the fastest (:func:`within_noise`), the verdict is a tie that names them all in the
+within noise of the first (:func:`within_noise`), the verdict is a tie that names them all in the
 study's order ("tie within noise: A, B"), never the one a run happened to favour."""
 
 from __future__ import annotations
@@ -10,10 +21,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from workbench.analysis.accounting import RESOLUTION, comparison_groups, summarise
+from workbench.analysis.accounting import RESOLUTION, comparison_groups, problem_class, summarise
+from workbench.analysis.accuracy import LEVELS, MEASURES, accuracy_table, equal_accuracy
 from workbench.report.document import cell, spread
 
-__all__ = ["conclusion", "within_noise"]
+__all__ = ["conclusion", "within_noise", "at_equal_accuracy", "FIRST"]
+
+#: the column of :func:`conclusion` that names the method with the shortest time to its own threshold
+FIRST = "first to its own threshold"
 
 
 def within_noise(a: pd.Series, b: pd.Series, shift: float) -> bool:
@@ -33,16 +48,16 @@ def _row(pairs: pd.DataFrame, methods: list[dict], shift: float, threshold: floa
     row: dict = {"common problems": len(common)}
     if len(ranked) and common:
         fast = ranked.iloc[0]
-        # methods within noise of the fastest are not told apart: the verdict names them all, in the
+        # methods within noise of the first are not told apart: the verdict names them all, in the
         # study's order, so that it does not change with which of them a run happened to favour
         tied = [r["label"] for _, r in table[table["rank"].notna()].iterrows() if within_noise(fast, r, shift)]
-        row.update({"fastest": fast["label"] if len(tied) == 1 else f"tie within noise: {', '.join(tied)}",
+        row.update({FIRST: fast["label"] if len(tied) == 1 else f"tie within noise: {', '.join(tied)}",
                     "sgm time [s]": spread(fast["sgm time [s]"], fast["sgm time low"], fast["sgm time high"])})
         if len(ranked) > 1:
             nxt = ranked.iloc[1]
             ratio = nxt["sgm time [s]"] / fast["sgm time [s]"]
             row.update({"next": nxt["label"],
-                        "next / fastest": spread(ratio, nxt["sgm time low"] / fast["sgm time high"],
+                        "next / first": spread(ratio, nxt["sgm time low"] / fast["sgm time high"],
                                                  nxt["sgm time high"] / fast["sgm time low"]),
                         "within noise": "yes" if within_noise(fast, nxt, shift) else "no"})
     row["solved % (of problems it can take)"] = ", ".join(
@@ -61,9 +76,48 @@ def _row(pairs: pd.DataFrame, methods: list[dict], shift: float, threshold: floa
     return row, caveats
 
 
+def _tag_groups(problems: list[dict]) -> dict[str, list[str]]:
+    """Tag -> its problems in the plan's order ("untagged" for problems without a tag), and "all problems"
+    when there are several tags."""
+    groups: dict[str, list[str]] = {}
+    for p in problems:
+        for tag in p.get("tags") or ("untagged",):
+            groups.setdefault(tag, []).append(p["problem"])
+    if len(groups) > 1:
+        groups["all problems"] = [p["problem"] for p in problems]
+    return groups
+
+
+def at_equal_accuracy(runs: pd.DataFrame, histories: pd.DataFrame, references, methods: list[dict],
+                      problems: list[dict], levels=LEVELS) -> pd.DataFrame:
+    """The headline conclusion (module docstring): one row per tag, problem class, measure and level.
+    ``runs``: the single-step runs (key, problem, method, base_method, formulation, repetition);
+    ``histories``: their histories (:func:`workbench.study.results.read_histories`, judged_error
+    included); ``references``: :class:`workbench.report.reference.References`; ``methods`` and
+    ``problems``: the plan's."""
+    refs = {}
+    for run in runs.itertuples():
+        ref = references.for_method(run.problem, run.formulation, run.base_method)
+        refs[run.key] = None if ref is None else ref.objective
+    table = accuracy_table(runs, histories, refs, levels)
+    labels = {m["method"]: m["label"] for m in methods}
+    by_class: dict[str, list[str]] = {}
+    for m in methods:
+        by_class.setdefault(problem_class(m["formulation"]), []).append(m["method"])
+    rows = []
+    for tag, names in _tag_groups(problems).items():
+        for cls, members in by_class.items():
+            for r in equal_accuracy(table, members, labels, names, f"{tag} ({cls})"):
+                rows.append({"problems (tag)": f"{tag} ({len(names)})", "compared": cls,
+                             "measure": MEASURES[r.pop("measure")], **r})
+    columns = ["problems (tag)", "compared", "measure", "level", "conclusion (time)", "seconds",
+               "conclusion (iterations)", "iterations"]
+    return pd.DataFrame(rows).reindex(columns=columns).set_index("problems (tag)")
+
+
 def conclusion(pairs: pd.DataFrame, methods: list[dict], shift: float) -> tuple[pd.DataFrame, list[str]]:
     """One row per tag (and all problems when there are several tags) and comparison group: the
-    fastest method with its mean time (range over repetitions), the next with the ratio (its range)
+    first method to its own threshold with its mean time (range over repetitions), the next with the ratio (its range)
     and whether they are within noise, success rates; and the caveats, one line each."""
     groups: dict[str, list[str]] = {}
     for problem, tags in zip(pairs["problem"], pairs["tags"]):
@@ -80,7 +134,7 @@ def conclusion(pairs: pd.DataFrame, methods: list[dict], shift: float) -> tuple[
             row, notes = _row(mine, list(group.methods), shift, group.threshold)
             rows.append({"problems (tag)": f"{tag} ({len(problems)})", "compared": group.label, **row})
             caveats += [f"{tag}, {group.label}: {n}." for n in notes]
-    columns = ["problems (tag)", "compared", "common problems", "fastest", "sgm time [s]", "next", "next / fastest",
+    columns = ["problems (tag)", "compared", "common problems", FIRST, "sgm time [s]", "next", "next / first",
                "within noise", "solved % (of problems it can take)"]
     table = pd.DataFrame(rows).reindex(columns=columns).set_index("problems (tag)")
     return table, caveats

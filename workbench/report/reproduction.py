@@ -27,6 +27,23 @@ A row (a plain dict, so that it is stored as JSON by :func:`workbench.provenance
   dataset not made at the paper's protocol); the verdict is then "not comparable", and the rule's own
   outcome is given in the reason.
 
+Rows over the members of a dataset family (a random packing, a chaotic simulation: issue 44) carry
+``members`` (:func:`over_members`, :func:`paired_members`): the member count and the exact 95 % interval
+of the median over members (:mod:`workbench.analysis.members`), and are judged on the interval, not on
+one sample: **reproduced** when the interval lies inside the criterion's band (``within``: paper +-
+rel_tol |paper|; ``factor``: [paper / f, f paper]; ``below``: <= threshold), **not reproduced** when
+it lies outside, **undecided** when it straddles a bound (or is unbounded: under 6 members). A
+``holds`` row judges the interval of the paired ratio measured[0] / measured[1] against ``factor``
+the same way. Such a row has at least :data:`MIN_MEMBERS` members, or says why fewer (``fewer``).
+
+Other words: **reproduced failure** (``failure``: both sides fail the same way, e.g. both stop at
+MAX ITER: said as such, never counted with the reproductions); **depends on CHOICE** (``choices``:
+a quantity with more than one reasonable definition, {"name": CHOICE, "values": {definition:
+measured}}: the rule is applied under each, and when their verdicts differ the row reads "depends on
+CHOICE" with each verdict; when they agree, that verdict, with "the same under every CHOICE");
+**not comparable** (the rule ``not_comparable``, or an ``obstacle``: say what is not given);
+**not measured**.
+
 The verdict is never stored: :func:`verdict` computes it from the row whenever the table is rendered,
 so the page always says what the numbers in its raw data imply. A rule that needs a number which was
 not measured (``None``) gives "not measured" with the row's ``missing`` reason.
@@ -37,13 +54,21 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["REPRODUCED", "NOT_REPRODUCED", "NOT_COMPARABLE", "NOT_MEASURED", "verdict", "row", "render_table",
-           "fmt"]
+__all__ = ["REPRODUCED", "NOT_REPRODUCED", "NOT_COMPARABLE", "NOT_MEASURED", "UNDECIDED", "REPRODUCED_FAILURE",
+           "DEPENDS", "MIN_MEMBERS", "verdict", "row", "render_table", "fmt", "over_members", "paired_members",
+           "counted"]
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 NOT_COMPARABLE = "not comparable"
 NOT_MEASURED = "not measured"
+UNDECIDED = "undecided"
+REPRODUCED_FAILURE = "reproduced failure"
+#: the prefix of "depends on CHOICE"
+DEPENDS = "depends on"
+
+#: the fewest members of a row over a family that needs no reason for fewer (issue 44)
+MIN_MEMBERS = 10
 
 _OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
 
@@ -105,12 +130,104 @@ def _measured_complete(rule: dict, paper: Any, measured: Any) -> bool:
     return _number(measured) and _number(paper)
 
 
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def over_members(values, *, fewer: str | None = None) -> dict:
+    """The ``members`` of a row measured on each member of a family: ``n``, ``median``, ``low``, ``high``
+    (the exact 95 % interval of the median; None for an unbounded end), ``coverage``, ``of`` = "value";
+    ``fewer``: why fewer than MIN_MEMBERS members (required then)."""
+    from workbench.analysis.members import median_interval
+
+    s = median_interval(values)
+    out = {"n": s["n"], "median": s["median"], "low": _finite_or_none(s["low"]), "high": _finite_or_none(s["high"]),
+           "level": s["level"], "coverage": None if math.isnan(s["coverage"]) else s["coverage"], "of": "value"}
+    return out | ({"fewer": fewer} if fewer else {})
+
+
+def paired_members(a, b, *, fewer: str | None = None) -> dict:
+    """The ``members`` of a ``holds`` row: the interval of the median of the paired ratios a_i / b_i over
+    the same members (:func:`workbench.analysis.members.compare`), ``of`` = "ratio"."""
+    from workbench.analysis.members import compare
+
+    c = compare(a, b)
+    out = {"n": c["n"], "median": c["ratio"], "low": _finite_or_none(c["ratio_low"]) if c["ranks"] else None,
+           "high": _finite_or_none(c["ratio_high"]) if c["ranks"] else None, "level": c["level"],
+           "coverage": None if math.isnan(c["coverage"]) else c["coverage"], "of": "ratio"}
+    return out | ({"fewer": fewer} if fewer else {})
+
+
+def _band(rule: dict, paper: Any) -> tuple[float, float, str]:
+    """The criterion's band of measured values: (lower, upper, text)."""
+    kind = rule["rule"]
+    if kind == "within":
+        half = rule["rel_tol"] * abs(paper)
+        return paper - half, paper + half, f"paper +- {rule['rel_tol']:g} |paper| = [{fmt(paper - half)}, {fmt(paper + half)}]"
+    if kind == "factor":
+        lo, hi = sorted((paper / rule["factor"], paper * rule["factor"]))
+        return lo, hi, f"[{fmt(lo)}, {fmt(hi)}] (paper / {rule['factor']:g} to {rule['factor']:g} paper)"
+    if kind == "below":
+        return -math.inf, rule["threshold"], f"<= {rule['threshold']:g}"
+    raise ValueError(f"rule {kind!r} cannot judge an interval over members")
+
+
+def _members_verdict(rule: dict, paper: Any, members: dict) -> tuple[str, str]:
+    """The verdict of a row over members, from the interval (module docstring)."""
+    lo = -math.inf if members["low"] is None else members["low"]
+    hi = math.inf if members["high"] is None else members["high"]
+    interval = f"{members['level']:.0%} interval [{fmt(members['low'])}, {fmt(members['high'])}] over {members['n']} members"
+    if rule["rule"] == "holds":
+        op, f = rule["op"], rule.get("factor", 1.0)
+        ok = {"<": hi < f, "<=": hi <= f, ">": lo > f, ">=": lo >= f}[op]
+        fails = {"<": lo >= f, "<=": lo > f, ">": hi <= f, ">=": hi < f}[op]
+        label = REPRODUCED if ok else NOT_REPRODUCED if fails else UNDECIDED
+        what = {REPRODUCED: "inside", NOT_REPRODUCED: "outside", UNDECIDED: "straddles"}[label]
+        return label, f"ratio's {interval} {what} {op} {f:g}"
+    if rule["rule"] == "below" and not paper <= rule["threshold"]:
+        return NOT_REPRODUCED, f"the paper's value is above {rule['threshold']:g}"
+    low, high, text = _band(rule, paper)
+    if low <= lo and hi <= high:
+        return REPRODUCED, f"{interval} inside {text}"
+    if hi < low or lo > high:
+        return NOT_REPRODUCED, f"{interval} outside {text}"
+    return UNDECIDED, f"{interval} straddles {text}"
+
+
+def _judged(rule: dict, paper: Any, measured: Any, members: dict | None) -> tuple[str, str]:
+    if members is not None and rule["rule"] != "not_comparable":
+        return _members_verdict(rule, paper, members)
+    return _rule_verdict(rule, paper, measured)
+
+
+def _choices_verdict(r: dict) -> tuple[str, str] | None:
+    """The verdict under each definition of ``choices`` (module docstring); None when the row has none."""
+    choices = r.get("choices")
+    if not choices:
+        return None
+    rule, paper = r["rule"], r.get("paper")
+    each = {}
+    for name, value in choices["values"].items():
+        each[name] = (_rule_verdict(rule, paper, value) if _measured_complete(rule, paper, value)
+                      else (NOT_MEASURED, "no measured value"))
+    labels = {label for label, _ in each.values()}
+    listed = "; ".join(f"{name}: {label} ({reason})" for name, (label, reason) in each.items())
+    if len(labels) == 1:
+        return labels.pop(), f"the same under every {choices['name']}: {listed}"
+    return f"{DEPENDS} {choices['name']}", listed
+
+
 def verdict(r: dict) -> tuple[str, str]:
     """(verdict, reason) of a row, computed from its numbers by its rule (module docstring)."""
     rule = r["rule"]
+    by_choice = _choices_verdict(r)
+    if by_choice is not None:
+        return by_choice
     if not _measured_complete(rule, r.get("paper"), r.get("measured")):
         return NOT_MEASURED, r.get("missing") or "no measured value"
-    label, reason = _rule_verdict(rule, r.get("paper"), r.get("measured"))
+    label, reason = _judged(rule, r.get("paper"), r.get("measured"), r.get("members"))
+    if r.get("failure") and label == REPRODUCED:
+        label, reason = REPRODUCED_FAILURE, f"{r['failure']} ({reason}); not counted with the reproductions"
     if r.get("roundoff") and label != NOT_COMPARABLE:
         label, reason = NOT_REPRODUCED, f"depends on round-off: {r['roundoff']}"
     if r.get("obstacle") and label != NOT_COMPARABLE:
@@ -120,15 +237,23 @@ def verdict(r: dict) -> tuple[str, str]:
 
 def row(quantity: str, source: str, paper: Any, measured: Any, rule: dict, *, criterion: str, differences: str = "none",
         shown: str | None = None, paper_shown: str | None = None, obstacle: str | None = None,
-        missing: str | None = None, roundoff: str | None = None) -> dict:
+        missing: str | None = None, roundoff: str | None = None, members: dict | None = None,
+        failure: str | None = None, choices: dict | None = None) -> dict:
     """A table row (module docstring); ``shown`` / ``paper_shown`` replace the plain rendering of the
-    measured / paper value (extra information such as a spread or a second number)."""
+    measured / paper value (extra information such as a spread or a second number). ``members``
+    (:func:`over_members`, :func:`paired_members`): a row over a family's members, at least MIN_MEMBERS
+    of them or its ``fewer`` reason; ``failure``: what both sides fail the same way; ``choices``:
+    {"name": CHOICE, "values": {definition: measured}}."""
     out = {"quantity": quantity, "source": source, "paper": paper, "measured": measured, "rule": rule,
            "criterion": criterion, "differences": differences}
     for key, value in (("shown", shown), ("paper_shown", paper_shown), ("obstacle", obstacle), ("missing", missing),
-                       ("roundoff", roundoff)):
+                       ("roundoff", roundoff), ("members", members), ("failure", failure), ("choices", choices)):
         if value is not None:
             out[key] = value
+    if members is not None and members["n"] < MIN_MEMBERS and not members.get("fewer"):
+        raise ValueError(f"{quantity}: {members['n']} members, under {MIN_MEMBERS}, and no reason for fewer")
+    if choices is not None and (not choices.get("name") or len(choices.get("values") or {}) < 2):
+        raise ValueError(f"{quantity}: choices need a name and at least two definitions")
     verdict(out)  # a malformed rule fails here, at measurement time, not when the page is checked
     return out
 
@@ -140,10 +265,28 @@ def _cell(text: Any) -> str:
 def _value(r: dict, key: str, shown: str) -> str:
     if r.get(shown):
         return r[shown]
+    if key == "measured" and r.get("members"):
+        m = r["members"]
+        what = "ratio " if m["of"] == "ratio" else ""
+        fewer = f"; fewer because {m['fewer']}" if m.get("fewer") else ""
+        return (f"{what}median {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], "
+                f"{m['n']} members{fewer}")
+    if key == "measured" and r.get("choices"):
+        return "; ".join(f"{name}: {fmt(v)}" for name, v in r["choices"]["values"].items())
     v = r.get(key)
     if isinstance(v, (list, tuple)):
         return " vs ".join(fmt(x) for x in v)
     return fmt(v)
+
+
+def counted(counts: dict[str, int]) -> str:
+    """The count of verdicts as a page states it: the four words every page has, then undecided,
+    reproduced failure and each "depends on CHOICE" where there are any (never added to the
+    reproductions)."""
+    order = [REPRODUCED, NOT_REPRODUCED, NOT_COMPARABLE, NOT_MEASURED]
+    extra = [k for k in (UNDECIDED, REPRODUCED_FAILURE) if counts.get(k)]
+    extra += sorted(k for k in counts if k.startswith(DEPENDS))
+    return ", ".join(f"{counts.get(k, 0)} {k}" for k in order + extra)
 
 
 def render_table(data: dict) -> str:
@@ -162,8 +305,7 @@ def render_table(data: dict) -> str:
         cells = [r["quantity"], f"{paper} ({r['source']})", _value(r, "measured", "shown"), r["criterion"],
                  r["differences"], f"**{label}**: {reason}"]
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    order = [REPRODUCED, NOT_REPRODUCED, NOT_COMPARABLE, NOT_MEASURED]
-    lines += ["", "Verdicts: " + ", ".join(f"{counts.get(k, 0)} {k}" for k in order) + "."]
+    lines += ["", "Verdicts: " + counted(counts) + "."]
     for note in data.get("notes", []):
         lines += ["", note]
     return "\n".join(lines) + "\n"

@@ -20,7 +20,7 @@ from workbench.analysis.accounting import RESOLUTION, comparison_groups, summari
 from workbench.analysis.profiles import performance_profile, profile_values
 from workbench.analysis.stats import first_within
 from workbench.report import tables
-from workbench.report.conclusion import conclusion, within_noise
+from workbench.report.conclusion import at_equal_accuracy, conclusion, within_noise
 from workbench.report.data import ReportData
 from workbench.report.document import Figure, Heading, Table, Text, cell, spread
 from workbench.solvers.base import handover_label
@@ -133,17 +133,37 @@ def _tag_success(pairs: pd.DataFrame, res: ReportData) -> pd.DataFrame | None:
 
 @section("conclusion")
 def _conclusion(res: ReportData, out: Path) -> list:
+    from workbench.analysis.accuracy import LEVELS
+    from workbench.analysis.members import INTERVAL_METHOD
+
+    equal = at_equal_accuracy(res.static, read_histories(res.store, res.static["key"]), res.references(),
+                              res.plan["methods"], res.plan["problems"])
     table, caveats = conclusion(res.pairs(), res.plan["methods"], res.options["shift"])
     blocks = [Heading(1, "Conclusion"),
-              Text("Written from the numbers under the accounting rule: per group of problems (tag), problem class "
-                   "and acceptance threshold, the fastest method by the shifted geometric mean of time on the "
-                   "problems all its methods can take (in brackets: the interquartile range of the same mean taken "
-                   "over each repetition alone), the next one and their ratio (its range from those means), whether the two "
+              Text("At equal accuracy: per group of problems (tag) and problem class, for each level "
+                   f"({', '.join(f'{x:g}' for x in LEVELS)}) of two measures computed by the workbench the same way "
+                   "for every method (the relative distance of the iterate's objective to the problem's reference "
+                   "objective, never the method's own; and the judged error of the iterate), each method's time "
+                   "and iterations to the level, from the histories: the median over the group's problems (each "
+                   f"the median over repetitions) with its 95 % interval ({INTERVAL_METHOD}). A method is named "
+                   "faster than the next only when the 95 % interval of the paired log-ratio over the same "
+                   "problems excludes 0; otherwise \"undecided over n members\". A method that never reaches a "
+                   "level is \"not reached\", never the fastest; \"not measured\": no history, no reference or "
+                   "no judged iterate."),
+              Table(equal, "Conclusion at equal accuracy.", tables.write_table(equal, out, "conclusion",
+                                                                                "Conclusion at equal accuracy")),
+              Text("Not a conclusion: the time to each method's own stopping threshold, where methods stop at "
+                   "unequal accuracies. Under the accounting rule: per group of problems (tag), problem class "
+                   "and acceptance threshold, the method first to its threshold by the shifted geometric mean of "
+                   "time on the problems all its methods can take (in brackets: the interquartile range of the "
+                   "same mean taken over each repetition alone), the next one and their ratio (its range from "
+                   "those means), whether the two "
                    f"are within noise (ranges that overlap, or a gap under {RESOLUTION:.0%} of the times plus the "
                    "shift), and each method's success rate with the number of problems it can take. When methods "
-                   "are within noise of the fastest, no fastest is named: the cell reads \"tie within noise\" "
+                   "are within noise of the first, none is named: the cell reads \"tie within noise\" "
                    "with all of them, in the study's order."),
-              Table(table, "Conclusion.", tables.write_table(table, out, "conclusion", "Conclusion"))]
+              Table(table, "Time to each method's own stopping threshold (not at equal accuracy).",
+                    tables.write_table(table, out, "stopping_threshold", "Time to each method's own threshold"))]
     if caveats:
         blocks += [Text("Caveats:")] + [Text(f"- {c}") for c in caveats]
     return blocks

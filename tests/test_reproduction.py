@@ -263,3 +263,12 @@ def test_a_trend_row_is_judged_on_its_slope_beyond_two_standard_errors():
     grows = reproduce._trend_row("q", "Fig. 1", "grows", x, [1.0, 1.3, 1.9, 2.2, 3.5], "y", "none", "")
     flat = reproduce._trend_row("q", "Fig. 1", "grows", x, [1.0, 1.3, 0.9, 1.2, 1.0], "y", "none", "")
     assert verdict(grows)[0] == REPRODUCED and verdict(flat)[0] == NOT_REPRODUCED
+
+
+def test_an_obstacle_holds_under_every_definition_of_a_choice():
+    """A row with choices and an obstacle (a quick run's reduced scene) is not comparable, with the verdict
+    under each definition in its reason."""
+    choices = {"name": "error statistic", "values": {"max": 1.1e-3, "mean": 4e-5}}
+    label, reason = verdict(row("LCP2 error", "Table 1", 1e-3, 1.1e-3, {"rule": "factor", "factor": 3}, criterion="c",
+                                choices=choices, obstacle="quick run"))
+    assert label == NOT_COMPARABLE and reason.startswith("quick run") and "mean: not reproduced" in reason

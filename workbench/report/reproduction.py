@@ -222,6 +222,8 @@ def verdict(r: dict) -> tuple[str, str]:
     rule = r["rule"]
     by_choice = _choices_verdict(r)
     if by_choice is not None:
+        if r.get("obstacle") and by_choice[0] != NOT_COMPARABLE:   # an obstacle holds under every definition
+            return NOT_COMPARABLE, f"{r['obstacle']} (by the rule alone: {by_choice[0]}, {by_choice[1]})"
         return by_choice
     if not _measured_complete(rule, r.get("paper"), r.get("measured")):
         return NOT_MEASURED, r.get("missing") or "no measured value"

@@ -272,3 +272,30 @@ def test_an_obstacle_holds_under_every_definition_of_a_choice():
     label, reason = verdict(row("LCP2 error", "Table 1", 1e-3, 1.1e-3, {"rule": "factor", "factor": 3}, criterion="c",
                                 choices=choices, obstacle="quick run"))
     assert label == NOT_COMPARABLE and reason.startswith("quick run") and "mean: not reproduced" in reason
+
+
+def test_simulated_rows_are_judged_over_their_members():
+    """benchmarks.reproduce.trajectories.over_members: a numeric row is judged on the interval of its
+    median over the members (a finding 'A OP f B' on the paired ratio), a status row keeps the round-off
+    rule, and fewer than 10 members need a reason."""
+    from benchmarks.reproduce.trajectories import over_members
+    rule = {"rule": "holds", "op": "<", "factor": 0.5, "finding": "fewer"}
+
+    def member(k, ratio, status):
+        return [row("it/step", "Table 3", "fewer", [ratio * (10 + k), 10.0 + k], rule, criterion="c"),
+                row("force", "Fig. 8", 10.0, 10.0 + 0.1 * k, {"rule": "within", "rel_tol": 0.05}, criterion="c"),
+                row("divs", "Table 3", 0, status, {"rule": "same"}, criterion="c")]
+
+    rows = over_members([member(k, 0.1 + 0.01 * k, 0) for k in range(10)])
+    assert verdict(rows[0])[0] == REPRODUCED and rows[0]["members"]["n"] == 10 and rows[0]["members"]["of"] == "ratio"
+    assert rows[0]["members"]["high"] == pytest.approx(0.18)    # ranks 2 and 9 of 10: ratios 0.11 ... 0.18
+    assert verdict(rows[1])[0] == UNDECIDED                     # 10.1 ... 10.8 straddles 10.5
+    assert verdict(rows[2])[0] == REPRODUCED and "members" not in rows[2]
+    rows = over_members([member(k, 0.1, k % 2) for k in range(10)])
+    assert verdict(rows[2])[0] == NOT_REPRODUCED and "depends on round-off" in verdict(rows[2])[1]
+    with pytest.raises(ValueError):
+        over_members([member(k, 0.1, 0) for k in range(3)])
+    rows = over_members([member(k, 0.1, 0) for k in range(3)], "--quick")
+    assert verdict(rows[0])[0] == UNDECIDED and rows[0]["members"]["fewer"] == "--quick"
+    page = rp.render_table({"title": "t", "setup": "s", "rows": rows})
+    assert "3 members; fewer because --quick" in page

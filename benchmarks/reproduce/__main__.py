@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.reproduce", description=__doc__.splitlines()[0])
     parser.add_argument("paper", choices=sorted(PAPERS))
     parser.add_argument("--quick", action="store_true", help="a CI-sized run")
+    parser.add_argument("--members", type=int, default=None,
+                        help="members (packings of a family, trajectories of a simulation) each row over members is "
+                             "measured on (default 10; 3 with --quick; fewer than 10 is stated on the page)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--write", action="store_true",
                        help=f"write repro-PAPER.* into {RESULTS_DIR} and docs/reproductions.md (default: a temporary folder)")
@@ -81,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compaction-duration", type=float, default=COMPACTION_DURATION,
                         help="seconds simulated in the sec. 3.3 compaction test")
     args = parser.parse_args(argv)
-    if min(args.apgd_cap, args.extra_cap, args.filling_n, *args.filling_sizes) < 1 or args.sizes_duration <= 1.0 \
+    if min(args.apgd_cap, args.extra_cap, args.filling_n, *args.filling_sizes, args.members or 1) < 1 or args.sizes_duration <= 1.0 \
             or not 0 < args.scaling_tol < 1 or not 0 < args.filling_tol < 1 or not args.compaction_duration > 0:
         parser.error("caps, sizes and --compaction-duration must be positive, --sizes-duration above 1 s, tolerances "
                      "in (0, 1)")

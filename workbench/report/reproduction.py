@@ -265,14 +265,15 @@ def _cell(text: Any) -> str:
 
 
 def _value(r: dict, key: str, shown: str) -> str:
-    if r.get(shown):
-        return r[shown]
-    if key == "measured" and r.get("members"):
+    if key == "measured" and r.get("members"):   # the interval is always reported; ``shown`` adds to it
         m = r["members"]
         what = "ratio " if m["of"] == "ratio" else ""
         fewer = f"; fewer because {m['fewer']}" if m.get("fewer") else ""
+        extra = f"; first member: {r[shown]}" if r.get(shown) else ""
         return (f"{what}median {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], "
-                f"{m['n']} members{fewer}")
+                f"{m['n']} members{fewer}{extra}")
+    if r.get(shown):
+        return r[shown]
     if key == "measured" and r.get("choices"):
         return "; ".join(f"{name}: {fmt(v)}" for name, v in r["choices"]["values"].items())
     v = r.get(key)

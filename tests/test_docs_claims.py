@@ -368,3 +368,17 @@ def test_no_committed_page_was_written_from_a_tree_with_local_changes(page):
     """Every committed page's header names a commit, never one with local changes (issue 44 item 8)."""
     head = (provenance.RESULTS_DIR / f"{page}.md").read_text(encoding="utf-8").split("\n", 1)[0]
     assert "commit " in head and provenance.LOCAL_CHANGES not in head, head
+
+
+def test_the_large_settles_extrapolated_hours_in_datasets_md_are_the_generator_pages_fit():
+    """docs/datasets.md's estimate of a tolerance-solved 30,000-sphere settle is the series fit t = c n^p
+    of docs/results/generate.json at n = LARGE_SPHERES, in hours to one decimal (issue 44 item 8)."""
+    from problems.generator import LARGE_SPHERES
+
+    record = provenance.RESULTS_DIR / "generate.json"
+    if not record.exists():
+        pytest.skip("docs/results/generate.json not committed")
+    fit = json.loads(record.read_text())["data"]["series"]["fit"]
+    hours = fit["c"] * LARGE_SPHERES ** fit["p"] / 3600
+    text = " ".join((provenance.RESULTS_DIR.parent / "datasets.md").read_text().split())
+    assert f"{LARGE_SPHERES:,}-sphere settle to tol 1e-6 extrapolates to about {hours:.1f} h" in text

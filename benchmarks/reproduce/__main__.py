@@ -70,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument("--results-dir", type=Path, help="where to write repro-PAPER.* (default: a temporary folder)")
     parser.add_argument("--settled", default="settled-00320", help="dataset of the thoroughly settled packing")
     parser.add_argument("--unsettled", default="unsettled-00320", help="dataset of the poorly settled packing")
+    parser.add_argument("--settled-family", default="settled-00064",
+                        help="dataset family of the thoroughly settled protocol (Mazhar et al. 2014 sec. 5.1 over members)")
+    parser.add_argument("--unsettled-family", default="unsettled-00064",
+                        help="dataset family of the poorly settled protocol (members paired with the settled by seed)")
     parser.add_argument("--scaling", default="scaling-*", help="glob of the scaling datasets")
     parser.add_argument("--scaling-tol", type=float, default=1e-6, help="accuracy of the sec. 5.2 solves")
     parser.add_argument("--apgd-cap", type=int, default=20_000, help="APGD iteration cap")

@@ -114,6 +114,7 @@ def _fake_floor(monkeypatch, count):
     monkeypatch.setattr(calibrate, "floor_entry", lambda width: {"contacts": count(width), "kinetic_energy": 0.0,
                                                                  "energy_ratio": 0.0, "sha256": "-",
                                                                  "committed_same": None})
+    monkeypatch.setattr(calibrate, "contact_kinds", lambda width: {})
 
 
 def test_floor_fit_reports_the_bracket_and_the_closest_count_when_the_target_is_jumped(monkeypatch, tmp_path):
@@ -293,3 +294,31 @@ def test_each_test_row_says_whether_it_tests_the_fit():
     big = rows["contacts, 2,560 spheres, in the fitted container"]
     assert verdict(big)[0] == "reproduced" and big["uncalibrated"]["measured"] == 9044
     assert big["differences"].startswith("does not test the fit (the same verdict, reproduced")
+
+
+def test_floor_contacts_are_counted_by_kind_under_each_envelope():
+    """The committed scaling-00064 (the floor fit's recipe at 10 m): its stored count is the sum of the
+    sphere-sphere, floor and wall contacts at the generator's 5 cm envelope; 1 cm counts fewer, never
+    more (issue 44 item 5)."""
+    from problems.generator import DEFAULT_DIR, read_manifest
+
+    kinds = calibrate.contact_kinds(DEFAULT_DIR / "scaling-00064.npz")
+    five, one = kinds["5 cm"], kinds["1 cm"]
+    assert sum(five.values()) == read_manifest()["scaling-00064.npz"]["n_contacts"]
+    assert five["floor"] > 0 and five["sphere-sphere"] > 0
+    assert all(one[k] <= five[k] for k in five)
+
+
+def test_the_page_names_the_envelope_and_the_radius_as_free_choices():
+    """A floor fitted on 64 floor contacts plus 13 wall contacts counted at 5 cm (the issue's case): the page
+    gives the count by kind under each envelope, says the fit depends on it, and gives the density the
+    fitted mass implies at the unfitted radius."""
+    data = _data()
+    fitted = next(p for p in data["floor"]["packings"] if p["width"] == 17.5)
+    fitted["kinds"] = {"5 cm": {"sphere-sphere": 0, "floor": 64, "wall": 6},
+                       "1 cm": {"sphere-sphere": 0, "floor": 64, "wall": 0}}
+    page = calibrate.render(data)
+    assert "5 cm: 70 (0 sphere-sphere, 64 floor, 6 wall), -7 from the target" in page
+    assert "1 cm: 64 (0 sphere-sphere, 64 floor, 0 wall), -13 from the target" in page
+    assert "depends on the contact envelope" in page and "| 5 cm: 0 + 64 + 6; 1 cm: 0 + 64 + 0 |" in page
+    assert f"a density of {6.0 / (4 / 3 * 3.141592653589793):.3g} kg/m^3" in page

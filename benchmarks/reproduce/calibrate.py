@@ -214,6 +214,30 @@ def floor_entry(path: Path) -> dict:
             "committed_same": same}
 
 
+#: the contact envelopes [m] under which a floor packing's contacts are counted (issue 44 item 5): the
+#: generator's 0.05 R = 5 cm (R = 1 m), which the fit uses, and 1 cm (the paper gives none)
+ENVELOPES = (0.05, 0.01)
+
+
+def contact_kinds(path: Path, envelopes=ENVELOPES) -> dict[str, dict[str, int]]:
+    """The contacts of the stored final state of the packing ``path`` by kind, under each contact envelope
+    [m] (gap <= envelope, problems.contact.detect): ``sphere-sphere``, ``floor`` (sphere-plane, vertical
+    normal) and ``wall`` (sphere-plane, horizontal normal), keyed by the envelope in cm ("5 cm")."""
+    from problems.contact import detect
+    from problems.generator import settled_packing
+    from problems.rigid import World, container_planes
+
+    bodies, width = settled_packing(path.name[:-len(".npz")], path.parent)
+    out = {}
+    for env in envelopes:
+        c = detect(World(bodies, container_planes(width, width, float(bodies.mu[0])), envelope=env))
+        plane = c.a < 0
+        floor = plane & (np.abs(c.normal[:, 2]) > 0.5)
+        out[f"{100 * env:g} cm"] = {"sphere-sphere": int(np.sum(~plane)), "floor": int(np.sum(floor)),
+                                    "wall": int(np.sum(plane & ~floor))}
+    return out
+
+
 def fit_floor(n: int, target: int, cache: Path, bracket=FLOOR_BRACKET, resolution: float = FLOOR_RESOLUTION,
               progress: bool = False, **overrides) -> dict:
     """The floor width [m] at which ``n`` spheres settle to ``target`` contacts: :func:`fit_monotone` over
@@ -222,7 +246,8 @@ def fit_floor(n: int, target: int, cache: Path, bracket=FLOOR_BRACKET, resolutio
 
     def contacts(width: float) -> int:
         _say(f"floor {width:g} m: {n} spheres")
-        packings[width] = {"width": width, **floor_entry(floor_packing(width, n, cache, progress, **overrides))}
+        path = floor_packing(width, n, cache, progress, **overrides)
+        packings[width] = {"width": width, **floor_entry(path), "kinds": contact_kinds(path)}
         return packings[width]["contacts"]
 
     try:
@@ -566,6 +591,46 @@ def _fit_table(data: dict) -> list[str]:
     return lines
 
 
+def _kinds(pk: dict) -> str:
+    """A floor packing's contacts by kind under each envelope (:func:`contact_kinds`); '-' for a record
+    made before they were counted."""
+    kinds = pk.get("kinds")
+    if not kinds:
+        return "-"
+    return "; ".join(f"{env}: {k['sphere-sphere']} + {k['floor']} + {k['wall']}" for env, k in kinds.items())
+
+
+def free_choices(data: dict) -> list[str]:
+    """What the fits leave to a choice (issue 44 item 5): the contact envelope of the count the floor is
+    fitted on (the count at the fitted width under each envelope, by kind) and the radius, which is not
+    fitted (the density the fitted mass implies at the generator's radius)."""
+    from problems.generator import PackingSpec
+
+    floor, mass = data["floor"], data["mass"]
+    out = []
+    f = floor["fit"]
+    pk = next((p for p in floor["packings"] if f is not None and p["width"] == f["value"]), None)
+    if pk is not None and pk.get("kinds"):
+        each, target = [], floor["target"]
+        for env, k in pk["kinds"].items():
+            total = k["sphere-sphere"] + k["floor"] + k["wall"]
+            off = "the target" if total == target else f"{total - target:+d} from the target"
+            each.append(f"{env}: {total} ({k['sphere-sphere']} sphere-sphere, {k['floor']} floor, {k['wall']} wall), {off}")
+        same = len({k["sphere-sphere"] + k["floor"] + k["wall"] for k in pk["kinds"].values()}) == 1
+        out.append(f"**Free choice: contact envelope.** The paper gives none; the generator counts a contact at a gap "
+                   f"up to 0.05 R (5 cm at R = 1 m), and the fit uses that count. At the fitted width {f['value']:.6g} m "
+                   "the count under each envelope: " + "; ".join(each) + ". The fit "
+                   + ("does not depend on the envelope." if same else "depends on the contact envelope: under another "
+                      "envelope the target is met at another width (the packings' counts by kind are in the floor table)."))
+    radius = PackingSpec().parameters()["radius"]
+    density = mass["mass"] / (4.0 / 3.0 * math.pi * radius ** 3)
+    out.append(f"**Free choice: radius.** Not fitted: the paper gives no radius, and the generator's R = {radius:g} m is "
+               f"kept, so the fitted {mass['mass']:.4g} kg is a density of {density:.3g} kg/m^3. The contact counts depend "
+               "on the floor width and the envelope in units of R only (the fitted width scales with R); the objective "
+               "and energies are linear in the mass at a fixed R.")
+    return out
+
+
 def render(data: dict) -> str:
     """The page (docs/results/calibration.md)."""
     mass, floor, tests = data["mass"], data["floor"], data["tests"]
@@ -605,12 +670,13 @@ def render(data: dict) -> str:
               f"is at most {floor['resolution']:g} m wide. The count is an integer that falls as the floor widens (the "
               "starting lattice holds fewer layers), not smoothly: it may jump over the target, so the fit gives the "
               "bracket, the closest count reached and its residual.", "",
-              "| floor width [m] | contacts | kinetic energy [J] (over sum m g R) | same arrays as the committed packing |",
-              "|---:|---:|---:|---|"]
+              "| floor width [m] | contacts | by kind, sphere-sphere + floor + wall, per envelope | kinetic energy [J] "
+              "(over sum m g R) | same arrays as the committed packing |",
+              "|---:|---:|---|---:|---|"]
     for pk in floor["packings"]:
         same = {None: "-", True: "yes (scaling-00064)", False: "no"}[pk["committed_same"]]
-        lines.append(f"| {pk['width']:.6g} | {pk['contacts']} | {pk['kinetic_energy']:.3g} ({pk['energy_ratio']:.2g}) "
-                     f"| {same} |")
+        lines.append(f"| {pk['width']:.6g} | {pk['contacts']} | {_kinds(pk)} | {pk['kinetic_energy']:.3g} "
+                     f"({pk['energy_ratio']:.2g}) | {same} |")
     if f is not None:
         near = [p["contacts"] for p in floor["packings"] if abs(p["width"] - f["value"]) <= NEAR]
         lines += ["", f"Within {1000 * NEAR:g} mm of the fitted width the packings have {min(near)} to {max(near)} "
@@ -619,6 +685,8 @@ def render(data: dict) -> str:
         lines += ["", f"The target {floor['target']} is not reached by the floor width alone: the count goes from "
                   f"{next(p['contacts'] for p in floor['packings'] if p['width'] == f['lo'])} at {f['lo']:.4g} m to "
                   f"{next(p['contacts'] for p in floor['packings'] if p['width'] == f['hi'])} at {f['hi']:.4g} m."]
+    for text in free_choices(data):
+        lines += ["", text]
     lines += ["", render_table({"title": "Tests: the paper's other numbers at the fitted parameters",
                                 "setup": "Rules as docs/reproductions.md (workbench/report/reproduction.py): objectives, "
                                          f"counts and iterations of a random packing within {PACKING_TOL:.0%}, kinetic "

@@ -299,3 +299,40 @@ def test_simulated_rows_are_judged_over_their_members():
     assert verdict(rows[0])[0] == UNDECIDED and rows[0]["members"]["fewer"] == "--quick"
     page = rp.render_table({"title": "t", "setup": "s", "rows": rows})
     assert "3 members; fewer because --quick" in page
+
+
+def test_mazhar_sec51_rows_over_the_families_members(monkeypatch):
+    """Mazhar et al. 2014 sec. 5.1 over members (constructed measurements): APGD's iterations per protocol
+    and the paired finding on the members of the same seed, 'at rest' counted apart from the protocol's
+    name, and fewer than 10 members say why (here: only 5 made)."""
+    from types import SimpleNamespace
+
+    from benchmarks.reproduce import mazhar_2014 as mz
+
+    def measured(name, cap):
+        kind, m = name.split("-00064-m")
+        m = int(m)
+        apgd = {"settled": 500 + 10 * m, "unsettled": 900 + 20 * m}[kind]
+        return {"contacts": 185, "energy": 0.05 if kind == "settled" else 4.0, "at_rest": kind == "unsettled",
+                "ratio": 1e-5, "objective": -1.0, "apgd": apgd if m != 4 else float("inf"),
+                "meta": {"n_bodies": 64}}
+
+    monkeypatch.setattr(mz, "_measure_member", measured)
+    monkeypatch.setattr("problems.families.available", lambda name, folder=None: 5)
+    args = SimpleNamespace(quick=False, members=None, apgd_cap=20_000, settled_family="settled-00064",
+                           unsettled_family="unsettled-00064")
+    rows, notes = [], []
+    mz.mazhar_members(args, rows, notes)
+    by = {r["quantity"]: r for r in rows}
+    settled = by["APGD iterations to the interior-point objective, thoroughly settled, over members"]
+    assert settled["members"]["n"] == 5 and "5 members of settled-00064 are made" in settled["members"]["fewer"]
+    assert settled["measured"] == 520 and verdict(settled)[0] == NOT_COMPARABLE    # 64 spheres, not the paper's 320
+    assert "(by the rule alone: undecided" in verdict(settled)[1]                    # under 6 members: no interval
+    rest = by["members at rest, poorly settled protocol"]
+    assert rest["measured"] == 5 and verdict(rest)[0] == NOT_COMPARABLE and "measured apart" in verdict(rest)[1]
+    harder = by["poorly settled is harder for APGD, over members"]
+    # member 4 reached on neither side: a tie (ratio 1); the median of 1, 1.8, 1.804, 1.808, 1.811
+    assert harder["members"]["of"] == "ratio" and harder["members"]["median"] == pytest.approx(920 / 510)
+    assert verdict(harder)[0] == UNDECIDED
+    energy = by["kinetic energy ratio, poorly / thoroughly settled (mass-free), over members"]
+    assert energy["measured"] == pytest.approx(80.0) and verdict(energy)[0] == UNDECIDED

@@ -663,6 +663,7 @@ def render(data: dict) -> str:
               (" — the same: the iterations do not depend on the common mass." if same else
                " — they differ: the iterations depend on the common mass through round-off or the step size.")]
     f = floor["fit"]
+    kinds = any(pk.get("kinds") for pk in floor["packings"])   # a record made before the counts by kind renders as then
     over = ", ".join(f"{k} = {v:g}" for k, v in floor["overrides"].items())
     lines += ["", f"**Floor.** Each packing: the generator's `scaling` recipe (problems/generator.py, as the committed "
               f"scaling-00064) at {floor['n']} spheres with the floor width overridden{'; ' + over if over else ''}. "
@@ -670,13 +671,14 @@ def render(data: dict) -> str:
               f"is at most {floor['resolution']:g} m wide. The count is an integer that falls as the floor widens (the "
               "starting lattice holds fewer layers), not smoothly: it may jump over the target, so the fit gives the "
               "bracket, the closest count reached and its residual.", "",
-              "| floor width [m] | contacts | by kind, sphere-sphere + floor + wall, per envelope | kinetic energy [J] "
-              "(over sum m g R) | same arrays as the committed packing |",
-              "|---:|---:|---|---:|---|"]
+              *(["| floor width [m] | contacts | by kind, sphere-sphere + floor + wall, per envelope | kinetic energy [J] "
+                 "(over sum m g R) | same arrays as the committed packing |", "|---:|---:|---|---:|---|"] if kinds else
+                ["| floor width [m] | contacts | kinetic energy [J] (over sum m g R) | same arrays as the committed packing |",
+                 "|---:|---:|---:|---|"])]
     for pk in floor["packings"]:
         same = {None: "-", True: "yes (scaling-00064)", False: "no"}[pk["committed_same"]]
-        lines.append(f"| {pk['width']:.6g} | {pk['contacts']} | {_kinds(pk)} | {pk['kinetic_energy']:.3g} "
-                     f"({pk['energy_ratio']:.2g}) | {same} |")
+        lines.append(f"| {pk['width']:.6g} | {pk['contacts']} |{f' {_kinds(pk)} |' if kinds else ''} "
+                     f"{pk['kinetic_energy']:.3g} ({pk['energy_ratio']:.2g}) | {same} |")
     if f is not None:
         near = [p["contacts"] for p in floor["packings"] if abs(p["width"] - f["value"]) <= NEAR]
         lines += ["", f"Within {1000 * NEAR:g} mm of the fitted width the packings have {min(near)} to {max(near)} "
@@ -685,7 +687,7 @@ def render(data: dict) -> str:
         lines += ["", f"The target {floor['target']} is not reached by the floor width alone: the count goes from "
                   f"{next(p['contacts'] for p in floor['packings'] if p['width'] == f['lo'])} at {f['lo']:.4g} m to "
                   f"{next(p['contacts'] for p in floor['packings'] if p['width'] == f['hi'])} at {f['hi']:.4g} m."]
-    for text in free_choices(data):
+    for text in free_choices(data) if kinds else []:
         lines += ["", text]
     lines += ["", render_table({"title": "Tests: the paper's other numbers at the fitted parameters",
                                 "setup": "Rules as docs/reproductions.md (workbench/report/reproduction.py): objectives, "

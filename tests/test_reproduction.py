@@ -314,6 +314,7 @@ def test_mazhar_sec51_rows_over_the_families_members(monkeypatch):
         m = int(m)
         apgd = {"settled": 500 + 10 * m, "unsettled": 900 + 20 * m}[kind]
         return {"contacts": 185, "energy": 0.05 if kind == "settled" else 4.0, "at_rest": kind == "unsettled",
+                "translational": (0.04 if kind == "settled" else 0.5) * (1 + 0.01 * m),
                 "ratio": 1e-5, "objective": -1.0, "apgd": apgd if m != 4 else float("inf"),
                 "meta": {"n_bodies": 64}}
 
@@ -336,3 +337,21 @@ def test_mazhar_sec51_rows_over_the_families_members(monkeypatch):
     assert verdict(harder)[0] == UNDECIDED
     energy = by["kinetic energy ratio, poorly / thoroughly settled (mass-free), over members"]
     assert energy["measured"] == pytest.approx(80.0) and verdict(energy)[0] == UNDECIDED
+    # the kinetic energy with or without the rotation: 80 and 12.5, each judged on its own members
+    values = energy["choices"]["values"]
+    assert values["translational only"]["median"] == pytest.approx(12.5) and values["translational only"]["n"] == 5
+    assert "translational only: undecided" in verdict(energy)[1]
+
+
+def test_a_choice_measured_over_members_is_judged_on_its_interval():
+    """choices whose values are members (over_members): each definition judged on its own interval."""
+    rule = {"rule": "factor", "factor": 3}
+    inside = over_members([70.0 + k for k in range(10)])
+    outside = over_members([10.0 + k for k in range(10)])
+    r = row("ratio", "Table 1", 73, 75.0, rule, criterion="c",
+            choices={"name": "kinetic energy", "values": {"with rotation": inside, "translational": outside}})
+    label, reason = verdict(r)
+    assert label == f"{DEPENDS} kinetic energy" and "with rotation: reproduced" in reason
+    assert "translational: not reproduced" in reason and "over 10 members" in reason
+    assert "with rotation: median 74.5, 95% interval [71, 78], 10 members" in rp.render_table(
+        {"title": "t", "setup": "s", "rows": [r]})

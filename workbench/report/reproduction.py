@@ -39,8 +39,8 @@ the same way. Such a row has at least :data:`MIN_MEMBERS` members, or says why f
 Other words: **reproduced failure** (``failure``: both sides fail the same way, e.g. both stop at
 MAX ITER: said as such, never counted with the reproductions); **depends on CHOICE** (``choices``:
 a quantity with more than one reasonable definition, {"name": CHOICE, "values": {definition:
-measured}}: the rule is applied under each, and when their verdicts differ the row reads "depends on
-CHOICE" with each verdict; when they agree, that verdict, with "the same under every CHOICE");
+measured}}, a definition's value a number or a ``members`` dict judged on its interval: the rule is
+applied under each, and when their verdicts differ the row reads "depends on CHOICE" with each verdict; when they agree, that verdict, with "the same under every CHOICE");
 **not comparable** (the rule ``not_comparable``, or an ``obstacle``: say what is not given);
 **not measured**.
 
@@ -200,6 +200,17 @@ def _judged(rule: dict, paper: Any, measured: Any, members: dict | None) -> tupl
     return _rule_verdict(rule, paper, measured)
 
 
+def _is_members(value: Any) -> bool:
+    """Whether a choice's value is a ``members`` dict (:func:`over_members`) rather than one number."""
+    return isinstance(value, dict) and "n" in value and "of" in value
+
+
+def _members_text(m: dict) -> str:
+    what = "ratio " if m["of"] == "ratio" else ""
+    fewer = f"; fewer because {m['fewer']}" if m.get("fewer") else ""
+    return f"{what}median {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], {m['n']} members{fewer}"
+
+
 def _choices_verdict(r: dict) -> tuple[str, str] | None:
     """The verdict under each definition of ``choices`` (module docstring); None when the row has none."""
     choices = r.get("choices")
@@ -208,6 +219,9 @@ def _choices_verdict(r: dict) -> tuple[str, str] | None:
     rule, paper = r["rule"], r.get("paper")
     each = {}
     for name, value in choices["values"].items():
+        if _is_members(value):   # a definition measured over members: judged on its interval
+            each[name] = _members_verdict(rule, paper, value)
+            continue
         each[name] = (_rule_verdict(rule, paper, value) if _measured_complete(rule, paper, value)
                       else (NOT_MEASURED, "no measured value"))
     labels = {label for label, _ in each.values()}
@@ -266,16 +280,13 @@ def _cell(text: Any) -> str:
 
 def _value(r: dict, key: str, shown: str) -> str:
     if key == "measured" and r.get("members"):   # the interval is always reported; ``shown`` adds to it
-        m = r["members"]
-        what = "ratio " if m["of"] == "ratio" else ""
-        fewer = f"; fewer because {m['fewer']}" if m.get("fewer") else ""
         extra = f"; first member: {r[shown]}" if r.get(shown) else ""
-        return (f"{what}median {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], "
-                f"{m['n']} members{fewer}{extra}")
+        return _members_text(r["members"]) + extra
     if r.get(shown):
         return r[shown]
     if key == "measured" and r.get("choices"):
-        return "; ".join(f"{name}: {fmt(v)}" for name, v in r["choices"]["values"].items())
+        return "; ".join(f"{name}: {_members_text(v) if _is_members(v) else fmt(v)}"
+                         for name, v in r["choices"]["values"].items())
     v = r.get(key)
     if isinstance(v, (list, tuple)):
         return " vs ".join(fmt(x) for x in v)

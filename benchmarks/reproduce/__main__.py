@@ -88,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compaction-duration", type=float, default=COMPACTION_DURATION,
                         help="seconds simulated in the sec. 3.3 compaction test")
     args = parser.parse_args(argv)
-    if min(args.apgd_cap, args.extra_cap, args.filling_n, *args.filling_sizes, args.members or 1) < 1 or args.sizes_duration <= 1.0 \
+    members = 1 if args.members is None else args.members
+    if min(args.apgd_cap, args.extra_cap, args.filling_n, *args.filling_sizes, members) < 1 or args.sizes_duration <= 1.0 \
             or not 0 < args.scaling_tol < 1 or not 0 < args.filling_tol < 1 or not args.compaction_duration > 0:
-        parser.error("caps, sizes and --compaction-duration must be positive, --sizes-duration above 1 s, tolerances "
+        parser.error("caps, sizes, --members and --compaction-duration must be positive, --sizes-duration above 1 s, tolerances "
                      "in (0, 1)")
     if args.quick and args.write:
         parser.error("--quick makes a CI-sized table, not the paper's comparison: it is not written into docs/ "

@@ -321,10 +321,13 @@ def render(data: dict) -> str:
                   "too (rows \"committed\", not in the fits); why they differ: docs/datasets.md, Checksums."]
     if data.get("replicates"):
         lines += _replicates_table(data)
-    same = [caps for _, caps in distinct(pk) if len(caps) > 1]
+    labels = {}
+    for q in pk:   # a replicate's label names it (r1, r2, ...)
+        labels.setdefault(q["sha256"], []).append(f"{q['cap']:,}" + (f" (r{q['replicate']})" if q.get("replicate") else ""))
+    same = [names for names in labels.values() if len(names) > 1]
     if same:
         lines += ["", "Caps that no step reached make the same packing (the same SHA-256 of its arrays): "
-                  + "; ".join(" = ".join(f"{cap:,}" for cap in caps) for caps in same) + ". Each packing counts once "
+                  + "; ".join(" = ".join(names) for names in same) + ". Each packing counts once "
                   "in the fits."]
     lvl = f"{100 * data['level']:g} %"
     lines += ["", f"Trends: least squares of log y against log x over the packings, slope k (y ~ x^k) with its standard "

@@ -355,3 +355,19 @@ def test_a_choice_measured_over_members_is_judged_on_its_interval():
     assert "translational: not reproduced" in reason and "over 10 members" in reason
     assert "with rotation: median 74.5, 95% interval [71, 78], 10 members" in rp.render_table(
         {"title": "t", "setup": "s", "rows": [r]})
+
+
+def test_a_finding_against_zero_is_judged_on_the_interval_of_its_value():
+    """A finding 'A > 0' (the second number the same constant on every member, e.g. the compaction's
+    settling-time difference) is judged on the interval of A over the members against that constant."""
+    from benchmarks.reproduce.trajectories import over_members
+    rule = {"rule": "holds", "op": ">", "finding": "relaxed settles later"}
+
+    def members(values):
+        return over_members([[row("later", "Fig. 10a", "later", [v, 0.0], rule, criterion="c")] for v in values])[0]
+
+    r = members([0.1 * (k + 1) for k in range(10)])
+    assert r["members"]["against"] == 0.0 and r["members"]["of"] == "value"
+    assert verdict(r)[0] == REPRODUCED and "value's 95% interval [0.2, 0.9] over 10 members inside > 0" in verdict(r)[1]
+    assert verdict(members([-0.1 * (k + 1) for k in range(10)]))[0] == NOT_REPRODUCED
+    assert verdict(members([0.1 * (k - 4) for k in range(10)]))[0] == UNDECIDED

@@ -56,16 +56,21 @@ def fewer_reason(count: int, quick: bool) -> str | None:
             f"--members {count} given (the run's cost bound; each member is a full simulation)")
 
 
-def _numbers(rule: dict, values: list) -> bool:
-    """Whether every member's measured value is a number the members' interval can judge."""
-    def finite(x):
-        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _numbers(rule: dict, values: list) -> str | None:
+    """How the members' interval judges the row: "value", "ratio" (a finding A OP f B on positive pairs),
+    "against" (a finding A OP f c with the same constant c on every member, e.g. 0); None: it cannot."""
     if rule["rule"] in ("within", "factor", "below"):
-        return all(finite(v) for v in values)
-    if rule["rule"] == "holds":
-        return all(isinstance(v, (list, tuple)) and len(v) == 2 and all(finite(x) and x > 0 for x in v)
-                   for v in values)
-    return False
+        return "value" if all(_finite(v) for v in values) else None
+    if rule["rule"] != "holds" or not all(isinstance(v, (list, tuple)) and len(v) == 2 and all(_finite(x) for x in v)
+                                          for v in values):
+        return None
+    if all(x > 0 for v in values for x in v):
+        return "ratio"
+    return "against" if len({v[1] for v in values}) == 1 else None
 
 
 def over_members(per_member: list[list[dict]], fewer: str | None = None) -> list[dict]:
@@ -79,11 +84,14 @@ def over_members(per_member: list[list[dict]], fewer: str | None = None) -> list
     rest = []
     for i, r in enumerate(rows):
         values = [rs[i].get("measured") for rs in per_member]
-        if r["rule"]["rule"] == "not_comparable" or not _numbers(r["rule"], values):
+        how = None if r["rule"]["rule"] == "not_comparable" else _numbers(r["rule"], values)
+        if how is None:
             rest.append(i)
             continue
-        if r["rule"]["rule"] == "holds":
+        if how == "ratio":
             m = paired_members([v[0] for v in values], [v[1] for v in values], fewer=fewer)
+        elif how == "against":
+            m = {**_over([v[0] for v in values], fewer=fewer), "against": values[0][1]}
         else:
             m = _over(values, fewer=fewer)
         r["members"] = m

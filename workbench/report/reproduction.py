@@ -34,7 +34,9 @@ one sample: **reproduced** when the interval lies inside the criterion's band (`
 rel_tol |paper|; ``factor``: [paper / f, f paper]; ``below``: <= threshold), **not reproduced** when
 it lies outside, **undecided** when it straddles a bound (or is unbounded: under 6 members). A
 ``holds`` row judges the interval of the paired ratio measured[0] / measured[1] against ``factor``
-the same way. Such a row has at least :data:`MIN_MEMBERS` members, or says why fewer (``fewer``).
+the same way; one whose second number is the same constant on every member (a finding "A > 0") carries
+``members`` of the first number with ``against`` that constant. Such a row has at least
+:data:`MIN_MEMBERS` members, or says why fewer (``fewer``).
 
 Other words: **reproduced failure** (``failure``: both sides fail the same way, e.g. both stop at
 MAX ITER: said as such, never counted with the reproductions); **depends on CHOICE** (``choices``:
@@ -179,11 +181,13 @@ def _members_verdict(rule: dict, paper: Any, members: dict) -> tuple[str, str]:
     interval = f"{members['level']:.0%} interval [{fmt(members['low'])}, {fmt(members['high'])}] over {members['n']} members"
     if rule["rule"] == "holds":
         op, f = rule["op"], rule.get("factor", 1.0)
+        # of "value": measured[0] over members against a constant measured[1] (``against``, e.g. 0)
+        f = f if members["of"] == "ratio" else f * members["against"]
         ok = {"<": hi < f, "<=": hi <= f, ">": lo > f, ">=": lo >= f}[op]
         fails = {"<": lo >= f, "<=": lo > f, ">": hi <= f, ">=": hi < f}[op]
         label = REPRODUCED if ok else NOT_REPRODUCED if fails else UNDECIDED
         what = {REPRODUCED: "inside", NOT_REPRODUCED: "outside", UNDECIDED: "straddles"}[label]
-        return label, f"ratio's {interval} {what} {op} {f:g}"
+        return label, f"{'ratio' if members['of'] == 'ratio' else 'value'}'s {interval} {what} {op} {f:g}"
     if rule["rule"] == "below" and not paper <= rule["threshold"]:
         return NOT_REPRODUCED, f"the paper's value is above {rule['threshold']:g}"
     low, high, text = _band(rule, paper)

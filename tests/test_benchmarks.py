@@ -420,3 +420,21 @@ def test_an_old_benchmark_command_names_its_new_module_in_one_line():
                           text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0 and proc.stdout == ""
     assert "run .venv/bin/python -m benchmarks.reproduce.calibrate" in proc.stderr
+
+
+def test_a_member_count_below_one_is_refused_and_fewer_than_ten_say_why(capsys):
+    """--members N of python -m benchmarks.reproduce: a count below 1 is one line and exit 2; a run with fewer
+    than 10 members (issue 44) says why on its rows (--quick, or the count given)."""
+    from types import SimpleNamespace
+
+    from benchmarks.reproduce import __main__ as reproduce
+    from benchmarks.reproduce.common import _fewer, _trajectories
+    with pytest.raises(SystemExit) as exc:
+        reproduce.main(["pqn-2017", "--members", "0"])
+    assert exc.value.code == 2 and "--members" in capsys.readouterr().err.splitlines()[-1]
+    assert (_trajectories(SimpleNamespace(quick=False, members=None)), _fewer(SimpleNamespace(quick=False, members=None))) \
+        == (10, None)
+    assert _trajectories(SimpleNamespace(quick=True, members=None)) == 3
+    assert "--quick" in _fewer(SimpleNamespace(quick=True, members=None))
+    assert "--members 4 given" in _fewer(SimpleNamespace(quick=False, members=4))
+    assert _fewer(SimpleNamespace(quick=True, members=12)) is None

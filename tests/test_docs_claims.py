@@ -275,11 +275,13 @@ ALLOWED_NUMBERS = {
                     "closed-form values of the built-in scenes (t = 2 v0 / (7 g mu), 5 v0 / 7, g (sin - mu cos)), "
                     "their angles, and an example command's packing size"),
     "docs/datasets.md": ("0.0005 0.005 0.05 0.2 0.25 16 16,000 2,560 256 320 4,096 40 45,000 30,000 30000 50 500 64 "
-                         "640,1280 8,000 8,192 800 4096 64,2560 17.5152587890625 20",
+                         "640,1280 8,000 8,192 800 4096 64,2560 17.5152587890625 20 11.6",
                          "the datasets' generator parameters (h, duration, sizes, radius, mu, envelope, "
                          "container), the papers' protocols, the step a profile starts from, an example command's size, "
                          "the calibrated floor as the calibration's record stores it (tests/test_generate.py checks it), "
-                         "a family's member count in an example command"),
+                         "a family's member count in an example command, the series fit's hours for a tolerance-solved "
+                         "30,000-sphere settle (recomputed from docs/results/generate.json by "
+                         "test_the_large_settles_extrapolated_hours_in_datasets_md_are_the_generator_pages_fit)"),
     "docs/plotting.md": ("20 3.5", "the history recorder's rows per decade (a setting), a journal column's width "
                                    "in inches (plot.COLUMN_WIDTH)"),
     "docs/reproductions.md": ("0.0005 25 8,000 95 0.05", "the papers' protocol (h, steps), a declared rule tolerance, "
@@ -368,3 +370,17 @@ def test_no_committed_page_was_written_from_a_tree_with_local_changes(page):
     """Every committed page's header names a commit, never one with local changes (issue 44 item 8)."""
     head = (provenance.RESULTS_DIR / f"{page}.md").read_text(encoding="utf-8").split("\n", 1)[0]
     assert "commit " in head and provenance.LOCAL_CHANGES not in head, head
+
+
+def test_the_large_settles_extrapolated_hours_in_datasets_md_are_the_generator_pages_fit():
+    """docs/datasets.md's estimate of a tolerance-solved 30,000-sphere settle is the series fit t = c n^p
+    of docs/results/generate.json at n = LARGE_SPHERES, in hours to one decimal (issue 44 item 8)."""
+    from problems.generator import LARGE_SPHERES
+
+    record = provenance.RESULTS_DIR / "generate.json"
+    if not record.exists():
+        pytest.skip("docs/results/generate.json not committed")
+    fit = json.loads(record.read_text())["data"]["series"]["fit"]
+    hours = fit["c"] * LARGE_SPHERES ** fit["p"] / 3600
+    text = " ".join((provenance.RESULTS_DIR.parent / "datasets.md").read_text().split())
+    assert f"{LARGE_SPHERES:,}-sphere settle to tol 1e-6 extrapolates to about {hours:.1f} h" in text

@@ -271,3 +271,19 @@ def test_an_inaccurate_basis_is_never_read_as_solved():
     result = SimpleNamespace(solver_status=INACCURATE, stop=StopCause.STALLED, info={"z": np.zeros(3)})
     assert lcp0_status(result) == INACCURATE
     assert lcp0_status(SimpleNamespace(solver_status="max pivots", stop=StopCause.MAX_ITER, info={})) == "MAX ITER"
+
+
+def test_the_lcp2_error_is_given_under_each_statistic_the_paper_may_mean():
+    """Anitescu and Hart 2003 Table 1 does not say which statistic over the contacts its "LCP2 residual
+    error" is: max, mean, 2-norm and rms of |u_n| over the active contacts (c_n > 1e-6 max c_n), by hand."""
+    import numpy as np
+
+    from benchmarks.reproduce.anitescu_hart_2003 import ERROR_STATISTICS, error_statistics
+    from workbench.lcp_metrics import normal_velocity_error
+
+    c_n = np.array([1.0, 0.5, 1e-9, 0.0])           # the last two are not active
+    u_n = np.array([0.3, -0.4, 7.0, 9.0])
+    got = error_statistics(normal_velocity_error(c_n, u_n))
+    assert set(got) == set(ERROR_STATISTICS)
+    assert got["max"] == pytest.approx(0.4) and got["mean"] == pytest.approx(0.35)
+    assert got["2-norm"] == pytest.approx(0.5) and got["rms"] == pytest.approx(0.5 / np.sqrt(2))

@@ -265,3 +265,111 @@ def test_a_trend_row_is_judged_on_its_slope_beyond_two_standard_errors():
     grows = reproduce._trend_row("q", "Fig. 1", "grows", x, [1.0, 1.3, 1.9, 2.2, 3.5], "y", "none", "")
     flat = reproduce._trend_row("q", "Fig. 1", "grows", x, [1.0, 1.3, 0.9, 1.2, 1.0], "y", "none", "")
     assert verdict(grows)[0] == REPRODUCED and verdict(flat)[0] == NOT_REPRODUCED
+
+
+def test_an_obstacle_holds_under_every_definition_of_a_choice():
+    """A row with choices and an obstacle (a quick run's reduced scene) is not comparable, with the verdict
+    under each definition in its reason."""
+    choices = {"name": "error statistic", "values": {"max": 1.1e-3, "mean": 4e-5}}
+    label, reason = verdict(row("LCP2 error", "Table 1", 1e-3, 1.1e-3, {"rule": "factor", "factor": 3}, criterion="c",
+                                choices=choices, obstacle="quick run"))
+    assert label == NOT_COMPARABLE and reason.startswith("quick run") and "mean: not reproduced" in reason
+
+
+def test_simulated_rows_are_judged_over_their_members():
+    """benchmarks.reproduce.trajectories.over_members: a numeric row is judged on the interval of its
+    median over the members (a finding 'A OP f B' on the paired ratio), a status row keeps the round-off
+    rule, and fewer than 10 members need a reason."""
+    from benchmarks.reproduce.trajectories import over_members
+    rule = {"rule": "holds", "op": "<", "factor": 0.5, "finding": "fewer"}
+
+    def member(k, ratio, status):
+        return [row("it/step", "Table 3", "fewer", [ratio * (10 + k), 10.0 + k], rule, criterion="c"),
+                row("force", "Fig. 8", 10.0, 10.0 + 0.1 * k, {"rule": "within", "rel_tol": 0.05}, criterion="c"),
+                row("divs", "Table 3", 0, status, {"rule": "same"}, criterion="c")]
+
+    rows = over_members([member(k, 0.1 + 0.01 * k, 0) for k in range(10)])
+    assert verdict(rows[0])[0] == REPRODUCED and rows[0]["members"]["n"] == 10 and rows[0]["members"]["of"] == "ratio"
+    assert rows[0]["members"]["high"] == pytest.approx(0.18)    # ranks 2 and 9 of 10: ratios 0.11 ... 0.18
+    assert verdict(rows[1])[0] == UNDECIDED                     # 10.1 ... 10.8 straddles 10.5
+    assert verdict(rows[2])[0] == REPRODUCED and "members" not in rows[2]
+    rows = over_members([member(k, 0.1, k % 2) for k in range(10)])
+    assert verdict(rows[2])[0] == NOT_REPRODUCED and "depends on round-off" in verdict(rows[2])[1]
+    with pytest.raises(ValueError):
+        over_members([member(k, 0.1, 0) for k in range(3)])
+    rows = over_members([member(k, 0.1, 0) for k in range(3)], "--quick")
+    assert verdict(rows[0])[0] == UNDECIDED and rows[0]["members"]["fewer"] == "--quick"
+    page = rp.render_table({"title": "t", "setup": "s", "rows": rows})
+    assert "3 members; fewer because --quick" in page
+
+
+def test_mazhar_sec51_rows_over_the_families_members(monkeypatch):
+    """Mazhar et al. 2014 sec. 5.1 over members (constructed measurements): APGD's iterations per protocol
+    and the paired finding on the members of the same seed, 'at rest' counted apart from the protocol's
+    name, and fewer than 10 members say why (here: only 5 made)."""
+    from types import SimpleNamespace
+
+    from benchmarks.reproduce import mazhar_2014 as mz
+
+    def measured(name, cap):
+        kind, m = name.split("-00064-m")
+        m = int(m)
+        apgd = {"settled": 500 + 10 * m, "unsettled": 900 + 20 * m}[kind]
+        return {"contacts": 185, "energy": 0.05 if kind == "settled" else 4.0, "at_rest": kind == "unsettled",
+                "translational": (0.04 if kind == "settled" else 0.5) * (1 + 0.01 * m),
+                "ratio": 1e-5, "objective": -1.0, "apgd": apgd if m != 4 else float("inf"),
+                "meta": {"n_bodies": 64}}
+
+    monkeypatch.setattr(mz, "_measure_member", measured)
+    monkeypatch.setattr("problems.families.available", lambda name, folder=None: 5)
+    args = SimpleNamespace(quick=False, members=None, apgd_cap=20_000, settled_family="settled-00064",
+                           unsettled_family="unsettled-00064")
+    rows, notes = [], []
+    mz.mazhar_members(args, rows, notes)
+    by = {r["quantity"]: r for r in rows}
+    settled = by["APGD iterations to the interior-point objective, thoroughly settled, over members"]
+    assert settled["members"]["n"] == 5 and "5 members of settled-00064 are made" in settled["members"]["fewer"]
+    assert settled["measured"] == 520 and verdict(settled)[0] == NOT_COMPARABLE    # 64 spheres, not the paper's 320
+    assert "(by the rule alone: undecided" in verdict(settled)[1]                    # under 6 members: no interval
+    rest = by["members at rest, poorly settled protocol"]
+    assert rest["measured"] == 5 and verdict(rest)[0] == NOT_COMPARABLE and "measured apart" in verdict(rest)[1]
+    harder = by["poorly settled is harder for APGD, over members"]
+    # member 4 reached on neither side: a tie (ratio 1); the median of 1, 1.8, 1.804, 1.808, 1.811
+    assert harder["members"]["of"] == "ratio" and harder["members"]["median"] == pytest.approx(920 / 510)
+    assert verdict(harder)[0] == UNDECIDED
+    energy = by["kinetic energy ratio, poorly / thoroughly settled (mass-free), over members"]
+    assert energy["measured"] == pytest.approx(80.0) and verdict(energy)[0] == UNDECIDED
+    # the kinetic energy with or without the rotation: 80 and 12.5, each judged on its own members
+    values = energy["choices"]["values"]
+    assert values["translational only"]["median"] == pytest.approx(12.5) and values["translational only"]["n"] == 5
+    assert "translational only: undecided" in verdict(energy)[1]
+
+
+def test_a_choice_measured_over_members_is_judged_on_its_interval():
+    """choices whose values are members (over_members): each definition judged on its own interval."""
+    rule = {"rule": "factor", "factor": 3}
+    inside = over_members([70.0 + k for k in range(10)])
+    outside = over_members([10.0 + k for k in range(10)])
+    r = row("ratio", "Table 1", 73, 75.0, rule, criterion="c",
+            choices={"name": "kinetic energy", "values": {"with rotation": inside, "translational": outside}})
+    label, reason = verdict(r)
+    assert label == f"{DEPENDS} kinetic energy" and "with rotation: reproduced" in reason
+    assert "translational: not reproduced" in reason and "over 10 members" in reason
+    assert "with rotation: median 74.5, 95% interval [71, 78], 10 members" in rp.render_table(
+        {"title": "t", "setup": "s", "rows": [r]})
+
+
+def test_a_finding_against_zero_is_judged_on_the_interval_of_its_value():
+    """A finding 'A > 0' (the second number the same constant on every member, e.g. the compaction's
+    settling-time difference) is judged on the interval of A over the members against that constant."""
+    from benchmarks.reproduce.trajectories import over_members
+    rule = {"rule": "holds", "op": ">", "finding": "relaxed settles later"}
+
+    def members(values):
+        return over_members([[row("later", "Fig. 10a", "later", [v, 0.0], rule, criterion="c")] for v in values])[0]
+
+    r = members([0.1 * (k + 1) for k in range(10)])
+    assert r["members"]["against"] == 0.0 and r["members"]["of"] == "value"
+    assert verdict(r)[0] == REPRODUCED and "value's 95% interval [0.2, 0.9] over 10 members inside > 0" in verdict(r)[1]
+    assert verdict(members([-0.1 * (k + 1) for k in range(10)]))[0] == NOT_REPRODUCED
+    assert verdict(members([0.1 * (k - 4) for k in range(10)]))[0] == UNDECIDED

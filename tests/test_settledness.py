@@ -152,3 +152,24 @@ def test_bad_caps_are_one_line_and_exit_2(capsys):
     assert settledness.main(["--caps", "10", "--write"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 2 and "Traceback" not in err
+
+
+def test_replicates_per_cap_give_each_cap_a_median_with_its_interval(small_sweep, tmp_path):
+    """Two replicates per cap (replicate 1 a round-off twin, its start moved by 1e-12 R): the as-built
+    replicate is the packing of the one-per-cap sweep, the per-cap median is that of the replicates'
+    iterations, and fewer than 10 replicates need a reason (issue 44 item 4)."""
+    cache, single = small_sweep
+    with pytest.raises(settledness.InputError):
+        settledness.sweep((3,), cache, SMALL, apgd_cap=5000, progress=False, replicates=2)
+    data = settledness.sweep((3,), cache, SMALL, apgd_cap=5000, progress=False, replicates=2, fewer="a test")
+    first, twin = data["packings"]
+    assert (first["replicate"], twin["replicate"]) == (0, 1)
+    assert first["sha256"] == single["packings"][0]["sha256"] != twin["sha256"]
+    assert load_problem(cache / twin["file"]).metadata["generator"]["roundoff"] == 1
+    its = [p["apgd"][data["paper_threshold"]][0] for p in data["packings"]]
+    (cap,) = data["per_cap"]
+    assert cap["n"] == 2 and cap["distinct"] == 2 and cap["iterations"]["median"] == pytest.approx(np.median(its))
+    assert cap["iterations"]["low"] is None and cap["iterations"]["high"] is None   # no 95 % interval under 6
+    page = settledness.render(data)
+    assert "Per cap over its 2 replicates" in page and "Fewer than 10 because a test." in page
+    assert "| 3 (r1) | " in page and f"| 3 | 2 (2) | {np.median(its):,.0f} [-, -] |" in page

@@ -61,12 +61,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.reproduce", description=__doc__.splitlines()[0])
     parser.add_argument("paper", choices=sorted(PAPERS))
     parser.add_argument("--quick", action="store_true", help="a CI-sized run")
+    parser.add_argument("--members", type=int, default=None,
+                        help="members (packings of a family, trajectories of a simulation) each row over members is "
+                             "measured on (default 10; 3 with --quick; fewer than 10 is stated on the page)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--write", action="store_true",
                        help=f"write repro-PAPER.* into {RESULTS_DIR} and docs/reproductions.md (default: a temporary folder)")
     where.add_argument("--results-dir", type=Path, help="where to write repro-PAPER.* (default: a temporary folder)")
     parser.add_argument("--settled", default="settled-00320", help="dataset of the thoroughly settled packing")
     parser.add_argument("--unsettled", default="unsettled-00320", help="dataset of the poorly settled packing")
+    parser.add_argument("--settled-family", default="settled-00064",
+                        help="dataset family of the thoroughly settled protocol (Mazhar et al. 2014 sec. 5.1 over members)")
+    parser.add_argument("--unsettled-family", default="unsettled-00064",
+                        help="dataset family of the poorly settled protocol (members paired with the settled by seed)")
     parser.add_argument("--scaling", default="scaling-*", help="glob of the scaling datasets")
     parser.add_argument("--scaling-tol", type=float, default=1e-6, help="accuracy of the sec. 5.2 solves")
     parser.add_argument("--apgd-cap", type=int, default=20_000, help="APGD iteration cap")
@@ -81,9 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compaction-duration", type=float, default=COMPACTION_DURATION,
                         help="seconds simulated in the sec. 3.3 compaction test")
     args = parser.parse_args(argv)
-    if min(args.apgd_cap, args.extra_cap, args.filling_n, *args.filling_sizes) < 1 or args.sizes_duration <= 1.0 \
+    members = 1 if args.members is None else args.members
+    if min(args.apgd_cap, args.extra_cap, args.filling_n, *args.filling_sizes, members) < 1 or args.sizes_duration <= 1.0 \
             or not 0 < args.scaling_tol < 1 or not 0 < args.filling_tol < 1 or not args.compaction_duration > 0:
-        parser.error("caps, sizes and --compaction-duration must be positive, --sizes-duration above 1 s, tolerances "
+        parser.error("caps, sizes, --members and --compaction-duration must be positive, --sizes-duration above 1 s, tolerances "
                      "in (0, 1)")
     if args.quick and args.write:
         parser.error("--quick makes a CI-sized table, not the paper's comparison: it is not written into docs/ "

@@ -69,10 +69,21 @@ def _exact_row(quantity: str, source: str, analytic: float, measured: float | No
                differences=differences, missing=missing)
 
 
-#: the trajectories every simulated row is measured on (full, --quick; benchmarks.reproduce.trajectories)
-TRAJECTORIES, TRAJECTORIES_QUICK = 3, 2
-
-
 def _trajectories(args) -> int:
-    """How many trajectories this run measures each simulated row on."""
-    return TRAJECTORIES_QUICK if args.quick else TRAJECTORIES
+    """How many members (trajectories) this run measures each simulated row on: ``--members``, else
+    MIN_MEMBERS (benchmarks.reproduce.trajectories), or MEMBERS_QUICK with --quick."""
+    from workbench.report.reproduction import MIN_MEMBERS
+
+    chosen = getattr(args, "members", None)
+    return chosen if chosen else (MEMBERS_QUICK if args.quick else MIN_MEMBERS)
+
+
+def _fewer(args) -> str | None:
+    """Why this run measures fewer than MIN_MEMBERS members (None: it does not)."""
+    from benchmarks.reproduce.trajectories import fewer_reason
+
+    return fewer_reason(_trajectories(args), args.quick)
+
+
+#: the members of a --quick run (no interval under 6: its member rows read "undecided")
+MEMBERS_QUICK = 3

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from benchmarks.reproduce import trajectories
-from benchmarks.reproduce.common import _exact_row, _lift_off_row, _trajectories, first_time, simulate
+from benchmarks.reproduce.common import _exact_row, _fewer, _lift_off_row, _trajectories, first_time, simulate
 from workbench.method import solve
 from workbench.report.reproduction import fmt, row
 from workbench.solvers import SolveOptions
@@ -99,7 +99,8 @@ def _compaction(args, relaxed: tuple[str, str], anti: tuple[str, str]) -> list[d
                    f"and start not given: the workbench's choices); h = {sc.h:g} s as in the paper; APGD tolerance "
                    f"{args.filling_tol:g} on the workbench's error (the paper's tau = 1e-5 'g cm s^-1' has units the "
                    f"workbench cannot map); {size}; {trajectories.described(count)}")
-    return trajectories.roundoff([compaction.rows(s["relaxed"], s["anti-relaxed"], differences) for s in stats])
+    return trajectories.over_members([compaction.rows(s["relaxed"], s["anti-relaxed"], differences) for s in stats],
+                                     _fewer(args))
 
 
 def _filling_rows(args, relaxed: tuple[str, str], anti: tuple[str, str], k: int) -> list[dict]:
@@ -236,11 +237,11 @@ def melanz(args) -> dict:
     rows.append(_lift_off_row("ball (relaxed CCQO)", "sec. 3.1, Fig. 2 left", rl, "incorrect from the first step"))
     rows[-1]["differences"] = "none"
     # 3.2: the filling test over time; 3.3: the compaction; 3.4: filling tests of several sizes, each on
-    # TRAJECTORIES trajectories (benchmarks.reproduce.trajectories)
+    # members: trajectories (benchmarks.reproduce.trajectories), --members of them
     count = _trajectories(args)
-    rows.extend(trajectories.roundoff([_filling_rows(args, relaxed, anti, k) for k in range(count)]))
+    rows.extend(trajectories.over_members([_filling_rows(args, relaxed, anti, k) for k in range(count)], _fewer(args)))
     rows.extend(_compaction(args, relaxed, anti))
-    rows.extend(trajectories.roundoff([_sizes_rows(args, relaxed, anti, k) for k in range(count)]))
+    rows.extend(trajectories.over_members([_sizes_rows(args, relaxed, anti, k) for k in range(count)], _fewer(args)))
     notes.append("Melanz et al. 2015 sec. 3.1 values are the paper's own numbers (N, r, the analytic impulses and "
                  "motion); the filling and compaction tests' figures have no numbers, so their rows check the "
                  "paper's findings.")

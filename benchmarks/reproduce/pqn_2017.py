@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from benchmarks.reproduce import trajectories
-from benchmarks.reproduce.common import _say, _trajectories
+from benchmarks.reproduce.common import _fewer, _say, _trajectories
 from workbench.report.reproduction import row
 
 
@@ -73,13 +73,15 @@ def pqn(args) -> dict:
                  "lattice with the drum already turning (the paper drops them in first); both methods stop at the "
                  f"workbench's siconos_error <= {DRUM_TOL:g} or {DRUM_CAP:,} iterations (the paper: PQN at its merit "
                  "g(R) < 1e-8 with n = 1000; Gauss-Seidel's accuracy and cap are not given). Every row is measured on "
-                 f"{count} trajectories of the drum: as built, and with every initial position coordinate "
+                 f"{count} members, trajectories of the drum: as built, and with every initial position coordinate "
                  f"multiplied by 1 + {trajectories.PERTURBATION:g} z (z standard normal; seeds 1 to {count - 1}), a "
                  "round-off-sized change that the flow amplifies into another trajectory, as other BLAS kernels or "
-                 "another order of operations would. The table shows the drum as built; a row whose verdict differs "
-                 "between the trajectories is \"not reproduced (depends on round-off)\", with each trajectory's outcome.")
+                 "another order of operations would. A numeric row is judged on the exact 95 % interval of its median "
+                 "over the members (of the ratio, for a finding 'A < f B'); a count or status row whose verdict "
+                 "differs between the members is \"not reproduced (depends on round-off)\", with each member's outcome"
+                 + (f"; fewer than 10 members because {_fewer(args)}" if _fewer(args) else "") + ".")
     measured = [_drum_measure(h, steps, sample, k) for k in range(count)]
-    rows = trajectories.roundoff([_pqn_rows(m, sample, common) for m in measured])
+    rows = trajectories.over_members([_pqn_rows(m, sample, common) for m in measured], _fewer(args))
     return {"title": "The projected quasi-Newton paper (PARMES technical report, 2017): PQN against Gauss-Seidel",
             "setup": ("The rotating drum of sec. 8.1 (`workbench simulate drum`, problems/drum.py): 100 rigid "
                       "ellipsoids (semi-axes 0.09, 0.05, 0.1 m, 100 kg/m^3) or spheres (r = 0.08 m) in a drum of "

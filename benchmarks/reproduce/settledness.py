@@ -1,6 +1,6 @@
 """How settled a packing is against how hard its time step is for APGD, as curves (issue 32 item 3):
 
-    .venv/bin/python -m benchmarks.reproduce.settledness [--caps 10,20,...] [--cache DIR] [--threads 1] [--write]
+    .venv/bin/python -m benchmarks.reproduce.settledness [--caps 10,20,...] [--replicates R] [--quick] [--cache DIR] [--threads 1] [--write]
 
 Mazhar et al. 2014 sec. 5.1 compare one thoroughly settled packing (at most 10,000 solver iterations per
 step while settling) with one poorly settled packing (at most 10) and find the poorly settled one harder
@@ -23,6 +23,15 @@ normal slots), the reference objective of the relaxed dual (interior point to 1e
 :func:`benchmarks.reproduce.mazhar_2014.interior_point_solve`) and APGD's first iteration, and its seconds with the
 history recorded, whose dual objective is within each relative threshold (1e-4, 5e-5, 1e-5, 1e-6) of it
 (:func:`benchmarks.reproduce.mazhar_2014.apgd_to_target`).
+
+Replicates (issue 44: one packing per cap understates the scatter; two round-off twins of the cap-10
+protocol gave APGD iterations 70 and 535). Each cap is settled ``--replicates`` times: replicate 0 as
+built, replicate r > 0 with every starting coordinate moved by a uniform draw in +-1e-12 R seeded by r
+(problems.generator.PackingSpec.roundoff, the round-off families' rule), each in its own
+``CACHE/cap-NNNNN[-rRR]/``. Per cap the page gives the median of APGD's iterations over the replicates
+with its exact 95 % interval (workbench.analysis.members; not reached counts as infinite), and every
+distinct packing enters the trend fit. At least MIN_MEMBERS replicates, or the page says why fewer.
+``--quick`` is a CI-sized sweep (a small packing, three caps, two replicates), never written.
 
 The trend, per threshold: least squares of log(iterations) against log(kinetic energy), and against
 log(mean penetration) (:func:`workbench.analysis.stats.loglog_fit`): the slope, its standard error and its
@@ -77,11 +86,22 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def packing(cap: int, cache: Path, overrides: dict, progress: bool = True) -> tuple[Path, dict]:
+#: replicates per cap (round-off twins: module docstring), of a --quick sweep, and why a full sweep has
+#: fewer than MIN_MEMBERS: the cost bound
+REPLICATES = 10
+#: the --quick sweep: a small packing, three caps, two replicates, APGD capped at 2,000
+QUICK = {"overrides": {"n": 64, "width": None, "duration": 0.5}, "caps": (10, 100, 10000), "replicates": 2,
+         "apgd_cap": 2_000}
+
+
+def packing(cap: int, cache: Path, overrides: dict, progress: bool = True, replicate: int = 0) -> tuple[Path, dict]:
     """The packing settled with at most ``cap`` iterations per step (made once, then kept in
-    ``cache/cap-NNNNN``): its path and its generation record (seconds, the step it resumed from, the
-    load average after it; seconds None when it was made by another run without one)."""
-    folder = cache / f"cap-{cap:05d}"
+    ``cache/cap-NNNNN``, replicate r > 0 in ``cache/cap-NNNNN-rRR`` with its start moved by round-off:
+    module docstring): its path and its generation record (seconds, the step it resumed from, the load
+    average after it; seconds None when it was made by another run without one)."""
+    folder = cache / (f"cap-{cap:05d}" + (f"-r{replicate:02d}" if replicate else ""))
+    if replicate:
+        overrides = {**overrides, "roundoff": replicate}
     made: dict = {}
 
     def record(path, meta, seconds, resumed_from):
@@ -180,26 +200,55 @@ def paper_points() -> dict:
 
 
 def sweep(caps, cache: Path, overrides: dict | None = None, apgd_cap: int = APGD_CAP, progress: bool = True,
-          committed: Path = DEFAULT_DIR) -> dict:
-    """Make (or keep) the packing of every cap, measure each and fit the trends: the page's data.
-    ``committed``: the folder of the committed datasets each packing is checked against."""
+          committed: Path = DEFAULT_DIR, replicates: int = 1, fewer: str | None = None) -> dict:
+    """Make (or keep) the packing of every cap and replicate, measure each and fit the trends: the page's
+    data. ``committed``: the folder of the committed datasets each packing is checked against;
+    ``replicates`` per cap (module docstring; 1: one packing per cap, as before), ``fewer``: why fewer
+    than MIN_MEMBERS of them."""
+    from workbench.report.reproduction import MIN_MEMBERS
+
+    if replicates > 1 and replicates < MIN_MEMBERS and not fewer:
+        raise InputError(f"{replicates} replicates per cap, under {MIN_MEMBERS}, and no reason for fewer")
     overrides = overrides or {}
     warm = None
     packings = []
     for cap in caps:
-        path, generation = packing(cap, cache, overrides, progress)
-        entry = read_manifest(path.parent)[path.name]
-        if warm is None:           # the kernels loaded before any clock
-            warm = solve(load_problem(path), "dual", "apgd", SolveOptions(tol=1e-14, max_iter=20, keep_history=True))
-        _say(f"cap {cap:,}: {path} ({'kept' if generation['kept'] else 'made'}); interior point and APGD")
-        packings.append({"cap": cap, "file": str(path.relative_to(cache)), "sha256": entry["sha256"],
-                         "generator": entry["generator"], "committed": committed_match(entry, committed, apgd_cap),
-                         "generation": generation, **measure(path, apgd_cap)})
+        for r in range(replicates):
+            path, generation = packing(cap, cache, overrides, progress, replicate=r)
+            entry = read_manifest(path.parent)[path.name]
+            if warm is None:           # the kernels loaded before any clock
+                warm = solve(load_problem(path), "dual", "apgd", SolveOptions(tol=1e-14, max_iter=20, keep_history=True))
+            _say(f"cap {cap:,}, replicate {r}: {path} ({'kept' if generation['kept'] else 'made'}); interior point "
+                 "and APGD")
+            packings.append({"cap": cap, "file": str(path.relative_to(cache)), "sha256": entry["sha256"],
+                             "generator": entry["generator"], "committed": committed_match(entry, committed, apgd_cap),
+                             "generation": generation, **({"replicate": r} if replicates > 1 else {}),
+                             **measure(path, apgd_cap)})
     from workbench.threads import in_use
 
-    return {"caps": list(caps), "apgd_cap": apgd_cap, "threads": in_use(), "thresholds": [f"{t:g}" for t in THRESHOLDS],
+    data = {"caps": list(caps), "apgd_cap": apgd_cap, "threads": in_use(), "thresholds": [f"{t:g}" for t in THRESHOLDS],
             "paper_threshold": f"{PAPER_THRESHOLD:g}", "level": LEVEL, "packings": packings,
             "fits": fits(packings), "paper": paper_points()}
+    if replicates > 1:
+        data.update(replicates=replicates, per_cap=per_cap(packings, f"{PAPER_THRESHOLD:g}"),
+                    **({"fewer": fewer} if fewer and replicates < MIN_MEMBERS else {}))
+    return data
+
+
+def per_cap(packings: list[dict], threshold: str) -> list[dict]:
+    """Per cap, over its replicates: the median of APGD's iterations to ``threshold`` (not reached: +inf)
+    and of the kinetic energy, each with its exact 95 % interval (workbench.analysis.members)."""
+    from workbench.analysis.members import median_interval
+
+    out = []
+    for cap in dict.fromkeys(p["cap"] for p in packings):
+        mine = [p for p in packings if p["cap"] == cap]
+        its = median_interval([math.inf if p["apgd"].get(threshold) is None else p["apgd"][threshold][0] for p in mine])
+        energy = median_interval([p["kinetic_energy"] for p in mine])
+        out.append({"cap": cap, "n": len(mine), "distinct": len({p["sha256"] for p in mine}),
+                    "iterations": {k: _plain(its[k]) for k in ("median", "low", "high", "coverage")},
+                    "kinetic_energy": {k: _plain(energy[k]) for k in ("median", "low", "high", "coverage")}})
+    return out
 
 
 # --------------------------------------------------------------------------- page
@@ -225,6 +274,25 @@ def _row(cap: str, p: dict, generation: str, committed: str, data: dict) -> str:
             + " | ".join(cells) + " |")
 
 
+def _replicates_table(data: dict) -> list[str]:
+    """The per-cap medians over the replicates with their intervals (:func:`per_cap`)."""
+    n = data["replicates"]
+    fewer = f" Fewer than 10 because {data['fewer']}." if data.get("fewer") else ""
+    lines = ["", f"Per cap over its {n} replicates (round-off twins: starts moved by 1e-12 R), the median and the exact "
+             f"95 % interval of the median (order statistics; unbounded '-' under 6 replicates).{fewer}", "",
+             f"| cap / step | replicates (distinct) | APGD iterations to {data['paper_threshold']}, median [95 % interval] "
+             "| kinetic energy [J], median [95 % interval] |", "|---|---:|---|---|"]
+
+    def cell(m, spec):
+        def one(v):
+            return "-" if v is None else "not reached" if v == math.inf else format(v, spec)
+        return f"{one(m['median'])} [{one(m['low'])}, {one(m['high'])}]"
+    for c in data["per_cap"]:
+        lines.append(f"| {c['cap']:,} | {c['n']} ({c['distinct']}) | {cell(c['iterations'], ',.0f')} | "
+                     f"{cell(c['kinetic_energy'], '.3g')} |")
+    return lines
+
+
 def render(data: dict) -> str:
     """The page (docs/results/settledness.md)."""
     pk, th = data["packings"], data["thresholds"]
@@ -244,16 +312,22 @@ def render(data: dict) -> str:
     for p in pk:
         c = p["committed"]
         same = "-" if c is None else f"{c['file']}: {'same sha256' if c['same'] else 'DIFFERENT sha256'}"
-        lines.append(_row(f"{p['cap']:,}", p, _generation(p["generation"]), same, data))
+        label = f"{p['cap']:,}" + (f" (r{p['replicate']})" if p.get("replicate") else "")
+        lines.append(_row(label, p, _generation(p["generation"]), same, data))
         if c is not None and c["measured"] is not None:
             lines.append(_row(f"{p['cap']:,}, committed", c["measured"], "-", f"{c['file']} itself", data))
     if any(p["committed"] is not None and not p["committed"]["same"] for p in pk):
         lines += ["", "A committed packing of the same parameters whose arrays differ from the sweep's is measured "
                   "too (rows \"committed\", not in the fits); why they differ: docs/datasets.md, Checksums."]
-    same = [caps for _, caps in distinct(pk) if len(caps) > 1]
+    if data.get("replicates"):
+        lines += _replicates_table(data)
+    labels = {}
+    for q in pk:   # a replicate's label names it (r1, r2, ...)
+        labels.setdefault(q["sha256"], []).append(f"{q['cap']:,}" + (f" (r{q['replicate']})" if q.get("replicate") else ""))
+    same = [names for names in labels.values() if len(names) > 1]
     if same:
         lines += ["", "Caps that no step reached make the same packing (the same SHA-256 of its arrays): "
-                  + "; ".join(" = ".join(f"{cap:,}" for cap in caps) for caps in same) + ". Each packing counts once "
+                  + "; ".join(" = ".join(names) for names in same) + ". Each packing counts once "
                   "in the fits."]
     lvl = f"{100 * data['level']:g} %"
     lines += ["", f"Trends: least squares of log y against log x over the packings, slope k (y ~ x^k) with its standard "
@@ -367,23 +441,35 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default=str(CACHE), help="folder of the packings kept between runs")
     ap.add_argument("--apgd-cap", type=int, default=APGD_CAP, help="APGD's iteration cap on each step")
     ap.add_argument("--threads", type=int, default=1, help="threads of the compiled kernels (default 1: one core)")
+    ap.add_argument("--replicates", type=int, default=None,
+                    help=f"packings per cap, round-off twins (default {REPLICATES}; {QUICK['replicates']} with --quick)")
+    ap.add_argument("--quick", action="store_true", help="a CI-sized sweep (64 spheres for 0.5 s, caps "
+                    f"{', '.join(map(str, QUICK['caps']))}, {QUICK['replicates']} replicates), never written")
     ap.add_argument("--write", action="store_true", help="write docs/results/settledness.* (the full sweep only)")
     args = ap.parse_args(argv)
     try:
         from workbench import threads
-        caps = _caps(args.caps)
-        if args.apgd_cap < 1 or args.threads < 1:
-            raise InputError("--apgd-cap and --threads: expected positive integers")
-        if args.write and (caps != CAPS or args.apgd_cap != APGD_CAP):
-            raise InputError("--write takes the full sweep only (the default --caps and --apgd-cap)")
+        from workbench.report.reproduction import MIN_MEMBERS
+        caps = QUICK["caps"] if args.quick else _caps(args.caps)
+        replicates = args.replicates or (QUICK["replicates"] if args.quick else REPLICATES)
+        apgd_cap = QUICK["apgd_cap"] if args.quick else args.apgd_cap
+        if args.apgd_cap < 1 or args.threads < 1 or replicates < 1:
+            raise InputError("--apgd-cap, --replicates and --threads: expected positive integers")
+        if args.write and (args.quick or caps != CAPS or args.apgd_cap != APGD_CAP or replicates < REPLICATES):
+            raise InputError(f"--write takes the full sweep only (the default --caps and --apgd-cap, at least "
+                             f"{REPLICATES} replicates, no --quick)")
+        fewer = ("--quick: a CI-sized check" if args.quick else f"--replicates {replicates} given (the run's cost "
+                 "bound: each replicate is a full settle per cap)") if replicates < MIN_MEMBERS else None
         threads.use(args.threads)
-        data = sweep(caps, Path(args.cache), apgd_cap=args.apgd_cap, progress=sys.stderr.isatty())
+        data = sweep(caps, Path(args.cache) / ("quick" if args.quick else ""), QUICK["overrides"] if args.quick else None, apgd_cap=apgd_cap,
+                     progress=sys.stderr.isatty(), replicates=replicates, fewer=fewer)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(render(data), end="")
     folder = RESULTS_DIR if args.write else Path(tempfile.mkdtemp(prefix="settledness-"))
-    command = "python -m benchmarks.reproduce.settledness" + (" --write" if args.write else "")
+    command = "python -m benchmarks.reproduce.settledness" + (" --quick" if args.quick else "") + \
+        (f" --replicates {args.replicates}" if args.replicates else "") + (" --write" if args.write else "")
     page = write_results(NAME, data, render, command, folder=folder)
     for path in [page, *write_figure(data, folder)]:
         print(path)

@@ -34,13 +34,15 @@ one sample: **reproduced** when the interval lies inside the criterion's band (`
 rel_tol |paper|; ``factor``: [paper / f, f paper]; ``below``: <= threshold), **not reproduced** when
 it lies outside, **undecided** when it straddles a bound (or is unbounded: under 6 members). A
 ``holds`` row judges the interval of the paired ratio measured[0] / measured[1] against ``factor``
-the same way. Such a row has at least :data:`MIN_MEMBERS` members, or says why fewer (``fewer``).
+the same way; one whose second number is the same constant on every member (a finding "A > 0") carries
+``members`` of the first number with ``against`` that constant. Such a row has at least
+:data:`MIN_MEMBERS` members, or says why fewer (``fewer``).
 
 Other words: **reproduced failure** (``failure``: both sides fail the same way, e.g. both stop at
 MAX ITER: said as such, never counted with the reproductions); **depends on CHOICE** (``choices``:
 a quantity with more than one reasonable definition, {"name": CHOICE, "values": {definition:
-measured}}: the rule is applied under each, and when their verdicts differ the row reads "depends on
-CHOICE" with each verdict; when they agree, that verdict, with "the same under every CHOICE");
+measured}}, a definition's value a number or a ``members`` dict judged on its interval: the rule is
+applied under each, and when their verdicts differ the row reads "depends on CHOICE" with each verdict; when they agree, that verdict, with "the same under every CHOICE");
 **not comparable** (the rule ``not_comparable``, or an ``obstacle``: say what is not given);
 **not measured**.
 
@@ -185,11 +187,13 @@ def _members_verdict(rule: dict, paper: Any, members: dict) -> tuple[str, str]:
     interval = f"{members['level']:.0%} interval [{fmt(members['low'])}, {fmt(members['high'])}] over {members['n']} members"
     if rule["rule"] == "holds":
         op, f = rule["op"], rule.get("factor", 1.0)
+        # of "value": measured[0] over members against a constant measured[1] (``against``, e.g. 0)
+        f = f if members["of"] == "ratio" else f * members["against"]
         ok = {"<": hi < f, "<=": hi <= f, ">": lo > f, ">=": lo >= f}[op]
         fails = {"<": lo >= f, "<=": lo > f, ">": hi <= f, ">=": hi < f}[op]
         label = REPRODUCED if ok else NOT_REPRODUCED if fails else UNDECIDED
         what = {REPRODUCED: "inside", NOT_REPRODUCED: "outside", UNDECIDED: "straddles"}[label]
-        return label, f"ratio's {interval} {what} {op} {f:g}"
+        return label, f"{'ratio' if members['of'] == 'ratio' else 'value'}'s {interval} {what} {op} {f:g}"
     if rule["rule"] == "below" and not paper <= rule["threshold"]:
         return NOT_REPRODUCED, f"the paper's value is above {rule['threshold']:g}"
     low, high, text = _band(rule, paper)
@@ -206,6 +210,17 @@ def _judged(rule: dict, paper: Any, measured: Any, members: dict | None) -> tupl
     return _rule_verdict(rule, paper, measured)
 
 
+def _is_members(value: Any) -> bool:
+    """Whether a choice's value is a ``members`` dict (:func:`over_members`) rather than one number."""
+    return isinstance(value, dict) and "n" in value and "of" in value
+
+
+def _members_text(m: dict) -> str:
+    what = "ratio " if m["of"] == "ratio" else ""
+    fewer = f"; fewer because {m['fewer']}" if m.get("fewer") else ""
+    return f"{what}median {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], {m['n']} members{fewer}"
+
+
 def _choices_verdict(r: dict) -> tuple[str, str] | None:
     """The verdict under each definition of ``choices`` (module docstring); None when the row has none."""
     choices = r.get("choices")
@@ -214,6 +229,9 @@ def _choices_verdict(r: dict) -> tuple[str, str] | None:
     rule, paper = r["rule"], r.get("paper")
     each = {}
     for name, value in choices["values"].items():
+        if _is_members(value):   # a definition measured over members: judged on its interval
+            each[name] = _members_verdict(rule, paper, value)
+            continue
         each[name] = (_rule_verdict(rule, paper, value) if _measured_complete(rule, paper, value)
                       else (NOT_MEASURED, "no measured value"))
     labels = {label for label, _ in each.values()}
@@ -228,6 +246,8 @@ def verdict(r: dict) -> tuple[str, str]:
     rule = r["rule"]
     by_choice = _choices_verdict(r)
     if by_choice is not None:
+        if r.get("obstacle") and by_choice[0] != NOT_COMPARABLE:   # an obstacle holds under every definition
+            return NOT_COMPARABLE, f"{r['obstacle']} (by the rule alone: {by_choice[0]}, {by_choice[1]})"
         return by_choice
     if not _measured_complete(rule, r.get("paper"), r.get("measured")):
         return NOT_MEASURED, r.get("missing") or "no measured value"
@@ -269,16 +289,14 @@ def _cell(text: Any) -> str:
 
 
 def _value(r: dict, key: str, shown: str) -> str:
+    if key == "measured" and r.get("members"):   # the interval is always reported; ``shown`` adds to it
+        extra = f"; first member: {r[shown]}" if r.get(shown) else ""
+        return _members_text(r["members"]) + extra
     if r.get(shown):
         return r[shown]
-    if key == "measured" and r.get("members"):
-        m = r["members"]
-        what = "ratio " if m["of"] == "ratio" else ""
-        fewer = f"; fewer because {m['fewer']}" if m.get("fewer") else ""
-        return (f"{what}median {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], "
-                f"{m['n']} members{fewer}")
     if key == "measured" and r.get("choices"):
-        return "; ".join(f"{name}: {fmt(v)}" for name, v in r["choices"]["values"].items())
+        return "; ".join(f"{name}: {_members_text(v) if _is_members(v) else fmt(v)}"
+                         for name, v in r["choices"]["values"].items())
     v = r.get(key)
     if isinstance(v, (list, tuple)):
         return " vs ".join(fmt(x) for x in v)

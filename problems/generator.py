@@ -114,7 +114,7 @@ COMMITTED = ("settled-00320.npz", "unsettled-00320.npz", "filling-01000.npz") + 
 
 #: the members of dataset families (problems.families) the repository carries, per family: members 0 ... n-1
 #: (``workbench generate FAMILY --members N`` makes the rest and keeps these)
-COMMITTED_MEMBERS = {"settled-00064": 5, "unsettled-00064": 5}
+COMMITTED_MEMBERS = {"settled-00064": 20, "unsettled-00064": 20}
 
 #: above this many degrees of freedom the nonzero spectrum is not computed (dense eigvalsh)
 DENSE_SPECTRUM_MAX_DOF = 6000

@@ -67,8 +67,13 @@ def _timed(argv: list[str], clone: Path, env: dict) -> float:
 def _commands(clone: Path, tmp: Path) -> dict:
     """The README's two commands, part by part, in the clone: install, warm-up (empty cache), tests."""
     venv = clone / ".venv"
+    from workbench.shared_data import ENV, shared_data_dir
+
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp / "warm-up-cache")}
     env.pop("PYTHONPATH", None)
+    shared = shared_data_dir()   # the clone lies in a temporary folder: the suite reads the reference data as CI does
+    if shared is not None:
+        env[ENV] = str(shared)
     times = {"install": _timed([sys.executable, "-m", "venv", str(venv)], clone, env)}
     times["install"] += _timed([str(venv / "bin" / "pip"), "install", "-q", "-e", ".[test]"], clone, env)
     times["warm_up"] = _timed([str(venv / "bin" / "workbench"), "warm-up", "--quiet"], clone, env)

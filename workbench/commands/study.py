@@ -80,6 +80,7 @@ def cmd_run(args) -> int:
                             rerun=args.rerun, rerun_failed=args.rerun_failed, problems=args.problem,
                             progress=not args.no_progress)
     print(summary_lines(study.name, summary), file=sys.stderr)
+    name, results = printable(study.name), printable(summary["results"], one_line=False)
     if summary["executed"] == 0 and summary["planned"] > 0:
         print(f"{name}: NOTHING WAS MEASURED: all {summary['planned']} runs are already recorded in "
               f"{results}{'; the report is remade from them' if not args.no_report else ''}. "

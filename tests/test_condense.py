@@ -38,8 +38,8 @@ def round_off(metric: str, scale: float, nu: np.ndarray) -> float:
     S = max(||r||, ||nu||, ||u||) (Siconos's normalisation; u = N nu + r carries round-off of order
     eps ||r|| even where u is 0, a sticking contact), S / g_d for eq. 39's residual, ||nu|| S for the
     energies; the errors are relative already."""
-    if metric in ("siconos_error", "siconos_error_q", "relaxed_error", "judged_error"):
-        return 1e-12
+    if metric in ("siconos_error", "siconos_error_q", "relaxed_error", "judged_error") or metric.startswith("scaled_"):
+        return 1e-12    # relative already; the scaled measures are in balanced units (N's diagonal blocks 1)
     if metric == "ccp_residual":
         return 1e-12 * scale / CCP_RESIDUAL_STEP
     if metric in ("normal_velocity_violation", "cone_violation"):

@@ -104,6 +104,7 @@ BASE = {
     "report": ["report", "given", "--out", "rep"],
     "export": ["export", "scene:rolling-ball-2d", "out.npz"],
     "check-export": ["check-export", "out.cbf", "scene:rolling-ball-2d"],
+    "conformance": ["conformance", "given"],
     "help": ["help", "solve"],
     "warm-up": ["warm-up", "--solver", "apgd", "--formulation", "dual", "--quiet"],
 }

@@ -54,6 +54,7 @@ def judge(problem: TimeStepProblem, formulation: str, nu: np.ndarray, tol: float
     """finalize on ``nu`` as the returned point of ``formulation``'s model (the judge alone: the
     model's data scales play no part in judging)."""
     model = SimpleNamespace(problem=problem, relaxed=formulation == "dual", own_metrics=None,
+                            judged_by="relaxed_error" if formulation == "dual" else "siconos_error",
                             objective=lambda nu, v: 0.0)
     return finalize(SolveResult(solver="given", formulation=formulation, status="", nu=np.array(nu, dtype=float)),
                     model, SolveOptions(tol=tol))

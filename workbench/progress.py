@@ -34,6 +34,9 @@ PERIOD = _period()
 #: when any Progress last printed (a line or a bar refresh): an outer phase's heartbeat stays quiet
 #: while an inner one speaks
 _LAST = [time.monotonic()]
+#: the Progress objects open now, oldest first: an outer phase stays silent while one opened inside it is
+#: open, so that the inner one's counted lines ("study: 3/12 runs") are what a reader sees
+_OPEN: list = []
 
 
 class Progress:
@@ -63,6 +66,7 @@ class Progress:
                              dynamic_ncols=True)
         self._thread = None
         if enabled:
+            _OPEN.append(self)
             self._thread = threading.Thread(target=self._beat, daemon=True, name=f"progress {label}")
             self._thread.start()
 
@@ -84,6 +88,8 @@ class Progress:
                 if self._bar is not None:
                     self._bar.refresh()
                     _LAST[0] = time.monotonic()
+                elif _OPEN and _OPEN[-1] is not self and self in _OPEN:
+                    continue    # an inner Progress is open: it speaks for both
                 elif time.monotonic() - max(self.last, _LAST[0]) >= self.period:
                     self._print(self._line())
 
@@ -129,6 +135,8 @@ class Progress:
 
     def close(self) -> None:
         self._stop.set()
+        if self in _OPEN:
+            _OPEN.remove(self)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
         if self._bar is not None:

@@ -21,23 +21,20 @@ LEAD_ROWS = 4
 
 
 def _sentence(tag: str, row: pd.Series) -> str:
-    """One row of the Conclusion table in words."""
-    fastest, compared = str(row.get("fastest", "")), row.get("compared", "")
-    if not fastest or fastest in ("nan", "-"):
-        return f"{tag}, {compared}: no ranking (no problem that every method can take)."
-    if fastest.startswith("tie within noise"):
-        return f"{tag}, {compared}: no single fastest method, a {fastest}."
-    text = f"{tag}, {compared}: {fastest} was fastest (shifted geometric mean {row.get('sgm time [s]', '-')} s)"
-    if isinstance(row.get("next"), str) and row.get("next"):
-        text += f", then {row['next']} at {row.get('next / fastest', '-')} times its time"
-    return text + "."
+    """One row of the conclusion at equal accuracy in words: the group, the measure and level, and what
+    the paired comparison says of time and of iterations (a faster method named only when its interval
+    excludes a tie, else undecided; workbench.analysis.accuracy)."""
+    level = row.get("level")
+    level = f"{level:g}" if isinstance(level, (int, float, np.floating)) else str(level)
+    return (f"At equal accuracy, {tag}, {row.get('compared', '')}, {row.get('measure', '')} to {level}: "
+            f"time: {row.get('conclusion (time)', '-')}; iterations: {row.get('conclusion (iterations)', '-')}.")
 
 
 def lead(res: ReportData, blocks: list) -> list:
     """The page's opening, read in a minute: the conclusions in plain sentences (from the Conclusion
     table among ``blocks``), one figure (the first performance profile of time), and links to the
     accounting rule and the full tables, which follow (folded in HTML where long)."""
-    table = next((b.frame for b in blocks if isinstance(b, Table) and b.caption == "Conclusion."), None)
+    table = next((b.frame for b in blocks if isinstance(b, Table) and b.caption == "Conclusion at equal accuracy."), None)
     figure = next((b for b in blocks if isinstance(b, Figure) and "profile-time" in b.path), None)
     if table is None and figure is None:
         return []

@@ -47,8 +47,10 @@ def _run(clone: Path, study: str, out: Path, cache: Path, jobs: int) -> dict:
     killed = runs["message"].fillna("").str.contains("hard time limit")
     conclusion = pd.read_csv(out / "report" / "tables" / "conclusion.csv", index_col=0)
     # the headline at equal accuracy: one verdict per tag, class, measure and level, in time and iterations
-    verdicts = {f"{tag} | {row['compared']} | {row['measure']} | {row['level']} | {kind}": str(row[f"conclusion ({kind})"])
-                for tag, row in conclusion.iterrows() for kind in ("time", "iterations")}
+    # the verdict alone (who is named, or undecided), not the measured ratio and interval that follow it
+    verdicts = {f"{tag} | {row['compared']} | {row['measure']} | {row['level']} | {kind}":
+                 str(row[f"conclusion ({kind})"]).split(" (median ratio", 1)[0]
+                 for tag, row in conclusion.iterrows() for kind in ("time", "iterations")}
     return {"seconds": round(seconds, 1), "statuses": statuses,
             "counts": runs["status"].value_counts().to_dict(), "killed": int(killed.sum()),
             "verdicts": verdicts, "cache_files": sum(1 for _ in cache.rglob("*.nbi")),

@@ -12,7 +12,11 @@ environment variable that raises it::
 
 Each limit is ``WORKBENCH_MAX_<NAME>`` (:data:`LIMITS`); a value there replaces the default for the
 process and its workers. The defaults are far above what the papers' studies use and far below
-what exhausts a workstation.
+what exhausts a workstation. Each limit has a ceiling no variable raises it past (:func:`env_limit`,
+the same for the readers' variables in workbench.io.validate): the value at which the work it
+admits could not be held or finished by one machine (a plan of 10^7 runs is about 2 GB of
+``plan.json`` and several times that in memory), so that a limit raised by mistake (``1e12``) is
+one line, not the allocation it would admit.
 """
 
 from __future__ import annotations
@@ -23,44 +27,50 @@ from dataclasses import dataclass
 
 from workbench.errors import InputError
 
-__all__ = ["Limit", "LIMITS", "limit", "check", "check_work", "solve_numbers", "SOLVE_NUMBERS", "check_depth", "env_name", "parse_error"]
+__all__ = ["Limit", "LIMITS", "limit", "env_limit", "check", "check_work", "solve_numbers", "SOLVE_NUMBERS", "check_depth", "env_name", "parse_error"]
 
 
 @dataclass(frozen=True)
 class Limit:
-    """A bound: its default and the unit its messages use."""
+    """A bound: its default, the unit its messages use, and the ceiling its variable may raise it to."""
     default: float
     unit: str
+    ceiling: float
 
 
 #: name -> Limit; the environment variable WORKBENCH_MAX_<NAME> overrides the default
 LIMITS: dict[str, Limit] = {
     # runs of one plan (problems x methods x repetitions, reference runs included), and repetitions alone
-    "RUNS": Limit(100_000, "runs"),
+    "RUNS": Limit(100_000, "runs", 10_000_000),
     # time steps of one simulation (simulate --steps, or a scene's duration / h)
-    "STEPS": Limit(1_000_000, "steps"),
+    "STEPS": Limit(1_000_000, "steps", 1_000_000_000),
     # every integer size parameter of a scene or generator (n_spheres, n, n_bottom, ...; not seed): the
     # 10-million-contact packing of benchmarks.timing.bench_scale has 4,550,000 spheres (about 40 GB to build)
-    "SIZE": Limit(5_000_000, ""),
+    "SIZE": Limit(5_000_000, "", 1_000_000_000),
     # the problem a scene or generator would make, counted from its parameters before it is built
     # (workbench.limits.check_work with the builder's declared ``work``): contacts (bodies alone when
     # more); a larger problem (benchmarks' 10-million-contact packing) raises it explicitly
-    "CONTACTS": Limit(2_000_000, "contacts"),
+    "CONTACTS": Limit(2_000_000, "contacts", 1_000_000_000),
     # a dynamic scene's time steps x bodies (the work of one simulation)
-    "BODY_STEPS": Limit(1_000_000_000, "body-steps"),
+    "BODY_STEPS": Limit(1_000_000_000, "body-steps", 10**13),
     # seconds of a time limit (--time-limit, [study] time_limit); about 11.6 days
-    "SECONDS": Limit(1_000_000, "s"),
+    "SECONDS": Limit(1_000_000, "s", 100_000_000),
     # an iteration cap (--max-iter, max_iter = ...)
-    "ITER": Limit(1_000_000_000, "iterations"),
+    "ITER": Limit(1_000_000_000, "iterations", 10**12),
     # worker processes of one study (run --jobs)
-    "JOBS": Limit(256, "workers"),
+    "JOBS": Limit(256, "workers", 4096),
     # problem files one [[problems]] group may name (its globs together)
-    "FILES": Limit(10_000, "files"),
+    "FILES": Limit(10_000, "files", 1_000_000),
     # bytes of a study file, of a results folder's plan.json
-    "BYTES": Limit(16 * 2**20, "bytes"),
+    "BYTES": Limit(16 * 2**20, "bytes", 2**30),
     # nesting depth of a study file's tables and lists, of a --param or --set JSON value
-    "DEPTH": Limit(32, "levels"),
+    "DEPTH": Limit(32, "levels", 256),
 }
+# the ceilings: RUNS 10^7 (about 200 bytes of plan.json a run: 2 GB, and several times that in
+# memory); STEPS, SIZE and CONTACTS 10^9 (a vector of 10^9 contacts is 24 GB); BODY_STEPS 10^13 (days
+# at any rate a simulation steps); SECONDS 10^8 (three years); ITER 10^12; JOBS 4,096 processes;
+# FILES 10^6; BYTES 1 GiB (a TOML parser holds about 60 bytes per byte of inline tables); DEPTH 256
+# (Python's parsers recurse)
 
 
 def env_name(name: str) -> str:
@@ -68,12 +78,26 @@ def env_name(name: str) -> str:
 
 
 def limit(name: str) -> float:
-    """The limit ``name`` in force: WORKBENCH_MAX_<NAME> when set (a positive number), else its default."""
+    """The limit ``name`` in force: WORKBENCH_MAX_<NAME> when set (a positive number at most its
+    ceiling), else its default."""
+    bound = LIMITS[name]
+    return env_limit(env_name(name), bound.default, bound.ceiling, bound.unit)
+
+
+def env_limit(variable: str, default: float, ceiling: float, unit: str = "", kind: type = float) -> float:
+    """The environment variable ``variable`` read as a limit: ``default`` when unset or blank; else a
+    positive ``kind`` through the one number parser, refused in one line above ``ceiling``: "VARIABLE:
+    1e12 runs is over the ceiling of 10000000 runs that no setting passes"."""
     from workbench.numbers import number
-    text = os.environ.get(env_name(name))
+    text = os.environ.get(variable)
     if text is None or not text.strip():
-        return LIMITS[name].default
-    return number(text, env_name(name), positive=True)
+        return default
+    value = number(text, variable, kind, positive=True)
+    if value > ceiling:
+        unit = f" {unit}" if unit else ""
+        raise InputError(f"{variable}: {_number(value)}{unit} is over the ceiling of {_number(ceiling)}{unit} that "
+                         "no setting passes (more than one machine can hold or finish)")
+    return value
 
 
 def check(name: str, value, what: str) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from workbench.errors import InputError
 
-__all__ = ["Limit", "LIMITS", "limit", "env_limit", "check", "check_work", "solve_numbers", "SOLVE_NUMBERS", "check_depth", "env_name", "parse_error"]
+__all__ = ["Limit", "LIMITS", "limit", "env_limit", "count_values", "check", "check_work", "solve_numbers", "SOLVE_NUMBERS", "check_depth", "env_name", "parse_error"]
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,17 @@ LIMITS: dict[str, Limit] = {
     "BYTES": Limit(16 * 2**20, "bytes", 2**30),
     # nesting depth of a study file's tables and lists, of a --param or --set JSON value
     "DEPTH": Limit(32, "levels", 256),
+    # values of a study file, counted before it is parsed (workbench.limits.count_values): tomllib
+    # holds 150 bytes an inline table (5.3 million in 16 MB: 800 MB) and about 800 a table header
+    # (it keeps each declared table's path), so 250,000 is at most about 200 MB and 2 s of CPU; the
+    # shipped studies have under 300
+    "VALUES": Limit(250_000, "values", 100_000_000),
 }
 # the ceilings: RUNS 10^7 (about 200 bytes of plan.json a run: 2 GB, and several times that in
 # memory); STEPS, SIZE and CONTACTS 10^9 (a vector of 10^9 contacts is 24 GB); BODY_STEPS 10^13 (days
 # at any rate a simulation steps); SECONDS 10^8 (three years); ITER 10^12; JOBS 4,096 processes;
 # FILES 10^6; BYTES 1 GiB (a TOML parser holds about 60 bytes per byte of inline tables); DEPTH 256
-# (Python's parsers recurse)
+# (Python's parsers recurse); VALUES 10^8 (tens of GB parsed)
 
 
 def env_name(name: str) -> str:
@@ -122,6 +127,22 @@ def check_work(what: str, work: dict) -> None:
     if "steps" in work:
         steps = int(math.ceil(work["steps"]))
         check("BODY_STEPS", steps * max(bodies, 1), f"{what}: {steps:,} steps x {bodies:,} bodies")
+
+
+#: the bytes that begin or separate a value in TOML and JSON: every key = value, array item, table
+#: and inline table has one, so their count bounds the values a text can hold (strings and comments
+#: that contain them count too: an upper bound, never an under-count)
+VALUE_DELIMITERS = ",=[{"
+
+
+def count_values(text: str, what: str) -> int:
+    """The values ``text`` (a study file) may hold, bounded from above by its delimiters
+    (:data:`VALUE_DELIMITERS`) before any parser sees it - a scan of the bytes, no allocation per
+    value - checked against the VALUES limit: InputError "WHAT: 5300001 values is over the limit
+    of 200000 values (...)"."""
+    count = sum(text.count(c) for c in VALUE_DELIMITERS)
+    check("VALUES", count, f"{what} (counted by its delimiters {' '.join(VALUE_DELIMITERS)} before it is parsed)")
+    return count
 
 
 def _number(x) -> str:

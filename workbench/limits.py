@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from workbench.errors import InputError
 
-__all__ = ["Limit", "LIMITS", "limit", "env_limit", "count_values", "fixed_work", "PER_STEP_BODIES", "check", "check_work", "solve_numbers", "SOLVE_NUMBERS", "check_depth", "env_name", "parse_error"]
+__all__ = ["Limit", "LIMITS", "limit", "env_limit", "count_values", "fixed_work", "PER_STEP_BODIES", "address_space_left", "check", "check_work", "solve_numbers", "SOLVE_NUMBERS", "check_depth", "env_name", "parse_error"]
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,23 @@ def fixed_work(func, bodies: int, contacts: int):
 
     func.work = work
     return func
+
+
+def address_space_left() -> int | None:
+    """Bytes of address space this process may still map under its RLIMIT_AS (``ulimit -v``): the
+    soft limit less what is mapped now (/proc/self/statm); None when there is no such limit, or it
+    cannot be read. A native library (Clarabel's Rust, a C solver) that asks for more aborts the
+    process where Python would raise MemoryError, so its allocation is checked against this first."""
+    import resource
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/statm") as f:
+            mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+    return max(0, soft - mapped)
 
 
 def _number(x) -> str:

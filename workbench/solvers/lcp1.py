@@ -62,6 +62,26 @@ from workbench.solvers.recorder import Recorder
 __all__ = ["LCP1Solver", "CompiledQP", "QP_SOLVERS"]
 
 QP_SOLVERS = ("clarabel", "osqp")
+#: the address space [bytes] the QP's compile, its solver's set-up and its solves map, per stored
+#: entry of Q, and beyond them: measured as the growth of VmSize over the three on sphere packings of
+#: 1,500, 4,500 and 6,000 spheres (Q of 1.6, 4.9 and 6.6 million entries: 183, 210 and 223 bytes an
+#: entry, growing with the fill), with a margin for larger ones
+QP_BYTES_PER_ENTRY, QP_BYTES_FLOOR = 256, 64 * 2**20
+
+
+def qp_would_not_fit(Q: sp.spmatrix) -> str | None:
+    """None, or why the QP of ``Q`` is not started: the address space it would map
+    (QP_BYTES_PER_ENTRY per entry of Q, and QP_BYTES_FLOOR) exceeds what the process's RLIMIT_AS
+    leaves (workbench.limits.address_space_left). Clarabel (Rust) aborts the process on an allocation
+    that fails; one line is said instead, and the run is recorded as failed."""
+    from workbench.limits import address_space_left
+    left = address_space_left()
+    needed = QP_BYTES_PER_ENTRY * Q.nnz + QP_BYTES_FLOOR
+    if left is None or needed <= left:
+        return None
+    return (f"the QP of {Q.shape[0]:,} unknowns ({Q.nnz:,} entries) would need about {needed / 2**20:,.0f} MiB "
+            f"of address space and {left / 2**20:,.0f} MiB is left under this process's limit (RLIMIT_AS, "
+            "ulimit -v): not started")
 
 
 class CompiledQP:
@@ -128,6 +148,11 @@ class LCP1Solver(Solver):
         Q = Q * (sc.impulse / sc.velocity)
         lambda_tol = options.tol * sc.velocity if options.params["lambda_tol"] is None \
             else float(options.params["lambda_tol"])
+        too_large = qp_would_not_fit(Q)
+        if too_large is not None:      # before cvxpy or the QP solver allocates anything
+            result = self.new_result(model)
+            result.message, result.solver_status = too_large, "not started"
+            return Recorder(options, "lcp_residual").finish(result, StopCause.FAILED)
         qp = CompiledQP(Q, base / sc.velocity, options.params["qp_solver"], options)
         result = self.new_result(model)
         result.build_seconds += qp.compile_seconds + qp.setup_seconds

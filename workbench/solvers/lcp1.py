@@ -42,7 +42,11 @@ Time limit: each QP solve gets the run's time left as the QP solver's own limit,
 checks between its iterations; one iteration (a factorisation) cannot be interrupted. Before each
 re-solve the run asks :meth:`~workbench.solvers.recorder.Recorder.affords` with two of the last
 solve's iterations (the starting point's factorisation and one step: the least a solve does) and
-stops with TIMEOUT, keeping the last point, when they would end too far past the limit. The cvxpy
+stops with TIMEOUT, keeping the last point, when they would end too far past the limit; the first
+solve, which no earlier one forecasts, is forecast from its size by qdldl's factorisations of the
+leading blocks of its KKT matrix (:func:`kkt_pattern`, Recorder.affords_first), a stand-in for the QP
+solver's own. Before anything is compiled, the address space the QP would map is checked against
+the process's RLIMIT_AS (:func:`qp_would_not_fit`). The cvxpy
 compile and the QP solver's set-up happen before the clock starts (build_seconds): they are not
 counted in the limit, and they cannot be interrupted either.
 """
@@ -82,6 +86,24 @@ def qp_would_not_fit(Q: sp.spmatrix) -> str | None:
     return (f"the QP of {Q.shape[0]:,} unknowns ({Q.nnz:,} entries) would need about {needed / 2**20:,.0f} MiB "
             f"of address space and {left / 2**20:,.0f} MiB is left under this process's limit (RLIMIT_AS, "
             "ulimit -v): not started")
+
+
+def kkt_pattern(Q: sp.spmatrix) -> sp.csc_matrix:
+    """The KKT matrix an interior-point or ADMM QP solver factorises for min 1/2 x^T Q x + c^T x,
+    x >= 0: [[Q + I, I], [I, -I]], its rows interleaved (x_i beside its slack s_i), so that its leading
+    blocks hold both and have its structure (the probes of workbench.solvers.recorder.forecast_first)."""
+    n = Q.shape[0]
+    Qc = sp.coo_matrix(Q)
+    i = np.arange(n)
+    rows = np.concatenate([2 * Qc.row, 2 * i, 2 * i, 2 * i + 1, 2 * i + 1])
+    cols = np.concatenate([2 * Qc.col, 2 * i, 2 * i + 1, 2 * i, 2 * i + 1])
+    vals = np.concatenate([Qc.data, np.ones(n), np.ones(n), np.ones(n), -np.ones(n)])
+    return sp.csc_matrix((vals, (rows, cols)), shape=(2 * n, 2 * n))
+
+
+def _ldl(K: sp.spmatrix):
+    import qdldl
+    return qdldl.Solver(K)
 
 
 class CompiledQP:
@@ -170,6 +192,12 @@ class LCP1Solver(Solver):
             # factorisation that cannot be interrupted: one forecast by the last solve's, plus its
             # starting point's, must end in time (Recorder.affords)
             if k > 1 and not rec.affords(least_solve):
+                stop = StopCause.TIMEOUT
+                break
+            # the first solve's first iteration (a factorisation of the QP's KKT matrix) has no earlier
+            # one to be forecast by: forecast from its size (Recorder.affords_first), by qdldl's LDL^T
+            if k == 1 and options.time_limit is not None and not rec.affords_first(kkt_pattern(Q), _ldl):
+                result.message = "the first QP solve's factorisation is forecast to end past the time limit"
                 stop = StopCause.TIMEOUT
                 break
             # each QP solve gets the run's time left as its own limit (its point, if any, is kept)

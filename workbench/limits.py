@@ -131,8 +131,10 @@ def check_work(what: str, work: dict) -> None:
     check("CONTACTS", max(bodies, contacts), f"{what}: the problem it makes ({bodies:,} bodies, "
                                              f"{contacts:,} contacts at most)")
     if "steps" in work:
-        if not math.isfinite(work["steps"]):
-            raise InputError(f"{what}: duration / h is {work['steps']:g} steps, not a number of steps")
+        if math.isnan(work["steps"]):
+            raise InputError(f"{what}: duration / h is not a number of steps")
+        if math.isinf(work["steps"]):      # refused by the STEPS limit, before int() could overflow
+            check("STEPS", work["steps"], f"{what}: duration / h")
         steps = int(math.ceil(work["steps"]))
         check("BODY_STEPS", steps * max(bodies, PER_STEP_BODIES), f"{what}: {steps:,} steps x "
               f"max({bodies:,} bodies, {PER_STEP_BODIES}, a step's own cost)")

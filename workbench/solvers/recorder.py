@@ -76,7 +76,7 @@ PROBE_MIN = 2000
 #: probes of less CPU time than this [s] do not measure the growth (the clock's and scheduler's noise)
 PROBE_RESOLUTION = 5e-3
 #: the growth exponent and its increase per doubling assumed until the probes measure them: a dense
-#: factorisation's n^3, and the increase measured on sphere packings' factorisations (0.3-0.7)
+#: factorisation's n^3, and about the increase of sphere packings' factorisations
 PROBE_BETA, PROBE_DELTA = 3.0, 0.5
 
 
@@ -85,8 +85,8 @@ def forecast_first(matrix, factor, time_left: float | None) -> float | None:
     interrupted and that no earlier one of the run forecasts, from the matrix's size: ``factor`` is
     timed on the matrix's leading principal blocks of n/64, n/32, ... n/2 rows (the same structure,
     smaller), and the last one's duration is extrapolated to n rows. The growth is not a power law: a
-    sparse factorisation's fill grows faster as the block grows (on a 27,000-row sphere packing the
-    CPU time of qdldl grew as m^1.4, m^1.6, m^2.3, m^3.0, m^3.6 from one doubling to the next), so the
+    sparse factorisation's fill grows faster as the block grows (on sphere packings qdldl's CPU time
+    grows as about m^1.5 between the smallest blocks and m^3.5 between the largest), so the
     forecast over D doublings is t_m 2^(beta D + delta D^2 / 2): beta the exponent measured by the
     CPU times of the last two probes (1 to 4), delta its increase since the two before (at least 0),
     PROBE_BETA and PROBE_DELTA until the probes are long enough to measure them (PROBE_RESOLUTION);

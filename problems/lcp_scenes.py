@@ -36,6 +36,7 @@ from scipy.spatial import cKDTree
 
 from problems.scenes import GRAVITY
 from workbench.errors import InputError
+from workbench.limits import fixed_work
 from workbench.problem import TimeStepProblem
 
 __all__ = ["hexagonal_pyramid", "hexagonal_pyramid_listed_solutions", "cannonball"]
@@ -58,6 +59,9 @@ def hexagonal_pyramid(mu: float = 0.2, h: float = 0.01, mass: float = 1.0, rho: 
     return TimeStepProblem(M=M, D=D, k=k, mu=np.full(6, mu), d=3, h=h, name="hexagonal-pyramid",
                            metadata={"scene": "hexagonal_pyramid", "mu": mu, "h": h, "mass": mass,
                                      "reference": "Anitescu and Hart 2003 section 3"})
+
+
+fixed_work(hexagonal_pyramid, bodies=1, contacts=6)   # one pyramid on its six base corners
 
 
 def hexagonal_pyramid_listed_solutions(h: float = 0.01, mass: float = 1.0) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from workbench.limits import fixed_work
 from workbench.problem import TimeStepProblem
 
 GRAVITY = 9.81
@@ -29,6 +30,9 @@ def rolling_ball_2d(h: float = 0.01, mu: float = 0.2, v0: float = 2.0, gap: floa
                            name="rolling-ball-2d",
                            metadata={"scene": "rolling_ball_2d", "h": h, "mu": mu, "v0": v0,
                                      "reference": "Melanz et al. 2015 section 3.1"})
+
+
+fixed_work(rolling_ball_2d, bodies=1, contacts=1)
 
 
 def rolling_ball_2d_exact_impulse(h: float = 0.01, mu: float = 0.2) -> np.ndarray:

@@ -188,6 +188,16 @@ def box_pyramid(base: int = 5, size: float = 1.0, mass: float = 1.0, mu: float =
                           "jitter": jitter, "seed": seed})
 
 
+def box_pyramid_work(base: int = 5, **_) -> dict:
+    """What :func:`box_pyramid` makes: base (base + 1) / 2 cubes, each on the floor or on two cubes
+    (4 corner contacts a face it rests on)."""
+    bodies = base * (base + 1) // 2 if isinstance(base, int) else 0
+    return {"bodies": bodies, "contacts": 8 * bodies}
+
+
+box_pyramid.work = box_pyramid_work
+
+
 def corbel_arch(courses: int = 6, span: float = 0.8, length: float = 0.4, height: float = 0.1, depth: float = 0.2,
                 overhang: float = 0.125, density: float = 2000.0, mu: float = 0.6, h: float = 0.01) -> TimeStepProblem:
     """A corbelled arch (module docstring): piers of ``courses`` blocks (length x depth x height [m],
@@ -212,6 +222,16 @@ def corbel_arch(courses: int = 6, span: float = 0.8, length: float = 0.4, height
                           "h": h})
 
 
+def corbel_arch_work(courses: int = 6, **_) -> dict:
+    """What :func:`corbel_arch` makes: two piers of ``courses`` blocks and the capstone, each block on
+    one below (or the floor), the capstone on two (4 corner contacts a face)."""
+    bodies = 2 * courses + 1 if isinstance(courses, int) else 0
+    return {"bodies": bodies, "contacts": 4 * bodies + 4}
+
+
+corbel_arch.work = corbel_arch_work
+
+
 def thin_box_pile(n: int = 50, length: float = 1.0, width: float = 0.6, thickness: float = 0.02,
                   density: float = 1000.0, mu: float = 0.4, h: float = 0.01, jitter: float = 0.3,
                   seed: int = 0) -> TimeStepProblem:
@@ -232,3 +252,11 @@ def thin_box_pile(n: int = 50, length: float = 1.0, width: float = 0.6, thicknes
                           "thickness": thickness, "density": density, "mu": mu, "h": h, "jitter": jitter,
                           "seed": seed})
 
+
+def thin_box_pile_work(n: int = 50, **_) -> dict:
+    """What :func:`thin_box_pile` makes: n plates, each on the one below (or the floor), 4 corner
+    contacts each."""
+    return {"bodies": n, "contacts": 4 * n}
+
+
+thin_box_pile.work = thin_box_pile_work

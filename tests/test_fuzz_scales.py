@@ -168,3 +168,35 @@ def test_every_solver_at_every_scale_is_solved_only_at_a_solution(solver, w, q, 
         assert m[measure] <= 1e-4, (measure, m[measure], res.metrics)
     un = base.contacts(base.relative_velocity(point))[:, 0]
     assert un.min() >= -1e-4 * max(1.0, np.linalg.norm(base.r)), (un, res.metrics)
+
+
+def test_the_refusal_names_its_kind_and_finalize_decides_by_it(monkeypatch):
+    """judging.contradiction returns a Refusal (kind, reason); finalize records a refusal of a run
+    outside tol only when its kind says the measures cannot be formed - by the kind, not by the words
+    of the reason (a reason worded otherwise, or a contradiction quoting those words, decides nothing)."""
+    from workbench import judging
+    from types import SimpleNamespace as NS
+
+    p = approaching()
+    kinds = {}
+    for name, problem, nu in (("unformable", approaching(mu=1e300), np.zeros(9)),
+                              ("inf", p, np.full(9, 1e308)),
+                              ("contradicts", approaching(6, w=1e300), np.ones(18) * 1e-302)):
+        res = SolveResult(solver="given", formulation="ncp", status="", nu=nu, metrics={"judged_error": 0.0})
+        model = NS(problem=problem, relaxed=False, own_metrics=None, judged_by="siconos_error")
+        with np.errstate(all="ignore"):
+            kinds[name] = judging.contradiction(problem, res, model, 1e-6)
+    assert kinds["unformable"].kind == kinds["inf"].kind == judging.UNFORMABLE
+    assert kinds["contradicts"].kind in (judging.CONTRADICTS, judging.UNIT_BOUND)
+    for refusal in kinds.values():
+        assert isinstance(refusal.reason, str) and "\n" not in refusal.reason
+
+    # the decision follows the kind: an UNFORMABLE refusal worded without the old phrase is recorded on a
+    # run far from tol; a CONTRADICTS refusal that quotes the phrase is not (it changed nothing there)
+    far = 1e3 * np.ones(9)
+    for kind, words, recorded in ((judging.UNFORMABLE, "no scale exists", True),
+                                  (judging.CONTRADICTS, "cannot be formed", False)):
+        monkeypatch.setattr(judging, "contradiction", lambda *a, k=kind, w=words: judging.Refusal(k, w))
+        res = judge(p, "dual", far)
+        assert res.status == "inaccurate"
+        assert ("judge_refused" in res.info) is recorded and (words in (res.message or "")) is recorded

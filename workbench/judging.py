@@ -18,6 +18,7 @@ judge; the judging happens here, once, for every run.
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,8 +26,8 @@ from workbench import metrics
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 from workbench.status import CAP_REACHED, EVALUATED, FAILED, INACCURATE, JUDGED_MEASURES, SOLVED
 
-__all__ = ["finalize", "contradiction", "DISAGREE", "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES",
-           "JUDGE_BUDGET", "CAPS", "unit_free_floor"]
+__all__ = ["finalize", "contradiction", "Refusal", "UNFORMABLE", "CONTRADICTS", "UNIT_BOUND", "DISAGREE",
+           "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS", "unit_free_floor"]
 
 
 def judged_name(model) -> str:
@@ -38,6 +39,19 @@ def judged_name(model) -> str:
 
 #: seconds judge_history may spend judging sampled iterates (the rest of them stay NaN)
 JUDGE_BUDGET = 0.25
+
+#: the kinds of :class:`Refusal`: the scaled measures cannot be formed (inf, nan, mu eps >= 1: no point
+#: of the problem is judged solved, whatever its judged error); they contradict the judged measure
+#: beyond what the units allow; or they exceed the floor every unit system keeps (sqrt(tol))
+UNFORMABLE, CONTRADICTS, UNIT_BOUND = "unformable", "contradicts", "unit_bound"
+
+
+class Refusal(NamedTuple):
+    """Why the judge refuses "solved" to a point: ``kind`` (UNFORMABLE, CONTRADICTS, UNIT_BOUND)
+    decides what the result records; ``reason`` is the one line it records."""
+    kind: str
+    reason: str
+
 
 #: the statuses of the stop causes that name a cap (workbench.status: cap reached)
 CAPS = {StopCause(name): name for name in CAP_REACHED}
@@ -86,16 +100,19 @@ def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
         result.status = SOLVED
     else:
         result.status = cap or INACCURATE
-    if refused is not None and (err <= threshold or "cannot be formed" in refused):
-        result.info["judge_refused"] = refused
-        result.message = f"not solved: {refused}" + (f"; {result.message}" if result.message else "")
+    # a refusal is recorded where it changed the status, and always where no point of the problem
+    # could be judged (the reason a run far from tol is not judged either)
+    if refused is not None and (err <= threshold or refused.kind == UNFORMABLE):
+        result.info["judge_refused"] = refused.reason
+        result.message = f"not solved: {refused.reason}" + (f"; {result.message}" if result.message else "")
     judge_history(result, model)
     return result
 
 
-def contradiction(problem, result: SolveResult, model, threshold: float) -> str | None:
+def contradiction(problem, result: SolveResult, model, threshold: float) -> Refusal | None:
     """None when every measure the workbench reports for ``result.nu`` agrees that it is solved;
-    else the reason, in one line, why a point within ``threshold`` on its judged measure is not.
+    else the :class:`Refusal`: its kind (the rule below that refused: UNFORMABLE, CONTRADICTS,
+    UNIT_BOUND) and the reason, in one line, why a point within ``threshold`` on its judged measure is not.
     Adds the scaled measures (workbench.metrics.scaled_measures) to ``result.metrics``.
 
     The judged measure (Siconos's, in the problem's own units) is the convention the published
@@ -117,7 +134,7 @@ def contradiction(problem, result: SolveResult, model, threshold: float) -> str 
     A model judged by a measure of its own (the LCP model on its pyramid) needs rule 1 only."""
     scaled, reason = metrics.scaled_measures(problem, result.nu)
     if reason is not None:
-        return f"the scaled measures cannot be formed: {reason}"
+        return Refusal(UNFORMABLE, f"the scaled measures cannot be formed: {reason}")
     result.metrics.update(scaled)
     if getattr(model, "own_metrics", None) is not None:
         return None
@@ -130,11 +147,11 @@ def contradiction(problem, result: SolveResult, model, threshold: float) -> str 
     for name, bound in checks.items():
         agree, floor = threshold * scaled["units_factor"] * bound, unit_free_floor(threshold)
         if not scaled[name] <= agree:
-            return (f"{DISAGREE}: {judged} is within {threshold:.3g} but {name} is {scaled[name]:.3g}, more than "
-                    f"the units allow ({agree:.3g})")
+            return Refusal(CONTRADICTS, f"{DISAGREE}: {judged} is within {threshold:.3g} but {name} is "
+                           f"{scaled[name]:.3g}, more than the units allow ({agree:.3g})")
         if not scaled[name] <= floor:
-            return (f"{DISAGREE}: {judged} is within {threshold:.3g} in the problem's units only; {name} "
-                    f"(balanced units) is {scaled[name]:.3g}, above sqrt(tol) = {floor:.3g}")
+            return Refusal(UNIT_BOUND, f"{DISAGREE}: {judged} is within {threshold:.3g} in the problem's units "
+                           f"only; {name} (balanced units) is {scaled[name]:.3g}, above sqrt(tol) = {floor:.3g}")
     return None
 
 

@@ -32,7 +32,7 @@ from workbench.commands._args import EXIT_NOT_SOLVED, add_method_options, key_va
 from workbench.commands.solve import add_solve_options, method_of, solve_options
 from workbench.errors import InputError
 from workbench.files import atomic_output
-from workbench.limits import check
+from workbench.limits import check, check_work
 
 
 def _state_rows(t: float, bodies):
@@ -80,6 +80,10 @@ def cmd_simulate(args) -> int:
     if args.steps is None:
         check("STEPS", scenario.duration / h, f"--dt {h:g}: the scene's duration {scenario.duration:g} s / dt")
     n_steps = args.steps or max(1, int(round(scenario.duration / h)))
+    # the steps asked (--steps, --dt) times the scene's bodies: the product the scene's declared work
+    # bounds when its own duration / h is stepped (workbench.limits.check_work)
+    check_work(f"simulate {scenario.name} ({n_steps:,} steps)",
+               {"bodies": scenario.world.bodies.n, "steps": n_steps})
     out = Path(args.out or f"results/sim-{scenario.name}")
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -37,12 +37,10 @@ set them without restarting.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 
-__all__ = ["READ_PER_BYTE", "READ_FLOOR", "read_budget", "budget_words", "Refused", "max_entries", "check_count", "check_real", "max_text_bytes"]
+__all__ = ["READ_PER_BYTE", "READ_FLOOR", "CEILINGS", "read_budget", "budget_words", "Refused", "max_entries", "check_count", "check_real", "max_text_bytes"]
 
 #: bytes of decompressed data a compressed file (HDF5, .npz) may hold per byte of its size, beyond
 #: READ_FLOOR: room for any real compression of numbers (floats compress 2-4x), none for a bomb (zeros
@@ -57,9 +55,8 @@ INFLATION_ENV = "WORKBENCH_MAX_INFLATION"
 def read_budget(file_size: int) -> int:
     """Decompressed bytes a compressed problem file of ``file_size`` bytes may hold: READ_PER_BYTE
     (or ``WORKBENCH_MAX_INFLATION``) per byte of the file, plus READ_FLOOR."""
-    from workbench.numbers import number
-    raw = os.environ.get(INFLATION_ENV, "").strip()
-    per_byte = number(raw, INFLATION_ENV, positive=True) if raw else READ_PER_BYTE
+    from workbench.limits import env_limit
+    per_byte = env_limit(INFLATION_ENV, READ_PER_BYTE, CEILINGS[INFLATION_ENV], "bytes per byte")
     return int(per_byte * file_size) + READ_FLOOR
 
 
@@ -72,6 +69,9 @@ ENTRIES_ENV = "WORKBENCH_MAX_ENTRIES"
 DEFAULT_MAX_ENTRIES = 100_000_000
 TEXT_ENV = "WORKBENCH_MAX_TEXT_MB"
 DEFAULT_MAX_TEXT_MB = 512
+#: what no setting of these variables passes (workbench.limits.env_limit): 2^32 entries (32 GiB an
+#: array of float64), a text file of 64 GiB, an inflation of 10,000 (a 1 MB file read as 10 GB)
+CEILINGS = {ENTRIES_ENV: 2**32, TEXT_ENV: 65_536, INFLATION_ENV: 10_000}
 
 
 class Refused(Exception):
@@ -79,11 +79,8 @@ class Refused(Exception):
 
 
 def _env_limit(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    from workbench.numbers import number
-    return number(raw, name, int, positive=True)
+    from workbench.limits import env_limit
+    return env_limit(name, default, CEILINGS[name], kind=int)
 
 
 def max_entries() -> int:

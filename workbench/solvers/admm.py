@@ -92,17 +92,27 @@ class ADMMSolver(IterativeSolver):
             rho = mean_diagonal(p)
         if not (np.isfinite(float(rho)) and float(rho) > 0):
             raise InputError(f"admm: rho must be positive, got {rho}")
+        self._solve = None
         self._factor(run, float(rho))
-        run.info["factorizations"] = 1
+        run.info["factorizations"] = 1 if self._solve is not None else 0
 
     def _factor(self, run: IterativeRun, rho: float) -> None:
-        """The solver of (N + rho I) x = b for this rho (one sparse LU)."""
+        """The solver of (N + rho I) x = b for this rho (one sparse LU); the first one is forecast from
+        its size (Recorder.affords_first), and not started when it would end too far past the limit
+        (then ``self._solve`` stays None and the run stops with TIMEOUT)."""
         self._rho = rho
         run.info["rho"] = rho
         p = run.problem
-        t0 = time.perf_counter()
         if p.is_global:
             A = (rho * p.M + self._CCt).tocsc()
+            if self._ldl is None and not run.rec.affords_first(A, qdldl.Solver):
+                return
+        else:
+            A = (self._N + rho * self._eye).tocsc()
+            if self._solve is None and not run.rec.affords_first(A, _lu):
+                return
+        t0 = time.perf_counter()
+        if p.is_global:
             if self._ldl is None:
                 self._ldl = qdldl.Solver(A)
             else:
@@ -110,10 +120,13 @@ class ADMMSolver(IterativeSolver):
             ldl, C, CT = self._ldl, self._C, self._CT
             self._solve = lambda b: (b - CT @ ldl.solve(C @ b)) / rho
         else:
-            self._solve = spla.splu((self._N + rho * self._eye).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
+            self._solve = _lu(A).solve
         self._factor_seconds = time.perf_counter() - t0   # the forecast of the next one (Recorder.affords)
 
     def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
+        if self._solve is None:      # the first factorisation was forecast to end too far past the limit
+            run.stopped = StopCause.TIMEOUT
+            return
         alpha = self._alpha
         r = run.linear_term
         z = x0
@@ -141,3 +154,8 @@ class ADMMSolver(IterativeSolver):
                     w = w / tau
                     self._factor(run, self._rho * tau)
                     run.info["factorizations"] += 1
+
+
+def _lu(A):
+    """SuperLU's LU of the local problem's N + rho I (its symmetric pattern ordered by MMD on A^T + A)."""
+    return spla.splu(A, permc_spec="MMD_AT_PLUS_A")

@@ -207,13 +207,8 @@ class IPMSolver(IterativeSolver):
         """K with the blocks H (None: the identity; ``H_inv`` their inverses W^2) and the
         regularisation ``reg`` on the first n diagonal entries, factorised (the symbolic analysis once
         per solve)."""
+        self._fill(H_blocks, reg)
         K = self._K
-        K.data[:] = self._const
-        if H_blocks is None:
-            K.data[self._diag_at] += 1.0
-        else:
-            K.data[self._H_at] += H_blocks.reshape(-1)[self._H_src]
-        K.data[self._diag_at] += reg
         t0 = time.perf_counter()
         if self._schur is not None:
             self._schur.update(H_inv)
@@ -223,6 +218,25 @@ class IPMSolver(IterativeSolver):
         else:
             self._F.update(K, upper=True)
         self._factor_seconds = time.perf_counter() - t0   # the forecast of the next one (Recorder.affords)
+
+    def _fill(self, H_blocks: np.ndarray | None, reg: np.ndarray) -> None:
+        """K's values: the blocks H (None: the identity) and the regularisation ``reg``."""
+        K = self._K
+        K.data[:] = self._const
+        if H_blocks is None:
+            K.data[self._diag_at] += 1.0
+        else:
+            K.data[self._H_at] += H_blocks.reshape(-1)[self._H_src]
+        K.data[self._diag_at] += reg
+
+    def _affords_first(self, run: IterativeRun, reg: np.ndarray) -> bool:
+        """Whether the run's first factorisation (the starting point's, with the identity blocks) may
+        start, forecast from its size (Recorder.affords_first) by the same factorisation of its matrix's
+        leading blocks: CHOLMOD's Cholesky of the Schur complement Sigma, or qdldl's LDL^T of K."""
+        if self._schur is not None:
+            return run.rec.affords_first(self._schur.sigma(None), lambda block: _cholmod().cholesky(block))
+        self._fill(None, reg)
+        return run.rec.affords_first(self._K, lambda block: qdldl.Solver(block, upper=True))
 
     def _solve(self, rhs: np.ndarray, reg: np.ndarray) -> np.ndarray:
         """K^-1 rhs for K without its regularisation, by iterative refinement: up to _REFINE steps,
@@ -264,6 +278,9 @@ class IPMSolver(IterativeSolver):
         self._F = None
         self._residual = 0.0
         if not run.rec.affords(self._factor_seconds):     # outer mode: the last sub-problem's forecasts it
+            run.stopped = StopCause.TIMEOUT
+            return
+        if self._factor_seconds is None and not self._affords_first(run, reg):   # the first: from its size
             run.stopped = StopCause.TIMEOUT
             return
         self._factor(None, reg)
@@ -402,13 +419,17 @@ class _BodySchur:
         pattern.sort_indices()
         return rows, V, count, pattern
 
-    def update(self, H_inv: np.ndarray | None) -> None:
-        """Factorise Sigma for the blocks H^-1 = W^2 (None: the identity)."""
+    def sigma(self, H_inv: np.ndarray | None) -> sp.csc_matrix:
+        """Sigma for the blocks H^-1 = W^2 (None: the identity), assembled on its pattern."""
         if H_inv is None:
             H_inv = np.ascontiguousarray(np.broadcast_to(np.eye(self.d), (self.n_c, self.d, self.d)))
         self.H_inv.data[:] = H_inv.reshape(-1)
         _assemble_schur(self.base, self.V, self.count, self.at, H_inv, self.pattern.data)
-        self.factor.cholesky_inplace(self.pattern)
+        return self.pattern
+
+    def update(self, H_inv: np.ndarray | None) -> None:
+        """Factorise Sigma for the blocks H^-1 = W^2 (None: the identity)."""
+        self.factor.cholesky_inplace(self.sigma(H_inv))
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         a, b = rhs[:self.n], rhs[self.n:]

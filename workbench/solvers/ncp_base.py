@@ -44,6 +44,9 @@ class Iterate:
     #: interrupted (a sparse factorisation): the template stops with TIMEOUT before it when it would
     #: end too far past the time limit (Recorder.affords); None: no forecast
     forecast: float | None = None
+    #: where no earlier work forecasts it (the run's first factorisation): (matrix, factor), the
+    #: template forecasts ``factor(matrix)`` from the matrix's size (Recorder.affords_first)
+    first: tuple | None = None
 
 
 class NCPMethod(NCPSolver):
@@ -87,7 +90,7 @@ class NCPMethod(NCPSolver):
                 stop = StopCause.CONVERGED
                 break
             stop = rec.capped(k)
-            if stop is None and not rec.affords(it.forecast):
+            if stop is None and not (rec.affords(it.forecast) and (it.first is None or rec.affords_first(*it.first))):
                 stop = StopCause.TIMEOUT
             if stop is not None:
                 break

@@ -372,12 +372,16 @@ class NewtonSolver(NCPMethod):
         try:
             while True:
                 psi = 0.5 * float(phi @ phi)
-                # the last iteration's duration forecasts the next one's (its LU cannot be interrupted)
-                yield Iterate(nu, u, (psi,), forecast=seconds)
                 t0 = time.perf_counter()
                 eps = eps_rel * np.sqrt(2 * psi) / max(float(np.abs(nu).max()), float(np.abs(rho * u).max()), 1e-300)
                 _fill_newton_matrix(N.indptr, N.indices, N.data, P.indptr, P.indices, J_val, A, B, rho, eps, d, work)
                 J_T = sp.csc_matrix((J_val, P.indices, P.indptr), shape=(n, n))
+                fill = time.perf_counter() - t0
+                # the last iteration's duration forecasts the next one's (its LU cannot be interrupted); the
+                # first LU is forecast from J's size (Recorder.affords_first)
+                yield Iterate(nu, u, (psi,), forecast=seconds,
+                              first=(J_T, spla.splu) if seconds is None else None)
+                t0 = time.perf_counter() - fill
                 try:
                     dnu = spla.splu(J_T).solve(-phi, trans="T")
                 except RuntimeError:  # exactly singular even with the shift

@@ -66,6 +66,66 @@ MIN_TIME_LEFT = 1e-3
 FORECAST_SLACK = 1.0
 
 
+#: the first factorisation of a run is forecast from its size by factorising leading principal blocks
+#: of its matrix, of 1/64, 1/32, ... 1/2 of its order, until a forecast fits or the next probe would
+#: cost more than PROBE_SHARE of the time left (:func:`forecast_first`); below PROBE_MIN unknowns it is
+#: not forecast (it takes milliseconds)
+PROBE_DIVISORS = (64, 32, 16, 8, 4, 2)
+PROBE_SHARE = 0.25
+PROBE_MIN = 2000
+#: probes of less CPU time than this [s] do not measure the growth (the clock's and scheduler's noise)
+PROBE_RESOLUTION = 5e-3
+#: the growth exponent and its increase per doubling assumed until the probes measure them: a dense
+#: factorisation's n^3, and the increase measured on sphere packings' factorisations (0.3-0.7)
+PROBE_BETA, PROBE_DELTA = 3.0, 0.5
+
+
+def forecast_first(matrix, factor, time_left: float | None) -> float | None:
+    """The forecast duration [s] of ``factor(matrix)``, a sparse factorisation that cannot be
+    interrupted and that no earlier one of the run forecasts, from the matrix's size: ``factor`` is
+    timed on the matrix's leading principal blocks of n/64, n/32, ... n/2 rows (the same structure,
+    smaller), and the last one's duration is extrapolated to n rows. The growth is not a power law: a
+    sparse factorisation's fill grows faster as the block grows (on a 27,000-row sphere packing the
+    CPU time of qdldl grew as m^1.4, m^1.6, m^2.3, m^3.0, m^3.6 from one doubling to the next), so the
+    forecast over D doublings is t_m 2^(beta D + delta D^2 / 2): beta the exponent measured by the
+    CPU times of the last two probes (1 to 4), delta its increase since the two before (at least 0),
+    PROBE_BETA and PROBE_DELTA until the probes are long enough to measure them (PROBE_RESOLUTION);
+    CPU times, so that a loaded machine does not bend the exponent, and the last probe's wall time as
+    the unit. Probing stops as soon as the forecast fits ``time_left`` (what is left of the limit and
+    FORECAST_SLACK), or when the next probe would cost more than PROBE_SHARE of it; so a run that fits
+    spends little on probes (a half-size block is about a tenth of the whole), one that does not at
+    most about a quarter of what is left. None without a limit, below PROBE_MIN rows, or when the
+    first probe fails (a singular block: nothing is known)."""
+    n = matrix.shape[0]
+    if time_left is None or n < PROBE_MIN:
+        return None
+    matrix = matrix.tocsc()
+    forecast, spent, probes, betas = None, 0.0, [], []
+    for divisor in PROBE_DIVISORS:
+        m = n // divisor
+        block = matrix[:m, :m]
+        t0, c0 = time.perf_counter(), time.process_time()
+        try:
+            factor(block)
+        except (RuntimeError, ValueError, ArithmeticError):      # a singular block: what is known so far
+            return forecast
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        spent += wall
+        if probes and min(cpu, probes[-1][1]) >= PROBE_RESOLUTION:
+            betas.append(min(4.0, max(1.0, math.log(cpu / probes[-1][1]) / math.log(m / probes[-1][0]))))
+        else:
+            betas.clear()
+        probes.append((m, cpu))
+        beta = betas[-1] if betas else PROBE_BETA
+        delta = max(0.0, betas[-1] - betas[-2]) if len(betas) > 1 else PROBE_DELTA
+        doublings = math.log2(n / m)
+        forecast = wall * 2.0 ** (beta * doublings + delta * doublings ** 2 / 2)
+        left = time_left - spent
+        if forecast <= left or wall * 2.0 ** (beta + delta) > PROBE_SHARE * left:
+            return forecast
+    return forecast
+
+
 class Recorder:
     """Bookkeeping of one run (module docstring). ``error_name`` names the history's ``error`` column,
     ``extras`` the solver's own columns after it; ``max_iter`` is the run's iteration cap, the
@@ -171,6 +231,21 @@ class Recorder:
         result.handover.append(handover(declared.kind, source, target.name, reason, at_iteration, at_seconds,
                                         stop_before, before, model.judged_by, used, second.iterations, second.stop))
         return second, used, after
+
+    def affords_first(self, matrix, factor) -> bool:
+        """:meth:`affords` for a run's first factorisation of ``matrix`` by ``factor``, forecast from its
+        size (:func:`forecast_first`); a no is kept as ``info["time_limit_forecast"]`` with
+        ``"by": "probes"``."""
+        if self.time_limit is None:
+            return True
+        seconds = forecast_first(matrix, factor, self.time_limit + FORECAST_SLACK - self.elapsed())
+        if self.affords(seconds):
+            return True
+        if self.forecast is None and seconds is not None:     # the limit passed while the probes ran
+            self.forecast = {"at_seconds": self.elapsed(), "forecast_seconds": float(seconds)}
+        if self.forecast is not None:
+            self.forecast["by"] = "probes of its leading blocks (the run's first factorisation)"
+        return False
 
     def affords(self, seconds: float | None) -> bool:
         """Whether a stretch of work that cannot be interrupted, forecast to take ``seconds`` (the

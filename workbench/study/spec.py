@@ -124,7 +124,7 @@ from typing import Any
 from workbench.analysis import sections as report_sections
 from workbench.errors import InputError, StudyError, did_you_mean
 from workbench.files import inside, plain_name
-from workbench.limits import check, check_depth, parse_error
+from workbench.limits import check, check_depth, count_values, parse_error
 from workbench.numbers import number
 from workbench.params import check_params
 from workbench.study.globs import bounded_glob, resolve_files
@@ -666,6 +666,7 @@ def _paper_params(params: Any, where: str) -> tuple[tuple[str, float], ...]:
 def _parse(path: Path, text: str) -> Study:
     from workbench.sources import trusted_roots
 
+    count_values(text, "the study file")   # before the parser holds a value per delimiter
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

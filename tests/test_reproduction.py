@@ -403,3 +403,30 @@ def test_a_band_finding_over_a_fitted_slope_is_judged_on_its_t_interval():
     few = loglog_fit(contacts[:4], (apgd * np.exp(np.array([0.0, 0.4, -0.4, 0.3] + [0.0] * 36)) / ip)[:4])
     assert verdict(row("s", "s", "similar", few["slope"], band, criterion="c",
                        members=fitted(few, estimate="d", unit="packings", fewer="4 sizes")))[0] == UNDECIDED
+
+
+def test_every_committed_page_uses_only_the_verdict_words_and_counts_its_members():
+    """Issue 44 item 4 on the committed pages: every row's verdict (computed again from its raw data) is one
+    of reproduced, not reproduced, undecided, reproduced failure, depends on CHOICE, not comparable, not
+    measured; a row over members has at least MIN_MEMBERS of them or says why fewer, and shows its interval;
+    the settledness page's trend verdicts are the same words."""
+    words = {REPRODUCED, NOT_REPRODUCED, UNDECIDED, REPRODUCED_FAILURE, NOT_COMPARABLE, NOT_MEASURED}
+    records = sorted(provenance.RESULTS_DIR.glob("repro-*.json"))
+    assert records
+    for record in records:
+        data = json.loads(record.read_text(encoding="utf-8"))["data"]
+        page = rp.render_table(data)
+        for r in data["rows"]:
+            label = verdict(r)[0]
+            assert label in words or label.startswith(f"{DEPENDS} "), (record.name, r["quantity"], label)
+            m = r.get("members")
+            if m is not None:
+                assert m["n"] >= rp.MIN_MEMBERS or m.get("fewer"), (record.name, r["quantity"])
+                assert f"{m['level']:.0%} interval [" in page
+    settled = provenance.RESULTS_DIR / "settledness.md"
+    if settled.exists():
+        from benchmarks.reproduce.settledness import render
+        text = render(json.loads((provenance.RESULTS_DIR / "settledness.json").read_text())["data"])
+        judged = [line.rsplit("|", 2)[1].strip() for line in text.splitlines()
+                  if line.startswith("| APGD iterations | kinetic energy")]
+        assert judged and set(judged) <= words, judged

@@ -255,7 +255,7 @@ def _choices_verdict(r: dict) -> tuple[str, str] | None:
         return None
     rule, paper = r["rule"], r.get("paper")
     each = {}
-    for name, value in choices["values"].items():
+    for name, value in sorted(choices["values"].items()):   # the raw data's order (JSON with sorted keys)
         if _is_members(value):   # a definition measured over members: judged on its interval
             each[name] = _members_verdict(rule, paper, value)
             continue
@@ -323,7 +323,7 @@ def _value(r: dict, key: str, shown: str) -> str:
         return r[shown]
     if key == "measured" and r.get("choices"):
         return "; ".join(f"{name}: {_members_text(v) if _is_members(v) else fmt(v)}"
-                         for name, v in r["choices"]["values"].items())
+                         for name, v in sorted(r["choices"]["values"].items()))
     v = r.get(key)
     if isinstance(v, (list, tuple)):
         return " vs ".join(fmt(x) for x in v)

@@ -360,7 +360,7 @@ def test_a_page_is_refused_from_a_tree_with_local_changes(tmp_path, monkeypatch)
 
 
 #: pages written from a tree with local changes before --write refused them; the lead regenerates them
-_DIRTY_PAGES = {"repro-anitescu-hart-2003", "repro-mazhar-2014"}
+_DIRTY_PAGES = {"repro-mazhar-2014"}
 
 
 @pytest.mark.parametrize("page", [pytest.param(p.stem, marks=pytest.mark.xfail(

@@ -409,16 +409,17 @@ def test_a_band_finding_over_a_fitted_slope_is_judged_on_its_t_interval():
 
 
 def test_every_committed_page_uses_only_the_verdict_words_and_counts_its_members():
-    """Issue 44 item 4 on the committed pages: every row's verdict (computed again from its raw data) is one
-    of reproduced, not reproduced, undecided, reproduced failure, depends on CHOICE, not comparable, not
-    measured; a row over members has at least MIN_MEMBERS of them or says why fewer, and shows its interval;
-    the settledness page's trend verdicts are the same words."""
+    """Issue 44 item 4 on the committed pages (the papers' and the calibration's test rows): every row's
+    verdict (computed again from its raw data) is one of reproduced, not reproduced, undecided, reproduced
+    failure, depends on CHOICE, not comparable, not measured; a row over members has at least MIN_MEMBERS
+    of them or says why fewer, and its page shows the interval; the settledness page's trend verdicts are
+    the same words."""
     words = {REPRODUCED, NOT_REPRODUCED, UNDECIDED, REPRODUCED_FAILURE, NOT_COMPARABLE, NOT_MEASURED}
-    records = sorted(provenance.RESULTS_DIR.glob("repro-*.json"))
+    records = sorted(provenance.RESULTS_DIR.glob("repro-*.json")) + sorted(provenance.RESULTS_DIR.glob("calibration.json"))
     assert records
     for record in records:
         data = json.loads(record.read_text(encoding="utf-8"))["data"]
-        page = rp.render_table(data)
+        page = (record.parent / f"{record.stem}.md").read_text(encoding="utf-8")
         for r in data["rows"]:
             label = verdict(r)[0]
             assert label in words or label.startswith(f"{DEPENDS} "), (record.name, r["quantity"], label)

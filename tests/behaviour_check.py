@@ -4,6 +4,7 @@ records (before / after).
 
     WORKBENCH_SHARED_DATA=/path/to/shared/data  # where the checkout has no ../shared/data
     PYTHONPATH=BASE python tests/behaviour_check.py record before.json [--max-contacts 100] [--problems N]
+    PYTHONPATH=BASE python tests/behaviour_check.py record rest.json --min-contacts 100 --max-contacts 1000000
     PYTHONPATH=HEAD python tests/behaviour_check.py record after.json  [same options]
     python tests/behaviour_check.py compare before.json after.json
 
@@ -12,15 +13,20 @@ studies and its docs/results pages):
 
 * ``conformance``: the status of every run of the fast conformance subset, built from
   studies/conformance.toml as tests/test_conformance.py builds it (the shared reference problems with at
-  most ``--max-contacts`` contacts, the ``--problems`` smallest of them when given, default preset, a
+  most ``--max-contacts`` contacts (and more than ``--min-contacts``, to record the rest of the corpus
+  apart), the ``--problems`` smallest of them when given, default preset, a
   5 s time limit, ``--jobs`` workers), run by ``workbench run`` into a temporary folder and read back
   with workbench.study.results.read_runs; keyed by problem, method and tolerance;
 * ``studies``: the same for each ``--study FILE`` (studies/quickstart.toml, say), run as it is;
 * ``verdicts``: the verdict of every row of docs/results/repro-*.json, computed by
   workbench.report.reproduction.verdict from the stored numbers (the pages are not measured again).
 
-``compare`` lists every key whose status or verdict differs, and the keys present on one side only;
-a difference where either side is ``timeout`` is listed apart as load-sensitive (a run near its time
+Each run's message is recorded too (``messages``, same keys, where not empty): the judge's reason for
+refusing a point (workbench.judging.contradiction, "not solved: ...") is in it.
+
+``compare`` lists every key whose status or verdict differs, and the keys present on one side only,
+each with the after side's message where it has one (so a changed status names its reason); a
+difference where either side is ``timeout`` is listed apart as load-sensitive (a run near its time
 limit on a loaded machine), not counted as a change. Exit code 0: no change; 1: changes; 2: bad input.
 """
 
@@ -48,7 +54,7 @@ def _root() -> Path:
     return Path(workbench.__file__).resolve().parents[1]
 
 
-def fast_study(root: Path, folder: Path, max_contacts: int, problems: int | None) -> Path:
+def fast_study(root: Path, folder: Path, max_contacts: int, problems: int | None, min_contacts: int = -1) -> Path:
     """studies/conformance.toml with the small shared problems, one preset and the short limit (as
     tests/test_conformance.py builds it)."""
     from workbench.io import load_problem
@@ -62,7 +68,7 @@ def fast_study(root: Path, folder: Path, max_contacts: int, problems: int | None
     head, sep, methods = doc.partition('[methods."')
     sized = sorted((load_problem(p).n_contacts, str(p)) for p in sorted(Path(shared).glob("*/*"))
                    if p.suffix in (".hdf5", ".dat"))
-    files = [p for n, p in sized if n <= max_contacts][:problems]
+    files = [p for n, p in sized if min_contacts < n <= max_contacts][:problems]
     study = tomllib.loads(head)["study"]
     lines = ["[study]", 'name = "conformance-fast"', f"time_limit = {TIME_LIMIT}", 'tolerance = "default"',
              "histories = false", f"repetitions = {study['repetitions']}", "", "[[problems]]",
@@ -72,8 +78,9 @@ def fast_study(root: Path, folder: Path, max_contacts: int, problems: int | None
     return path
 
 
-def run_statuses(study: Path, out: Path, jobs: int, root: Path) -> dict[str, str]:
-    """``workbench run STUDY`` into ``out``; every run's status, keyed "problem | method | tolerance | rep"."""
+def run_statuses(study: Path, out: Path, jobs: int, root: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """``workbench run STUDY`` into ``out``; every run's status and (where not empty) its message, keyed
+    "problem | method | tolerance | rep"."""
     from workbench.study.results import read_runs
     from workbench.study.store import ResultStore
 
@@ -85,8 +92,10 @@ def run_statuses(study: Path, out: Path, jobs: int, root: Path) -> dict[str, str
         raise SystemExit(f"behaviour_check: workbench run {study.name} exited {done.returncode}: "
                          f"{done.stderr.strip().splitlines()[-1:]}")
     runs = read_runs(ResultStore(out))
-    return {f"{r.problem} | {r.method} | {r.tolerance} | {r.repetition}": str(r.status)
-            for r in runs.itertuples(index=False)}
+    keys = [f"{r.problem} | {r.method} | {r.tolerance} | {r.repetition}" for r in runs.itertuples(index=False)]
+    messages = runs["message"].fillna("").astype(str) if "message" in runs else [""] * len(keys)
+    return (dict(zip(keys, runs["status"].astype(str))),
+            {key: " ".join(m.split()) for key, m in zip(keys, messages) if m.strip()})
 
 
 def verdicts(root: Path) -> dict[str, str]:
@@ -103,16 +112,21 @@ def verdicts(root: Path) -> dict[str, str]:
 def record(args) -> int:
     root = _root()
     t0 = time.monotonic()
-    data: dict = {"root": str(root), "verdicts": verdicts(root), "conformance": {}, "studies": {}}
+    data: dict = {"root": str(root), "verdicts": verdicts(root), "conformance": {}, "studies": {}, "messages": {}}
     with tempfile.TemporaryDirectory(prefix="behaviour-") as tmp:
         tmp = Path(tmp)
         if not args.no_conformance:
-            study = fast_study(root, tmp, args.max_contacts, args.problems)
-            data["conformance"] = run_statuses(study, tmp / "conformance", args.jobs, root)
+            study = fast_study(root, tmp, args.max_contacts, args.problems, args.min_contacts)
+            data["conformance"], data["messages"]["conformance"] = run_statuses(study, tmp / "conformance",
+                                                                                args.jobs, root)
         for i, study in enumerate(args.study):
-            data["studies"][Path(study).name] = run_statuses(Path(study).resolve(), tmp / f"study-{i}", args.jobs, root)
+            name = Path(study).name
+            data["studies"][name], data["messages"][name] = run_statuses(Path(study).resolve(), tmp / f"study-{i}",
+                                                                         args.jobs, root)
     data["options"] = {"max_contacts": args.max_contacts, "problems": args.problems, "jobs": args.jobs,
                        "time_limit": TIME_LIMIT, "studies": [Path(s).name for s in args.study]}
+    if args.min_contacts >= 0:    # named only when given, so records of the default subset compare as before
+        data["options"]["min_contacts"] = args.min_contacts
     data["seconds"] = round(time.monotonic() - t0, 1)
     Path(args.out).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"{len(data['conformance'])} conformance runs, {sum(map(len, data['studies'].values()))} study runs, "
@@ -120,13 +134,17 @@ def record(args) -> int:
     return 0
 
 
-def differences(before: dict[str, str], after: dict[str, str]) -> tuple[list[str], list[str]]:
-    """(changes, load-sensitive changes) between two keyed tables, one line each."""
+def differences(before: dict[str, str], after: dict[str, str],
+                messages: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """(changes, load-sensitive changes) between two keyed tables, one line each, with the after side's
+    message of the key (``messages``) where it has one."""
     changed, loaded = [], []
     for key in sorted(set(before) | set(after)):
         a, b = before.get(key, "(absent)"), after.get(key, "(absent)")
         if a != b:
-            (loaded if a in LOAD_SENSITIVE or b in LOAD_SENSITIVE else changed).append(f"{key}: {a} -> {b}")
+            why = (messages or {}).get(key)
+            line = f"{key}: {a} -> {b}" + (f" [{why}]" if why else "")
+            (loaded if a in LOAD_SENSITIVE or b in LOAD_SENSITIVE else changed).append(line)
     return changed, loaded
 
 
@@ -138,13 +156,14 @@ def compare(args) -> int:
         return 2
     if old.get("options") != new.get("options"):
         print(f"note: the records were made with different options: {old.get('options')} / {new.get('options')}")
-    tables = [("verdicts", old["verdicts"], new["verdicts"]),
-              ("conformance statuses", old["conformance"], new["conformance"])]
-    tables += [(f"{name} statuses", old["studies"].get(name, {}), new["studies"].get(name, {}))
+    said = new.get("messages", {})    # records made before messages were recorded have none
+    tables = [("verdicts", old["verdicts"], new["verdicts"], {}),
+              ("conformance statuses", old["conformance"], new["conformance"], said.get("conformance", {}))]
+    tables += [(f"{name} statuses", old["studies"].get(name, {}), new["studies"].get(name, {}), said.get(name, {}))
                for name in sorted(set(old["studies"]) | set(new["studies"]))]
     changes = 0
-    for name, a, b in tables:
-        changed, loaded = differences(a, b)
+    for name, a, b, messages in tables:
+        changed, loaded = differences(a, b, messages)
         changes += len(changed)
         print(f"{name}: {len(b)} compared, {len(changed)} changed, {len(loaded)} load-sensitive (timeout on a side)")
         for line in changed:
@@ -161,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     rec = sub.add_parser("record", help="record statuses and verdicts with the workbench on PYTHONPATH")
     rec.add_argument("out")
     rec.add_argument("--max-contacts", type=int, default=MAX_CONTACTS, help="largest conformance problem (contacts)")
+    rec.add_argument("--min-contacts", type=int, default=-1,
+                     help="only problems with more contacts than this (default: all up to --max-contacts)")
     rec.add_argument("--problems", type=int, default=None, help="only the N smallest conformance problems")
     rec.add_argument("--jobs", type=int, default=2)
     rec.add_argument("--no-conformance", action="store_true", help="verdicts (and --study) only")

@@ -438,3 +438,28 @@ def test_a_member_count_below_one_is_refused_and_fewer_than_ten_say_why(capsys):
     assert "--quick" in _fewer(SimpleNamespace(quick=True, members=None))
     assert "--members 4 given" in _fewer(SimpleNamespace(quick=False, members=4))
     assert _fewer(SimpleNamespace(quick=True, members=12)) is None
+
+
+def test_cold_start_page_reports_what_the_runs_left_in_the_clone(tmp_path):
+    """The cold-start page says whether the main job left the clone's ``git status`` clean (issue 46): a
+    tracked file changed and a stray new file are both listed; an ignored folder is not."""
+    from benchmarks.timing import bench_cold_start as cs
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+    git("init", "-q")
+    (tmp_path / ".gitignore").write_text("/results/\n")
+    (tmp_path / "tracked.md").write_text("a\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "row.json").write_text("{}")
+    assert cs._changed_files(tmp_path) == []
+    (tmp_path / "tracked.md").write_text("b\n")
+    (tmp_path / "stray.txt").write_text("c\n")
+    changed = cs._changed_files(tmp_path)
+    assert changed == [" M tracked.md", "?? stray.txt"]
+    run = {"seconds": 1.0, "killed": 0, "cache_files": 0, "load": "0.0", "counts": {}, "statuses": {}, "verdicts": {}}
+    data = {"study": "s.toml", "jobs": 2, "cold": run, "warm": run, "diff": cs.compare(run, run), "git_status": changed}
+    assert "2 changed or new files: ` M tracked.md`, `?? stray.txt`." in cs.render(data)
+    assert "`git status` in the clone after the two runs: clean." in cs.render({**data, "git_status": []})

@@ -1,5 +1,6 @@
 """benchmarks.reproduce.calibrate's fits on synthetic measures with a known answer (no packing is made here)."""
 
+import json
 import math
 
 import numpy as np
@@ -187,9 +188,12 @@ def test_rows_apply_the_fitted_mass_by_linearity_and_judge_every_quantity():
     assert judged["settling steps at the 10,000-iteration cap, thoroughly settled"] == "not comparable"
     assert "'up to' is not 'reached'" in verdict(cap)[1] and "404" in cap["shown"]
     assert sum(v == "not measured" for v in judged.values()) == 4
-    # an interval above 0 reproduces the finding
+    # an interval above 0 reproduces the finding, one that contains 0 leaves it undecided; the packings counted
     assert verdict({r["quantity"]: r for r in _data(0.1, 0.5)["rows"]}["poorly settled is harder for APGD"])[0] \
         == "reproduced"
+    straddles = {r["quantity"]: r for r in _data(-0.5, 0.01)["rows"]}["poorly settled is harder for APGD"]
+    assert verdict(straddles)[0] == "undecided" and "over 6 distinct packings of the sweep" in verdict(straddles)[1]
+    assert "6 per cap" not in straddles["members"]["fewer"] and "1 per cap" in straddles["members"]["fewer"]
 
 
 def test_page_shows_the_fits_their_residuals_and_every_verdict():
@@ -205,7 +209,10 @@ def test_page_shows_the_fits_their_residuals_and_every_verdict():
 def test_settledness_finding_is_read_from_the_committed_page():
     found = calibrate.settledness_finding()
     assert found is not None and found["threshold"] == "5e-05"
-    assert found["verdict"] in ("holds", "contradicted", "undecided")
+    assert found["verdict"] in ("reproduced", "not reproduced", "undecided")
+    data = json.loads(calibrate.SETTLEDNESS.read_text())["data"]
+    assert found["replicates"] == data.get("replicates", 1) and found["fit"]["n"] == len(
+        {p["sha256"] for p in data["packings"]})
 
 
 def test_a_bad_option_is_one_line_and_exit_code_2(capsys):

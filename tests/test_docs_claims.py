@@ -359,13 +359,7 @@ def test_a_page_is_refused_from_a_tree_with_local_changes(tmp_path, monkeypatch)
     provenance.require_clean(own=(repo / "MANIFEST.json",))
 
 
-#: pages written from a tree with local changes before --write refused them; the lead regenerates them
-_DIRTY_PAGES = {"repro-anitescu-hart-2003", "repro-mazhar-2014"}
-
-
-@pytest.mark.parametrize("page", [pytest.param(p.stem, marks=pytest.mark.xfail(
-    reason="regenerate from a clean commit", strict=True)) if p.stem in _DIRTY_PAGES else p.stem
-    for p in sorted(provenance.RESULTS_DIR.glob("*.md"))])
+@pytest.mark.parametrize("page", [p.stem for p in sorted(provenance.RESULTS_DIR.glob("*.md"))])
 def test_no_committed_page_was_written_from_a_tree_with_local_changes(page):
     """Every committed page's header names a commit, never one with local changes (issue 44 item 8)."""
     head = (provenance.RESULTS_DIR / f"{page}.md").read_text(encoding="utf-8").split("\n", 1)[0]

@@ -129,7 +129,10 @@ def test_a_quantity_with_several_definitions_names_the_choice_its_verdict_depend
     assert label == REPRODUCED and reason.startswith("the same under every error statistic")
     page = rp.render_table({"title": "t", "setup": "s", "rows": [row("e", "s", 1e-3, 1.1e-3, rule, criterion="c",
                                                                       choices=choices)]})
-    assert "1 depends on error statistic" in page and "max: 0.0011; 2-norm: 0.002; mean: 4e-05" in page
+    assert "1 depends on error statistic" in page and "2-norm: 0.002; max: 0.0011; mean: 4e-05" in page
+    # the raw data is stored with sorted keys: the page rendered from it is the page written
+    data = {"title": "t", "setup": "s", "rows": [row("e", "s", 1e-3, 1.1e-3, rule, criterion="c", choices=choices)]}
+    assert rp.render_table(json.loads(json.dumps(data, sort_keys=True))) == page
     with pytest.raises(ValueError):
         row("e", "s", 1e-3, 1e-3, rule, criterion="c", choices={"name": "x", "values": {"max": 1.0}})
 
@@ -240,7 +243,9 @@ def test_poorly_settled_is_harder_is_judged_on_the_sweeps_trend(tmp_path, monkey
         return verdict(reproduce._settledness_trend_row())[0]
     assert sweep(0.05, 0.4) == REPRODUCED
     assert sweep(-0.6, -0.1) == NOT_REPRODUCED         # contradicted
-    assert sweep(-0.2, 0.3) == NOT_REPRODUCED          # undecided: the finding is not shown either
+    assert sweep(-0.2, 0.3) == UNDECIDED               # the interval contains 0: one of the verdict words, not a loss
+    r = reproduce._settledness_trend_row()
+    assert r["members"]["n"] == 6 and "fewer" in r["members"] and "distinct packings" in verdict(r)[1]
 
 
 def test_a_committed_row_not_run_is_not_measured_never_not_comparable():
@@ -373,3 +378,59 @@ def test_a_finding_against_zero_is_judged_on_the_interval_of_its_value():
     assert verdict(r)[0] == REPRODUCED and "value's 95% interval [0.2, 0.9] over 10 members inside > 0" in verdict(r)[1]
     assert verdict(members([-0.1 * (k + 1) for k in range(10)]))[0] == NOT_REPRODUCED
     assert verdict(members([0.1 * (k - 4) for k in range(10)]))[0] == UNDECIDED
+
+
+def test_a_band_finding_over_a_fitted_slope_is_judged_on_its_t_interval():
+    """Mazhar et al. 2014 sec. 6.1 "APGD and the interior point scale alike": k_APGD - k_IP, the slope of the
+    per-packing time ratio against the contacts (the difference of the two slopes, exactly), judged on its
+    t interval against [-0.3, 0.3]: inside reproduced, outside not, straddling undecided."""
+    import numpy as np
+
+    from workbench.analysis.stats import loglog_fit
+    from workbench.report.reproduction import fitted
+    band = {"rule": "between", "low": -0.3, "high": 0.3}
+    assert _v("similar", 0.1, band) == REPRODUCED and _v("similar", -0.5, band) == NOT_REPRODUCED
+    contacts = np.geomspace(77, 9000, 40)
+    wiggle = np.exp(0.05 * np.sin(np.arange(40)))
+    ip, apgd = 1e-4 * contacts ** 1.54, 3e-4 * contacts ** 1.40 * wiggle
+    fit = loglog_fit(contacts, apgd / ip)
+    assert fit["slope"] == pytest.approx(loglog_fit(contacts, apgd)["slope"] - loglog_fit(contacts, ip)["slope"])
+    m = fitted(fit, estimate="slope difference", unit="packings, one per size")
+    r = row("scale alike", "sec. 6.1", "similar scaling", fit["slope"], band, criterion="c", members=m)
+    label, reason = verdict(r)
+    assert label == REPRODUCED and "over 40 packings, one per size inside [-0.3, 0.3]" in reason
+    assert "slope difference -0.14" in rp.render_table({"title": "t", "setup": "s", "rows": [r]})
+    steep = loglog_fit(contacts, 3e-4 * contacts ** 2.0 * wiggle / ip)        # 2.0 - 1.54 = 0.46
+    assert verdict(row("s", "s", "similar", steep["slope"], band, criterion="c",
+                       members=fitted(steep, estimate="d", unit="packings")))[0] == NOT_REPRODUCED
+    few = loglog_fit(contacts[:4], (apgd * np.exp(np.array([0.0, 0.4, -0.4, 0.3] + [0.0] * 36)) / ip)[:4])
+    assert verdict(row("s", "s", "similar", few["slope"], band, criterion="c",
+                       members=fitted(few, estimate="d", unit="packings", fewer="4 sizes")))[0] == UNDECIDED
+
+
+def test_every_committed_page_uses_only_the_verdict_words_and_counts_its_members():
+    """Issue 44 item 4 on the committed pages (the papers' and the calibration's test rows): every row's
+    verdict (computed again from its raw data) is one of reproduced, not reproduced, undecided, reproduced
+    failure, depends on CHOICE, not comparable, not measured; a row over members has at least MIN_MEMBERS
+    of them or says why fewer, and its page shows the interval; the settledness page's trend verdicts are
+    the same words."""
+    words = {REPRODUCED, NOT_REPRODUCED, UNDECIDED, REPRODUCED_FAILURE, NOT_COMPARABLE, NOT_MEASURED}
+    records = sorted(provenance.RESULTS_DIR.glob("repro-*.json")) + sorted(provenance.RESULTS_DIR.glob("calibration.json"))
+    assert records
+    for record in records:
+        data = json.loads(record.read_text(encoding="utf-8"))["data"]
+        page = (record.parent / f"{record.stem}.md").read_text(encoding="utf-8")
+        for r in data["rows"]:
+            label = verdict(r)[0]
+            assert label in words or label.startswith(f"{DEPENDS} "), (record.name, r["quantity"], label)
+            m = r.get("members")
+            if m is not None:
+                assert m["n"] >= rp.MIN_MEMBERS or m.get("fewer"), (record.name, r["quantity"])
+                assert f"{m['level']:.0%} interval [" in page
+    settled = provenance.RESULTS_DIR / "settledness.md"
+    if settled.exists():
+        from benchmarks.reproduce.settledness import render
+        text = render(json.loads((provenance.RESULTS_DIR / "settledness.json").read_text())["data"])
+        judged = [line.rsplit("|", 2)[1].strip() for line in text.splitlines()
+                  if line.startswith("| APGD iterations | kinetic energy")]
+        assert judged and set(judged) <= words, judged

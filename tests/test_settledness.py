@@ -46,8 +46,8 @@ def test_too_few_points_leave_the_interval_undefined_and_the_verdict_unmeasured(
     assert two["slope"] == pytest.approx(1.0) and np.isnan(two["se"]) and np.isnan(two["low"])
     assert np.isnan(loglog_fit([1.0, 1.0], [2.0, 3.0])["slope"])
     assert settledness.verdict({"low": None, "high": None}) == "not measured"
-    assert settledness.verdict({"low": 0.1, "high": 0.4}) == "holds"
-    assert settledness.verdict({"low": -0.4, "high": -0.1}) == "contradicted"
+    assert settledness.verdict({"low": 0.1, "high": 0.4}) == "reproduced"
+    assert settledness.verdict({"low": -0.4, "high": -0.1}) == "not reproduced"
     assert settledness.verdict({"low": -0.1, "high": 0.4}) == "undecided"
 
 

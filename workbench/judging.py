@@ -26,8 +26,8 @@ from workbench import metrics
 from workbench.solvers.base import SolveOptions, SolveResult, StopCause
 from workbench.status import CAP_REACHED, EVALUATED, FAILED, INACCURATE, JUDGED_MEASURES, SOLVED
 
-__all__ = ["finalize", "contradiction", "Refusal", "UNFORMABLE", "CONTRADICTS", "UNIT_BOUND", "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET",
-           "CAPS", "unit_free_floor"]
+__all__ = ["finalize", "contradiction", "Refusal", "UNFORMABLE", "CONTRADICTS", "UNIT_BOUND", "DISAGREE",
+           "judge_history", "judged_name", "judged_error", "JUDGED_MEASURES", "JUDGE_BUDGET", "CAPS", "unit_free_floor"]
 
 
 def judged_name(model) -> str:
@@ -55,6 +55,10 @@ class Refusal(NamedTuple):
 
 #: the statuses of the stop causes that name a cap (workbench.status: cap reached)
 CAPS = {StopCause(name): name for name in CAP_REACHED}
+
+#: how the judge's reason begins where a point's measures contradict each other (rules 2 and 3 of
+#: :func:`contradiction`), so that a message, a row or a count can tell such a refusal from the others
+DISAGREE = "the measures disagree"
 
 
 def finalize(result: SolveResult, model, options: SolveOptions) -> SolveResult:
@@ -139,17 +143,17 @@ def contradiction(problem, result: SolveResult, model, threshold: float) -> Refu
     mu_max = float(np.max(problem.mu, initial=0.0))
     checks = {"scaled_relaxed_error" if model.relaxed else "scaled_siconos_error": 1.0, "scaled_cone_violation": 1.0,
               "scaled_normal_violation": 1.0 if model.relaxed else 1.0 + mu_max}
+    judged = f"{judged_name(model)} {result.metrics['judged_error']:.3g}"
     for name, bound in checks.items():
         agree, floor = threshold * scaled["units_factor"] * bound, unit_free_floor(threshold)
         if not scaled[name] <= agree:
-            return Refusal(CONTRADICTS, f"{judged_name(model)} {result.metrics['judged_error']:.3g} is within "
-                           f"{threshold:.3g} but {name} is {scaled[name]:.3g}, more than the units allow "
-                           f"({agree:.3g}): the measures contradict each other")
+            return Refusal(CONTRADICTS, f"{DISAGREE}: {judged} is within {threshold:.3g} but {name} is "
+                           f"{scaled[name]:.3g}, more than the units allow ({agree:.3g})")
         if not scaled[name] <= floor:
-            return Refusal(UNIT_BOUND, f"{judged_name(model)} {result.metrics['judged_error']:.3g} is within "
-                           f"{threshold:.3g} in the problem's units only: {name} is {scaled[name]:.3g}, above "
-                           f"sqrt(tol) = {floor:.3g}")
+            return Refusal(UNIT_BOUND, f"{DISAGREE}: {judged} is within {threshold:.3g} in the problem's units "
+                           f"only; {name} (balanced units) is {scaled[name]:.3g}, above sqrt(tol) = {floor:.3g}")
     return None
+
 
 
 def unit_free_floor(threshold: float) -> float:

@@ -36,8 +36,8 @@ distinct packing enters the trend fit. At least MIN_MEMBERS replicates, or the p
 The trend, per threshold: least squares of log(iterations) against log(kinetic energy), and against
 log(mean penetration) (:func:`workbench.analysis.stats.loglog_fit`): the slope, its standard error and its
 95 % confidence interval (Student's t, n - 2 degrees of freedom). The verdict on "poorly settled is harder
-for APGD" comes from the slope against the kinetic energy: holds when its interval lies above 0,
-contradicted when below, undecided when it contains 0. It is judged on iterations only: seconds depend
+for APGD" comes from the slope against the kinetic energy: reproduced when its interval lies above 0,
+not reproduced when below, undecided when it contains 0 (the verdict words of every reproduction page). It is judged on iterations only: seconds depend
 on the machine and its load (fitted and shown, never judged). The paper's two points give a slope too
 (log(825 / 561) / log(1.5637 / 0.0215)), shown beside ours; the paper gives no penetration.
 
@@ -183,11 +183,14 @@ def _plain(v):
 
 
 def verdict(fit: dict) -> str:
-    """"holds" (the interval of the slope above 0), "contradicted" (below 0), "undecided" (it contains
-    0) or "not measured" (fewer than three points)."""
+    """The verdict words of every reproduction page (workbench.report.reproduction) on "poorly settled is
+    harder for APGD": reproduced (the interval of the slope above 0), not reproduced (below 0),
+    undecided (it contains 0) or not measured (fewer than three points)."""
+    from workbench.report.reproduction import NOT_MEASURED, NOT_REPRODUCED, REPRODUCED, UNDECIDED
+
     if fit["low"] is None or fit["high"] is None:
-        return "not measured"
-    return "holds" if fit["low"] > 0 else "contradicted" if fit["high"] < 0 else "undecided"
+        return NOT_MEASURED
+    return REPRODUCED if fit["low"] > 0 else NOT_REPRODUCED if fit["high"] < 0 else UNDECIDED
 
 
 def paper_points() -> dict:
@@ -321,6 +324,12 @@ def render(data: dict) -> str:
                   "too (rows \"committed\", not in the fits); why they differ: docs/datasets.md, Checksums."]
     if data.get("replicates"):
         lines += _replicates_table(data)
+    else:
+        lines += ["", "One packing per cap, no replicates: round-off twins of one cap's protocol can end far apart "
+                  "(issue 44; the cap-10 rows above: the sweep's packing and the committed one), so the slopes' "
+                  "intervals below understate the scatter and their verdicts stand on one sample per cap. "
+                  f"The sweep with replicates is `python -m benchmarks.reproduce.settledness --write` "
+                  f"({REPLICATES} per cap)."]
     labels = {}
     for q in pk:   # a replicate's label names it (r1, r2, ...)
         labels.setdefault(q["sha256"], []).append(f"{q['cap']:,}" + (f" (r{q['replicate']})" if q.get("replicate") else ""))
@@ -332,8 +341,8 @@ def render(data: dict) -> str:
     lvl = f"{100 * data['level']:g} %"
     lines += ["", f"Trends: least squares of log y against log x over the packings, slope k (y ~ x^k) with its standard "
               f"error and {lvl} confidence interval (t, n - 2 degrees of freedom). The verdict on \"poorly settled is "
-              "harder for APGD\" is the sign of the slope of the iterations against the kinetic energy: holds when "
-              "the interval lies above 0, contradicted when below, undecided when it contains 0; seconds are "
+              "harder for APGD\" is the sign of the slope of the iterations against the kinetic energy: reproduced when "
+              "the interval lies above 0, not reproduced when below, undecided when it contains 0; seconds are "
               "shown, never judged (they depend on the machine and its load). The interval assumes log y linear in "
               "log x with independent scatter over these packings; it says nothing outside their range.", "",
               f"| y | x | threshold | points | slope k | standard error | {lvl} interval | verdict |",

@@ -66,6 +66,14 @@ def _timed(argv: list[str], clone: Path, env: dict) -> float:
     return round(time.perf_counter() - start, 1)
 
 
+def _changed_files(clone: Path) -> list[str]:
+    """``git status --porcelain`` of the clone, untracked files included: what the commands run in it left
+    behind outside the ignored folders (a user's run must touch no tracked file and leave no stray one)."""
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone,
+                         capture_output=True, text=True, check=True)
+    return out.stdout.splitlines()
+
+
 def _commands(clone: Path, tmp: Path) -> dict:
     """The README's two commands, part by part, in the clone: install, warm-up (empty cache), tests."""
     venv = clone / ".venv"
@@ -136,6 +144,12 @@ def render(data: dict) -> str:
     lines += ["", f"Statuses equal in {diff['runs'] - len(diff['status_diff'])} of {diff['runs']} runs; conclusion "
                   f"verdicts ({kind}) equal in {diff['rows'] - len(diff['verdict_diff'])} "
                   f"of {diff['rows']} rows."]
+    if "git_status" in data:   # a page measured before the check was added has none
+        what = "the two runs" + (" and the README's commands" if data.get("commands") else "")
+        changed = data["git_status"]
+        lines += ["", f"`git status` in the clone after {what}: "
+                  + ("clean." if not changed else f"{len(changed)} changed or new files: "
+                     + ", ".join(f"`{line}`" for line in changed[:20]) + ".")]
     if diff["status_diff"]:
         lines += ["", "| problem \\| method \\| repetition | first run | second run |", "|---|---|---|"]
         lines += [f"| {_escape(k)} | {a} | {b} |" for k, a, b in diff["status_diff"]]
@@ -161,8 +175,9 @@ def main(argv=None) -> int:
         cold = _run(clone, args.study, tmp / "cold", cache, args.jobs)
         warm = _run(clone, args.study, tmp / "warm", cache, args.jobs)
         commands = _commands(clone, tmp) if args.commands else {}
+        changed = _changed_files(clone)
     data = {"study": args.study, "jobs": args.jobs, "cold": cold, "warm": warm, "diff": compare(cold, warm),
-            "verdicts": "equal accuracy"}
+            "verdicts": "equal accuracy", "git_status": changed}
     if commands:
         data["commands"] = commands
     print(render(data))

@@ -128,6 +128,11 @@ def cmd_conformance(args) -> int:
           f"by more than {OVERRUN:g} s {len(report['overruns'])} (worst: limit {report['worst_overrun']:+.2f} s)")
     for _, row in pd.concat([report["crashes"], report["overruns"]]).iterrows():
         print(f"  {row['problem']} {row['method']}: {row['status']}, {row['wall_seconds']:.2f} s: {row['message']}")
+    if len(report["disagree"]):
+        print(f"not solved because their measures disagree (the judged measure within tol, a scaled one not): "
+              f"{len(report['disagree'])}")
+        for _, row in report["disagree"].iterrows():
+            print("  " + printable(f"{row['problem']} {row['method']} {row['tolerance']}: {row['status']}: {row['message']}"))
     if args.results_page:
         from workbench.provenance import ROOT, embed, write_results
         command = " ".join(["workbench conformance", args.results, *(["--matrix"] if args.matrix else []),

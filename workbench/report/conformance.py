@@ -12,7 +12,10 @@ questions the workbench promises, whatever the problem:
 
 It gives a matrix problem x method of statuses (one letter per tolerance preset) and errors, and
 a table per method: counts of each status, the success rate (solved over the runs that were
-possible, "unavailable" ones left out) and the worst judged error.
+possible, "unavailable" ones left out) and the worst judged error. The runs the judge refused because
+their measures disagree (the judged measure within tol, a scaled one not: workbench.judging.contradiction)
+are counted and listed apart, each with the message that names both measures, so that an "inaccurate"
+beside a judged error within tol is read as what it is.
 
 The command is ``workbench conformance RESULTS_DIR [--matrix] [--results-page NAME]``
 (:mod:`workbench.commands.study`): it exits 1 when a promise is broken, so that CI can fail on it, and
@@ -30,6 +33,7 @@ import pandas as pd
 
 from workbench import status
 from workbench.errors import InputError
+from workbench.judging import DISAGREE
 from workbench.study.worker import FAILED_RUN_MARK
 
 __all__ = ["OVERRUN", "STATUS_ORDER", "check_conformance", "method_table", "status_matrix", "page_data",
@@ -68,7 +72,9 @@ def check_conformance(results: Path | str) -> dict[str, Any]:
     lines = text.splitlines()
     unmarked = sum(1 for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")
                    and not (i and lines[i - 1].startswith(FAILED_RUN_MARK)))
+    disagree = runs["message"].fillna("").astype(str).str.contains(DISAGREE, regex=False)
     return {"runs": runs,
+            "disagree": runs[disagree],
             "crashes": runs[runs["status"] == status.CRASH],
             "overruns": runs[over],
             "tracebacks": unmarked,
@@ -117,6 +123,7 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
             "time_limits": sorted(float(t) for t in runs["time_limit"].unique()),
             "tolerances": sorted(str(t) for t in runs["tolerance"].unique()),
             "crashes": len(report["crashes"]), "tracebacks": int(report["tracebacks"]),
+            "disagree": len(report["disagree"]),
             "overruns": len(report["overruns"]), "worst_overrun": round(report["worst_overrun"], 2)}
 
 
@@ -134,6 +141,8 @@ def render_page(data: dict[str, Any]) -> str:
              f"Crashes {data['crashes']}, tracebacks {data['tracebacks']}, runs over their time limit by more than "
              f"{OVERRUN:g} s {data['overruns']} (worst: limit {data['worst_overrun']:+.2f} s).",
              "",
+             *([f"Runs not solved because their measures disagree (the judged measure within tol, a scaled "
+                f"one not; each run's message names both): {data['disagree']}.", ""] if "disagree" in data else []),
              "| pair | " + " | ".join(columns) + " |",
              "|---|" + "---:|" * len(columns)]
     lines += ["| " + " | ".join([row["pair"], *(show(row[c]) for c in columns)]) + " |" for row in data["rows"]]

@@ -15,6 +15,9 @@ A row (a plain dict, so that it is stored as JSON by :func:`workbench.provenance
       reproduced when both are <= t (both "zero" at a stated accuracy);
   ``{"rule": "same"}``
       reproduced when the two are equal (a status such as "MAX ITER", a count);
+  ``{"rule": "between", "low": a, "high": b}``
+      reproduced when a <= measured <= b (a finding stated as a band, e.g. two fitted slopes that
+      differ by at most 0.3: the difference in [-0.3, 0.3]); ``paper`` states the finding;
   ``{"rule": "holds", "op": OP, "factor": f, "finding": TEXT}``
       a qualitative finding of the paper, the inequality ``measured[0] OP f * measured[1]`` (OP one of
       ``<``, ``<=``, ``>``, ``>=``), reproduced when it holds; ``paper`` states the finding;
@@ -38,6 +41,10 @@ the same way; one whose second number is the same constant on every member (a fi
 ``members`` of the first number with ``against`` that constant. Such a row has at least
 :data:`MIN_MEMBERS` members, or says why fewer (``fewer``).
 
+A row whose number is a fitted slope over packings of different sizes (one per size, a random
+packing each) carries ``members`` from :func:`fitted`: the slope with its t interval, ``estimate``
+naming the statistic and ``unit`` what was counted ("packings, one per size"), judged the same way.
+
 Other words: **reproduced failure** (``failure``: both sides fail the same way, e.g. both stop at
 MAX ITER: said as such, never counted with the reproductions); **depends on CHOICE** (``choices``:
 a quantity with more than one reasonable definition, {"name": CHOICE, "values": {definition:
@@ -57,7 +64,7 @@ import math
 from typing import Any
 
 __all__ = ["REPRODUCED", "NOT_REPRODUCED", "NOT_COMPARABLE", "NOT_MEASURED", "UNDECIDED", "REPRODUCED_FAILURE",
-           "DEPENDS", "MIN_MEMBERS", "verdict", "row", "render_table", "fmt", "over_members", "paired_members",
+           "DEPENDS", "MIN_MEMBERS", "verdict", "row", "render_table", "fmt", "over_members", "paired_members", "fitted",
            "counted", "not_given"]
 
 REPRODUCED = "reproduced"
@@ -112,6 +119,10 @@ def _rule_verdict(rule: dict, paper: Any, measured: Any) -> tuple[str, str]:
     if kind == "same":
         ok = paper == measured
         return (REPRODUCED if ok else NOT_REPRODUCED), "equal" if ok else "different"
+    if kind == "between":
+        lo, hi = rule["low"], rule["high"]
+        ok = lo <= measured <= hi
+        return (REPRODUCED if ok else NOT_REPRODUCED), f"{fmt(measured)} {'inside' if ok else 'outside'} [{fmt(lo)}, {fmt(hi)}]"
     if kind == "holds":
         a, b = measured
         op, f = rule["op"], rule.get("factor", 1.0)
@@ -129,6 +140,8 @@ def _measured_complete(rule: dict, paper: Any, measured: Any) -> bool:
         return isinstance(measured, (list, tuple)) and len(measured) == 2 and all(_number(x) for x in measured)
     if kind == "same":
         return measured is not None
+    if kind == "between":
+        return _number(measured)
     return _number(measured) and _number(paper)
 
 
@@ -166,6 +179,16 @@ def paired_members(a, b, *, fewer: str | None = None) -> dict:
     return out | ({"fewer": fewer} if fewer else {})
 
 
+def fitted(fit: dict, *, estimate: str, unit: str, fewer: str | None = None) -> dict:
+    """The ``members`` of a row whose number is a least-squares slope (:func:`workbench.analysis.stats.loglog_fit`:
+    ``n``, ``slope``, ``low``, ``high``, ``level``) over ``unit`` (e.g. "packings, one per size"): judged on
+    its t interval as a row over members is on the median's; ``estimate`` names the statistic."""
+    out = {"n": fit["n"], "median": _finite_or_none(fit["slope"]), "low": _finite_or_none(fit["low"]),
+           "high": _finite_or_none(fit["high"]), "level": fit["level"], "coverage": None, "of": "value",
+           "estimate": estimate, "unit": unit}
+    return out | ({"fewer": fewer} if fewer else {})
+
+
 def _band(rule: dict, paper: Any) -> tuple[float, float, str]:
     """The criterion's band of measured values: (lower, upper, text)."""
     kind = rule["rule"]
@@ -177,6 +200,8 @@ def _band(rule: dict, paper: Any) -> tuple[float, float, str]:
         return lo, hi, f"[{fmt(lo)}, {fmt(hi)}] (paper / {rule['factor']:g} to {rule['factor']:g} paper)"
     if kind == "below":
         return -math.inf, rule["threshold"], f"<= {rule['threshold']:g}"
+    if kind == "between":
+        return rule["low"], rule["high"], f"[{fmt(rule['low'])}, {fmt(rule['high'])}]"
     raise ValueError(f"rule {kind!r} cannot judge an interval over members")
 
 
@@ -184,7 +209,8 @@ def _members_verdict(rule: dict, paper: Any, members: dict) -> tuple[str, str]:
     """The verdict of a row over members, from the interval (module docstring)."""
     lo = -math.inf if members["low"] is None else members["low"]
     hi = math.inf if members["high"] is None else members["high"]
-    interval = f"{members['level']:.0%} interval [{fmt(members['low'])}, {fmt(members['high'])}] over {members['n']} members"
+    interval = (f"{members['level']:.0%} interval [{fmt(members['low'])}, {fmt(members['high'])}] over {members['n']} "
+                f"{members.get('unit', 'members')}")
     if rule["rule"] == "holds":
         op, f = rule["op"], rule.get("factor", 1.0)
         # of "value": measured[0] over members against a constant measured[1] (``against``, e.g. 0)
@@ -216,9 +242,10 @@ def _is_members(value: Any) -> bool:
 
 
 def _members_text(m: dict) -> str:
-    what = "ratio " if m["of"] == "ratio" else ""
+    what = m.get("estimate") or ("ratio median" if m["of"] == "ratio" else "median")
     fewer = f"; fewer because {m['fewer']}" if m.get("fewer") else ""
-    return f"{what}median {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], {m['n']} members{fewer}"
+    return (f"{what} {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], {m['n']} "
+            f"{m.get('unit', 'members')}{fewer}")
 
 
 def _choices_verdict(r: dict) -> tuple[str, str] | None:
@@ -228,7 +255,7 @@ def _choices_verdict(r: dict) -> tuple[str, str] | None:
         return None
     rule, paper = r["rule"], r.get("paper")
     each = {}
-    for name, value in choices["values"].items():
+    for name, value in sorted(choices["values"].items()):   # the raw data's order (JSON with sorted keys)
         if _is_members(value):   # a definition measured over members: judged on its interval
             each[name] = _members_verdict(rule, paper, value)
             continue
@@ -296,7 +323,7 @@ def _value(r: dict, key: str, shown: str) -> str:
         return r[shown]
     if key == "measured" and r.get("choices"):
         return "; ".join(f"{name}: {_members_text(v) if _is_members(v) else fmt(v)}"
-                         for name, v in r["choices"]["values"].items())
+                         for name, v in sorted(r["choices"]["values"].items()))
     v = r.get(key)
     if isinstance(v, (list, tuple)):
         return " vs ".join(fmt(x) for x in v)

@@ -94,7 +94,7 @@ def test_every_numeric_option_refuses_the_edges_in_one_line(monkeypatch):
 
 
 STUDY_NUMBERS = {"[study]": ["time_limit", "repetitions"], "[tolerances.t]": ["tol", "accept"],
-                 "[methods.m]": ["max_iter"], "[report]": ["shift", "target"]}
+                 "[methods.m]": ["max_iter"], "[report]": ["shift", "target", "convergence_members"]}
 
 
 def _study(table: str, key: str, value: str) -> str:
@@ -120,7 +120,7 @@ def test_every_numeric_study_key_refuses_the_edges_in_one_line(tmp_path):
                 except InputError as exc:
                     assert "\n" not in str(exc) and len(str(exc)) < 600, (table, key, value, str(exc))
                 else:
-                    assert value == "2.5e6" and key in ("shift", "max_iter"), (table, key, value)  # 2500000: a whole number
+                    assert value == "2.5e6" and key in ("shift", "max_iter", "convergence_members"), (table, key, value)  # 2500000: a whole number
                 assert time.perf_counter() - t0 < 2, (table, key, value)
 
 

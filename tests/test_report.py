@@ -666,6 +666,39 @@ def test_published_values_read_the_dataset_manifest_and_the_quickstart_rows_say_
     assert "on 1 of 1 problems" in verdict and "n = 64 (paper 320)" in verdict
 
 
+def test_the_quickstart_draws_the_convergence_of_one_member_per_family_and_names_the_others(tmp_path):
+    """[report] convergence_members = N: of each dataset family only its first N members' convergence figures
+    (in the plan's order), every other problem's always; the study file refuses a count that is not a positive
+    whole number in one line. The quickstart asks for 1 of its 10 members per family, on one repetition (the
+    spread that decides its conclusions is the one over members)."""
+    import tomllib
+
+    from workbench.errors import InputError
+    from workbench.report.sections import _convergence_problems
+    from workbench.study.spec import load_study
+
+    problems = ["rolling-ball-2d", "settled-00064-m00", "unsettled-00064-m00", "settled-00064-m01",
+                "settled-00064-m02", "unsettled-00064-m01", "unsettled-00064-m02", "scaling-00064"]
+    assert _convergence_problems(problems, None) == (problems, [])
+    assert _convergence_problems(problems, 2) == (
+        ["rolling-ball-2d", "settled-00064-m00", "unsettled-00064-m00", "settled-00064-m01", "unsettled-00064-m01",
+         "scaling-00064"], ["settled-00064-m02", "unsettled-00064-m02"])
+    assert _convergence_problems(problems, 1)[1] == ["settled-00064-m01", "settled-00064-m02", "unsettled-00064-m01",
+                                                      "unsettled-00064-m02"]
+    path = Path(__file__).resolve().parents[1] / "studies" / "quickstart.toml"
+    study = load_study(path)
+    assert study.report.convergence_members == 1 and study.repetitions == 1
+    doc = tomllib.loads(path.read_text())
+    assert [g.get("members") for g in doc["problems"] if "families" in g] == [10]
+    base = '[study]\nname = "s"\n[[problems]]\nscenes = ["rolling-ball-2d"]\n[methods.a]\nformulation = "dual"\n' \
+           'solver = "apgd"\n[report]\n'
+    for value in ("0", "-1", "1.5", '"2"', "true"):
+        (tmp_path / "s.toml").write_text(base + f"convergence_members = {value}\n")
+        with pytest.raises(InputError, match="convergence_members") as err:
+            load_study(tmp_path / "s.toml")
+        assert "\n" not in str(err.value)
+
+
 def test_the_headline_conclusion_is_at_equal_accuracy_and_decides_nothing_over_three_problems(tmp_path):
     """tables/conclusion.csv is the comparison at equal accuracy (issue 44): each level of the distance to
     the reference objective, with time and iterations per method; over the crafted study's 3 problems no

@@ -141,13 +141,16 @@ def _conclusion(res: ReportData, out: Path) -> list:
     equal = at_equal_accuracy(res.static, histories, refs, res.plan["methods"], res.plan["problems"])
     members = per_member(res.static, histories, refs, res.plan["methods"], res.plan["problems"])
     table, caveats = conclusion(res.pairs(), res.plan["methods"], res.options["shift"])
+    single = res.plan["repetitions"] == 1
+    per_problem = ("one run per problem, so each problem's time is one sample of it and the spread that decides is "
+                   "the one over the problems" if single else "each the median over repetitions")
     blocks = [Heading(1, "Conclusion"),
               Text("At equal accuracy: per group of problems (tag) and problem class, for each level "
                    f"({', '.join(f'{x:g}' for x in LEVELS)}) of two measures computed by the workbench the same way "
                    "for every method (the relative distance of the iterate's objective to the problem's reference "
                    "objective, never the method's own; and the judged error of the iterate), each method's time "
                    "and iterations to the level, from the histories: the median over the group's problems (each "
-                   f"the median over repetitions) with its 95 % interval ({INTERVAL_METHOD}). A method is named "
+                   f"{per_problem}) with its 95 % interval ({INTERVAL_METHOD}). A method is named "
                    "faster than the next only when the 95 % interval of the paired log-ratio over the same "
                    "problems excludes 0; otherwise \"undecided over n members\". A method that never reaches a "
                    "level is \"not reached\", never the fastest; \"not measured\": no history, no reference or "
@@ -165,7 +168,9 @@ def _conclusion(res: ReportData, out: Path) -> list:
                    f"are within noise (ranges that overlap, or a gap under {RESOLUTION:.0%} of the times plus the "
                    "shift), and each method's success rate with the number of problems it can take. When methods "
                    "are within noise of the first, none is named: the cell reads \"tie within noise\" "
-                   "with all of them, in the study's order."),
+                   "with all of them, in the study's order."
+                   + (" With one repetition these ranges are single points: two methods are within noise only "
+                      f"by the {RESOLUTION:.0%} gap." if single else "")),
               Table(table, "Time to each method's own stopping threshold (not at equal accuracy).",
                     tables.write_table(table, out, "stopping_threshold", "Time to each method's own threshold"))]
     if caveats:
@@ -268,7 +273,13 @@ def _convergence(res: ReportData, out: Path) -> list:
                        "the measures solvers log of themselves (one per panel; recorded, never judged). Left against "
                        "iteration, right against time. Lines: medians over repetitions; bands: min-max; a method that "
                        "handed over is drawn alone up to the hand-over and, as its composite, whole."))
-    for problem in [p for p in res.problems if p in set(runs["problem"])]:  # the tables' order
+    shown, left_out = _convergence_problems([p for p in res.problems if p in set(runs["problem"])],
+                                            o.get("convergence_members"))
+    if left_out:
+        blocks.append(Text(f"Figures of the first {o['convergence_members']} members of each dataset family only "
+                           f"([report] convergence_members); not drawn: {', '.join(left_out)} (each member's time "
+                           "and iterations to every accuracy level are in tables/conclusion_members.csv)."))
+    for problem in shown:  # the tables' order
         mine = runs[runs["problem"] == problem]
         per_method = {m: refs.for_method(problem, f, b)
                       for m, b, f in zip(mine["method"], mine["base_method"], mine["formulation"])}
@@ -281,6 +292,28 @@ def _convergence(res: ReportData, out: Path) -> list:
         caption = f"Convergence on {problem}" + (f"; no history: {', '.join(without)}" if without else "")
         blocks.append(_figure(path, caption, files))
     return blocks
+
+
+def _convergence_problems(problems: list[str], members: int | None) -> tuple[list[str], list[str]]:
+    """The problems whose convergence figure is drawn, and those left out: with ``members`` N, of each
+    dataset family (problems.families) only its first N members in the plan's order; every other
+    problem always."""
+    from problems.families import parse_member
+
+    if members is None:
+        return list(problems), []
+    seen: dict[str, int] = {}
+    shown, left_out = [], []
+    for problem in problems:
+        member = parse_member(problem)
+        if member is not None:
+            family = member[0].name
+            seen[family] = seen.get(family, 0) + 1
+            if seen[family] > members:
+                left_out.append(problem)
+                continue
+        shown.append(problem)
+    return shown, left_out
 
 
 @section("scaling")

@@ -51,6 +51,8 @@ class ReportOptions:
     time: str = REPORT_CHOICES["time"][0]
     target: float = 1e-6
     paper: tuple[PaperValue, ...] = ()
+    #: convergence figures of the first N members of each dataset family only (None: of every member)
+    convergence_members: int | None = None
 
 
 #: what a field of plan.json may hold (the check's words for each in workbench.report.plan_check)
@@ -128,7 +130,9 @@ REPORT = {"sections": Field("choices", "the report's sections, in order", choice
           "shift": Field("positive", "the shifted geometric mean's shift [s]"),
           "target": Field("positive", "time to within target of the reference objective (relative)"),
           "reference_method": Field("text", "the preferred reference method", null=True, required=False),
-          "paper": Field("records", "numbers the papers report", of=PAPER, required=False)}
+          "paper": Field("records", "numbers the papers report", of=PAPER, required=False),
+          "convergence_members": Field("count", "convergence figures of the first N members of each family",
+                                       null=True, required=False)}
 
 #: plan.json, in the order the runner writes it: everything the report needs besides the rows
 PLAN: dict[str, Field] = {

@@ -91,6 +91,8 @@ mean 'y'?")::
     convergence = "error"          # "error": |objective - reference|; "absolute": |objective|
     shift = 10.0                   # shift [s] of the shifted geometric mean (qpbenchmark: 10)
     time = "solve"                 # time measure of means and profiles: "solve" or "total" (+ build)
+    convergence_members = 2        # convergence figures of the first 2 members of each family only
+                                   # (default: every member's)
 
     [[report.paper]]                # a number a paper reports, shown beside the measured one
     what = "APGD iterations to the interior-point objective, settled"
@@ -583,7 +585,9 @@ def _report(doc: dict, methods: list[StudyMethod]) -> ReportOptions:
     return ReportOptions(sections=tuple(sections), reference_method=ref, paper=paper, convergence=choice("convergence"),
                          shift=_positive(table.get("shift", default.shift), "[report] shift"),
                          target=_positive(table.get("target", default.target), "[report] target", fraction=True),
-                         time=choice("time"))
+                         time=choice("time"),
+                         convergence_members=None if table.get("convergence_members") is None else
+                         _positive(table["convergence_members"], "[report] convergence_members", kind=int))
 
 
 def _reference(doc: dict, methods: list[StudyMethod]) -> list[StudyMethod]:

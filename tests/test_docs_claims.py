@@ -292,7 +292,7 @@ ALLOWED_NUMBERS = {
                                                        "parallel reductions and the size below which loops stay serial"),
     "docs/studies.md": ("2,560 320 64", "packing sizes of the example studies"),
     "docs/threat-model.md": ("12 16 16777216 200 2000000 256 30 32 500 5000000 1,024 1,100 13,000 20 200,000 300,000 400 "
-                             "5,000 64 65,536 65535 96",
+                             "5,000 64 65,536 65535 96 1073741824 250000 4096",
                              "declared resource limits (workbench.limits, the readers' budgets) and the hostile "
                              "inputs they stop (sizes of the cases), the problem size of the time-limit check"),
 }

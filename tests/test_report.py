@@ -88,10 +88,9 @@ rel_tol = 1e-4
 """
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    """One small study run and reported: (results dir, report dir)."""
-    root = tmp_path_factory.mktemp("report")
+def run_and_report(root: Path) -> tuple[Path, Path]:
+    """One small study run and reported in ``root``: (results dir, report dir); the session's fixture
+    ``report`` (tests/conftest.py) runs it once for this module and test_report_top."""
     study = root / "study.toml"
     study.write_text(STUDY)
     results, out = root / "results", root / "report"

@@ -131,3 +131,11 @@ def samples(tmp_path_factory) -> dict[str, Path]:
     """Small problem files in every format, written by the workbench (factories.write_samples)."""
     from factories import write_samples
     return write_samples(tmp_path_factory.mktemp("samples"))
+
+
+@pytest.fixture(scope="session")
+def report(tmp_path_factory) -> tuple[Path, Path]:
+    """test_report's small study, run and reported once for the session (test_report, test_report_top):
+    (results dir, report dir)."""
+    from test_report import run_and_report
+    return run_and_report(tmp_path_factory.mktemp("report"))

@@ -88,10 +88,9 @@ rel_tol = 1e-4
 """
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    """One small study run and reported: (results dir, report dir)."""
-    root = tmp_path_factory.mktemp("report")
+def run_and_report(root: Path) -> tuple[Path, Path]:
+    """One small study run and reported in ``root``: (results dir, report dir); the session's fixture
+    ``report`` (tests/conftest.py) runs it once for this module and test_report_top."""
     study = root / "study.toml"
     study.write_text(STUDY)
     results, out = root / "results", root / "report"
@@ -596,11 +595,13 @@ def test_html_report_renders_in_headless_chromium_without_overflow(report, tmp_p
 
 @pytest.mark.slow
 def test_quickstart_study_gives_a_report_with_tables_convergence_and_profiles(tmp_path):
-    """The README's main command: studies/quickstart.toml, then its report in a browser."""
+    """The README's main command: studies/quickstart.toml, then its report in a browser. One repetition
+    (``--repetitions 1``, a third of its runs): every problem and method of the study, and every section of
+    its report, as in the README's command (whose three repetitions bench_cold_start runs in full)."""
     study = Path(__file__).resolve().parents[1] / "studies" / "quickstart.toml"
     out = tmp_path / "report"
     assert main(["run", str(study), "--out", str(tmp_path / "results"), "--report-dir", str(out), "--jobs", "2",
-                 "--no-progress"]) == 0
+                 "--repetitions", "1", "--no-progress"]) == 0
     runs = load_results(tmp_path / "results")
     assert len(runs) == len(json.loads((tmp_path / "results" / "plan.json").read_text())["runs"]) > 0
     page = _Links()

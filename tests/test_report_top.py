@@ -4,12 +4,12 @@ the accounting rule and the long tables are folded below, linked from the top.""
 
 import re
 
-from test_report import _render_in_chromium, report  # noqa: F401 - the module's study, run once
+from test_report import _render_in_chromium
 
 from workbench.report.document import FOLD_ROWS
 
 
-def test_the_top_of_the_page_is_the_conclusions_in_sentences_and_one_figure(report):  # noqa: F811
+def test_the_top_of_the_page_is_the_conclusions_in_sentences_and_one_figure(report):
     out = report[1]
     page = _render_in_chromium(out / "index.html")
     top = page["top"]

@@ -57,6 +57,12 @@ def _run(clone: Path, study: str, out: Path, cache: Path, jobs: int) -> dict:
             "load": " ".join(f"{x:.1f}" for x in os.getloadavg())}
 
 
+#: the README's test command (after ``python -m``): two pytest-xdist workers, each test file whole on one worker
+#: (its module-scoped fixtures built once); and the marker of its fast subset
+TESTS = ("pytest", "-q", "-n", "2", "--dist", "loadfile")
+FAST = ("-m", "fast")
+
+
 def _timed(argv: list[str], clone: Path, env: dict) -> float:
     """Seconds one command of the README takes in the clone (it must succeed)."""
     start = time.perf_counter()
@@ -87,9 +93,9 @@ def _commands(clone: Path, tmp: Path) -> dict:
     times = {"install": _timed([sys.executable, "-m", "venv", str(venv)], clone, env)}
     times["install"] += _timed([str(venv / "bin" / "pip"), "install", "-q", "-e", ".[test]"], clone, env)
     times["warm_up"] = _timed([str(venv / "bin" / "workbench"), "warm-up", "--quiet"], clone, env)
-    times["tests"] = _timed([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"], clone, env)
-    times["tests_fast"] = _timed([str(venv / "bin" / "python"), "-m", "pytest", "-q", "-m", "fast",
-                                  "-p", "no:cacheprovider"], clone, env)
+    python = str(venv / "bin" / "python")
+    times["tests"] = _timed([python, "-m", *TESTS, "-p", "no:cacheprovider"], clone, env)
+    times["tests_fast"] = _timed([python, "-m", *TESTS, *FAST, "-p", "no:cacheprovider"], clone, env)
     return times
 
 
@@ -98,8 +104,8 @@ FRONT = (("install (`python3 -m venv .venv && .venv/bin/pip install -e \".[test]
          ("`workbench warm-up` on an empty compile cache", "warm_up"),
          ("`workbench run studies/quickstart.toml --jobs 2` with the compile cache filled (a second run)", "warm"),
          ("the same run on an empty cache (no warm-up first)", "cold"),
-         ("the test suite (`python -m pytest -q`)", "tests"),
-         ("its fast subset (`python -m pytest -q -m fast`)", "tests_fast"))
+         (f"the test suite (`python -m {' '.join(TESTS)}`)", "tests"),
+         (f"its fast subset (`python -m {' '.join(TESTS + FAST)}`)", "tests_fast"))
 
 
 def render_front(data: dict) -> str:

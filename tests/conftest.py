@@ -18,6 +18,11 @@ SHARED_DATA = shared_data_dir()
 #: parameter of a parametrised one), chosen to be quick; every test module is here or in FAST_EXEMPT
 FAST = {
     "test_accuracy.py": ("test_one_run_reaches_each_level_at_the_first_iterate_below_it",),
+    "test_first_factorisation_forecast.py": ("test_the_forecast_is_not_asked_without_a_limit_or_for_a_small_matrix",),
+    "test_limit_ceilings.py": ("test_every_limit_has_a_ceiling_above_its_default",),
+    "test_native_memory.py": ("test_the_forecast_of_the_address_space",),
+    "test_study_file_values.py": ("test_every_shipped_study_is_far_within_the_limit",),
+    "test_work_declared.py": ("test_every_registered_builder_declares_its_work",),
     "test_environment_and_api.py": ("test_solve_options_are_checked_at_construction_with_the_clis_words",),
     "test_families.py": ("test_names_address_a_family_and_each_member",),
     "test_fuzz_scales.py": ("test_reproducer_mu_1e300_ncp_newton_is_not_solved",),

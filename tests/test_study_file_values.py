@@ -29,10 +29,14 @@ SHAPES = {"inline tables": "x = [" + "{}," * N + "]\n",
           "dotted keys": "".join(f"a.b{i} = 0\n" for i in range(N))}
 
 
-#: the CLI in a child process that reports its own CPU time and peak memory on its last stderr line
+#: the CLI in a child process that reports its own CPU time and peak memory on its last stderr line; the
+#: peak is its own address space's high-water mark (VmHWM), not ru_maxrss, which on Linux carries over the
+#: resident size of the process that started it (a pytest worker of a gigabyte) across the exec
 CHILD = ("import resource, sys\nfrom workbench.cli import main\ncode = main(sys.argv[1:])\n"
-         "u = resource.getrusage(resource.RUSAGE_SELF)\n"
-         "print('USAGE', u.ru_utime + u.ru_stime, u.ru_maxrss, file=sys.stderr)\nsys.exit(code)\n")
+         "u = resource.getrusage(resource.RUSAGE_SELF)\npeak = u.ru_maxrss\n"
+         "try:\n    peak = int(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')))\n"
+         "except OSError:\n    pass\n"
+         "print('USAGE', u.ru_utime + u.ru_stime, peak, file=sys.stderr)\nsys.exit(code)\n")
 
 
 def _run_child(path: Path):

@@ -186,11 +186,12 @@ def member_spec(dataset: str):
 
 
 def make_member(name: str | Family, member: int, folder=None, *, progress: bool = False,
-                threads: int | None = None) -> dict:
+                threads: int | None = None, tracked: bool = False) -> dict:
     """Make member ``member`` of the family ``name`` (a name of FAMILIES, or a Family) in ``folder``: its problem file, its final state
     and its manifest entry (written atomically; the manifest under its lock). Returns the entry (with
     ``seconds``, the wall time of the simulation and writing, which is not stored). ``threads``: the
-    compiled kernels' threads of this process (a worker's share of the cores)."""
+    compiled kernels' threads of this process (a worker's share of the cores). ``tracked``: in
+    problems/datasets, record the entry in the tracked MANIFEST.json (``--write``), else in its local one."""
     import time
 
     import numpy as np
@@ -212,7 +213,7 @@ def make_member(name: str | Family, member: int, folder=None, *, progress: bool 
         with open(tmp, "wb") as fh:
             np.savez_compressed(fh, **sim.state())
     entry = {**g.manifest_entry(problem, meta), "family": fam.name, "member": member, "protocol": fam.dataset}
-    g._record_manifest(folder, path.name, entry)
+    g._record_manifest(folder, path.name, entry, tracked=tracked)
     g.checkpoint_path(path).unlink(missing_ok=True)
     b = sim.world.bodies
     return {**entry, "settling_ratio": g.settling_ratio(b.kinetic_energy(), b.mass, b.radius),
@@ -227,19 +228,19 @@ def check_member(entry: dict, reference: dict | None) -> str:
     return "matches" if reference["sha256"] == entry["sha256"] else "differs"
 
 
-def _job(fam: Family, member: int, folder: str, threads: int) -> dict:
-    return make_member(fam, member, folder, threads=threads)
+def _job(fam: Family, member: int, folder: str, threads: int, tracked: bool) -> dict:
+    return make_member(fam, member, folder, threads=threads, tracked=tracked)
 
 
 def generate_family(name: str, n: int, folder=None, *, jobs: int | None = None, force: bool = False,
-                    report: Callable[[str], None] | None = None) -> list[Path]:
+                    report: Callable[[str], None] | None = None, tracked: bool = False) -> list[Path]:
     """Make members 0 ... n-1 of the family ``name`` in ``folder`` (default problems/datasets); return
     their paths. Members already there (made with the family's parameters, their arrays with the
     manifest's checksum) are kept unless ``force``; a file of the member's name that is not the member
     is an InputError before anything runs, unless ``force``. The others run in ``jobs`` spawned
     processes (default: one per core), each with cores // jobs compiled threads (one job: in this process,
     on its threads). ``report`` gets one
-    line per member (default: stderr)."""
+    line per member (default: stderr). ``tracked``: see :func:`make_member`."""
     from problems.generator import read_manifest
     from workbench.limits import check
     from workbench.threads import cores, per_worker
@@ -251,7 +252,7 @@ def generate_family(name: str, n: int, folder=None, *, jobs: int | None = None, 
     say = report or (lambda line: print(line, file=sys.stderr))
     folder.mkdir(parents=True, exist_ok=True)
     manifest = read_manifest(folder)
-    committed = read_manifest()
+    committed = read_manifest(local=False)
     paths = [folder / f"{member_name(name, m)}.npz" for m in range(n)]
     todo = []
     for m, path in enumerate(paths):
@@ -279,12 +280,12 @@ def generate_family(name: str, n: int, folder=None, *, jobs: int | None = None, 
 
     if workers == 1:
         for m in todo:
-            done(make_member(fam, m, folder))           # this process's threads (--threads)
+            done(make_member(fam, m, folder, tracked=tracked))   # this process's threads (--threads)
         return paths
     # spawned, not forked: this process may have started numba's OpenMP threads, and GNU OpenMP terminates
     # a forked child that uses them (the generator's benchmark lost a packing that way)
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_job, fam, m, str(folder), threads) for m in todo]
+        futures = [pool.submit(_job, fam, m, str(folder), threads, tracked) for m in todo]
         for future in as_completed(futures):
             done(future.result())
     return paths

@@ -98,7 +98,7 @@ from workbench.solvers import SolveOptions
 from workbench.params import check_params
 
 __all__ = ["PackingSpec", "DATASETS", "generate_dataset", "settle", "step_problem", "condition_estimate",
-           "DEFAULT_DIR", "MANIFEST", "COMMITTED", "BED_ITERATION_CAP", "LARGE_SPHERES", "read_manifest",
+           "DEFAULT_DIR", "MANIFEST", "LOCAL_MANIFEST", "COMMITTED", "BED_ITERATION_CAP", "LARGE_SPHERES", "read_manifest",
            "render_manifest", "packing_metadata", "load_state", "method", "simulation", "settled_packing"]
 
 #: where the committed datasets live
@@ -106,6 +106,10 @@ DEFAULT_DIR = Path(__file__).resolve().parent / "datasets"
 
 #: the manifest of a dataset folder: file name -> sha256 of the arrays, parameters, summary
 MANIFEST = "MANIFEST.json"
+#: where a user's run records what it makes in problems/datasets (ignored by git): the tracked
+#: MANIFEST.json of that folder is rewritten only by the page-writing command (``--write``), so a user's
+#: ``workbench generate`` leaves every tracked file as it was (issue 46)
+LOCAL_MANIFEST = "MANIFEST.local.json"
 
 #: the packings the repository carries (with the whole scaling series, about 50 MB with their states);
 #: the others are made by ``workbench generate`` and checked against the manifest
@@ -379,15 +383,22 @@ def write_packing(sim: Simulation, records: list[StepRecord], spec: PackingSpec,
 
 
 # ---------------------------------------------------------------------------------------- manifest
-def read_manifest(folder: str | Path = DEFAULT_DIR) -> dict:
-    """The manifest of a dataset folder (file name -> entry), empty when there is none."""
-    path = Path(folder) / MANIFEST
+def _read_json_manifest(path: Path) -> dict:
     if not path.exists():
         return {}
     try:
         return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not a dataset manifest ({exc})") from None
+
+
+def read_manifest(folder: str | Path = DEFAULT_DIR, *, local: bool = True) -> dict:
+    """The manifest of a dataset folder (file name -> entry), empty when there is none: its
+    MANIFEST.json with, unless ``local`` is False, the entries of what was made there since
+    (LOCAL_MANIFEST, which takes precedence: it describes the file now in the folder)."""
+    folder = Path(folder)
+    manifest = _read_json_manifest(folder / MANIFEST)
+    return {**manifest, **_read_json_manifest(folder / LOCAL_MANIFEST)} if local else manifest
 
 
 def manifest_entry(problem: TimeStepProblem, meta: dict) -> dict:
@@ -415,14 +426,18 @@ def render_manifest(manifest: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _record_manifest(folder: Path, file: str, entry: dict) -> None:
+def _record_manifest(folder: Path, file: str, entry: dict, *, tracked: bool = False) -> None:
     """Add or replace the entry of ``file``; a lock file keeps two generators writing to the same
-    folder from losing each other's entries."""
+    folder from losing each other's entries. In problems/datasets the entry goes to LOCAL_MANIFEST
+    unless ``tracked`` (the page-writing ``--write``); any other folder is the user's, with one manifest."""
+    folder = Path(folder)
+    local = not tracked and folder.resolve() == DEFAULT_DIR.resolve()
+    target = folder / (LOCAL_MANIFEST if local else MANIFEST)
     with open(folder / f".{MANIFEST}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        manifest = read_manifest(folder)
+        manifest = _read_json_manifest(target)
         manifest[file] = entry
-        with atomic_output(folder / MANIFEST) as tmp:
+        with atomic_output(target) as tmp:
             tmp.write_text(json.dumps(dict(sorted(manifest.items())), indent=1, sort_keys=True) + "\n")
 
 
@@ -616,7 +631,7 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
         raise InputError(f"{clash[0]} exists{committed}, made with other parameters; give --out DIR for another "
                          "folder, or --force to overwrite it")
     out.mkdir(parents=True, exist_ok=True)
-    committed_manifest = read_manifest(DEFAULT_DIR)
+    committed_manifest = read_manifest(DEFAULT_DIR, local=False)
     for spec, path in zip(specs, paths):
         if path in keep:
             print(f"{path.stem}: kept (made with the same parameters)", file=sys.stderr)
@@ -636,7 +651,7 @@ def generate_dataset(name: str, out_dir: str | Path = DEFAULT_DIR, *, progress: 
                 np.savez_compressed(fh, **sim.state())
         committed = committed_manifest.get(path.name) if out.resolve() == DEFAULT_DIR.resolve() else None
         if write_page or committed is None or committed["generator"] != entry["generator"]:
-            _record_manifest(out, path.name, entry)  # a committed entry is rewritten only with --write
+            _record_manifest(out, path.name, entry, tracked=write_page)  # MANIFEST.json only with --write
         checkpoint_path(path).unlink(missing_ok=True)
         b = sim.world.bodies
         ratio = settling_ratio(b.kinetic_energy(), b.mass, b.radius)

@@ -130,3 +130,27 @@ def test_a_committed_member_made_again_by_its_command_has_its_committed_checksum
     made = read_manifest(tmp_path)[file]
     assert made["sha256"] == committed["sha256"] and made["generator"] == committed["generator"]
     assert "matches the committed manifest" in out.stderr
+
+
+def test_a_users_generation_in_the_datasets_folder_leaves_its_tracked_manifest_alone(tmp_path, monkeypatch):
+    """In problems/datasets an entry goes to the ignored MANIFEST.local.json unless the page-writing
+    --write asks for the tracked MANIFEST.json (issue 46: a user's run touches no tracked file); the
+    folder's manifest, as read, is both, the local entry first; the committed one alone with local=False;
+    any other folder keeps one MANIFEST.json."""
+    from problems import generator as g
+
+    datasets, other = tmp_path / "datasets", tmp_path / "mine"
+    datasets.mkdir(), other.mkdir()
+    monkeypatch.setattr(g, "DEFAULT_DIR", datasets)
+    (datasets / g.MANIFEST).write_text(json.dumps({"a.npz": {"sha256": "committed"}}))
+    before = (datasets / g.MANIFEST).read_bytes()
+    g._record_manifest(datasets, "a.npz", {"sha256": "made here"})
+    g._record_manifest(datasets, "b.npz", {"sha256": "new"})
+    assert (datasets / g.MANIFEST).read_bytes() == before
+    assert g.read_manifest(datasets) == {"a.npz": {"sha256": "made here"}, "b.npz": {"sha256": "new"}}
+    assert g.read_manifest(datasets, local=False) == {"a.npz": {"sha256": "committed"}}
+    g._record_manifest(datasets, "c.npz", {"sha256": "written"}, tracked=True)
+    assert set(json.loads((datasets / g.MANIFEST).read_text())) == {"a.npz", "c.npz"}
+    g._record_manifest(other, "d.npz", {"sha256": "user"})
+    assert json.loads((other / g.MANIFEST).read_text()) == {"d.npz": {"sha256": "user"}}
+    assert not (other / g.LOCAL_MANIFEST).exists()

@@ -9,7 +9,9 @@ of 64, section 5.2), filling (1,000 spheres, Melanz et al. 2015 section 3.2), la
 over 100,000 contacts, at most 100 iterations per step), scaling-large (4,096 ... 16,000 spheres). Each packing gives NAME-NNNNN.npz (a
 workbench problem file, its metadata inside) in DIR (default: problems/datasets, where
 ``dataset:NAME-NNNNN`` finds it) and its entry (SHA-256 of the arrays, parameters, summary) in
-DIR/MANIFEST.json; a packing made with the parameters of a committed manifest entry is checked
+DIR/MANIFEST.json - in problems/datasets, DIR/MANIFEST.local.json unless ``--write``, so that a user's
+run leaves every tracked file as it was (git ignores the new files there; a maintainer adds a new
+committed dataset with ``--write`` and ``git add -f``); a packing made with the parameters of a committed manifest entry is checked
 against it. A file made with the same parameters is kept (so an interrupted series goes on), one
 made with others is never overwritten unless ``--force``: the command stops before it runs anything.
 Every K steps (default 500), and after M minutes of wall time (default 10), the state is checkpointed
@@ -70,7 +72,8 @@ def cmd_generate(args) -> int:
         if args.set or args.param or args.sizes:
             raise InputError(f"{args.name} is a dataset family: its protocol is fixed (no --set, --param or --sizes); "
                              "a family of other parameters is another family")
-        for p in generate_family(args.name, args.members, args.out or DEFAULT_DIR, jobs=args.workers, force=args.force):
+        for p in generate_family(args.name, args.members, args.out or DEFAULT_DIR, jobs=args.workers, force=args.force,
+                                   tracked=args.write):
             print(p)
         return 0
     if args.members is not None or args.workers is not None:
@@ -109,8 +112,9 @@ def register(sub) -> None:
                    help="also write the state after M minutes of wall time since the last checkpoint")
     s.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     s.add_argument("--write", action="store_true",
-                   help="also write the datasets page docs/results/datasets.* (only into problems/datasets; "
-                        "from a clean commit on a quiet machine)")
+                   help="also write the datasets page docs/results/datasets.* and record the packings in the "
+                        "tracked problems/datasets/MANIFEST.json (only into problems/datasets; from a clean commit "
+                        "on a quiet machine)")
     s.add_argument("--force", action="store_true", help="overwrite files that exist (committed datasets included)")
     add_threads_option(s)
     s.set_defaults(func=cmd_generate)

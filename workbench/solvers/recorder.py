@@ -85,8 +85,8 @@ def forecast_first(matrix, factor, time_left: float | None) -> float | None:
     interrupted and that no earlier one of the run forecasts, from the matrix's size: ``factor`` is
     timed on the matrix's leading principal blocks of n/64, n/32, ... n/2 rows (the same structure,
     smaller), and the last one's duration is extrapolated to n rows. The growth is not a power law: a
-    sparse factorisation's fill grows faster as the block grows (on sphere packings qdldl's CPU time
-    grows as about m^1.5 between the smallest blocks and m^3.5 between the largest), so the
+    sparse factorisation's fill grows faster as the block grows (on sphere packings the exponent of
+    qdldl's CPU time in m grows severalfold from the smallest blocks to the largest), so the
     forecast over D doublings is t_m 2^(beta D + delta D^2 / 2): beta the exponent measured by the
     CPU times of the last two probes (1 to 4), delta its increase since the two before (at least 0),
     PROBE_BETA and PROBE_DELTA until the probes are long enough to measure them (PROBE_RESOLUTION);

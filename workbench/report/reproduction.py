@@ -156,13 +156,15 @@ def _finite_or_none(x: float) -> float | None:
 
 
 def over_members(values, *, fewer: str | None = None) -> dict:
-    """The ``members`` of a row measured on each member of a family: ``n``, ``median``, ``low``, ``high``
-    (the exact 95 % interval of the median; None for an unbounded end), ``coverage``, ``of`` = "value";
+    """The ``members`` of a row measured on each member of a family: ``n``, ``median`` (None where infinite: more
+    than half the members "not reached"), ``low``, ``high`` (the exact 95 % interval of the median; None for an
+    unbounded end), ``coverage``, ``of`` = "value";
     ``fewer``: why fewer than MIN_MEMBERS members (required then)."""
     from workbench.analysis.members import median_interval
 
     s = median_interval(values)
-    out = {"n": s["n"], "median": s["median"], "low": _finite_or_none(s["low"]), "high": _finite_or_none(s["high"]),
+    out = {"n": s["n"], "median": _finite_or_none(s["median"]), "low": _finite_or_none(s["low"]),
+           "high": _finite_or_none(s["high"]),
            "level": s["level"], "coverage": None if math.isnan(s["coverage"]) else s["coverage"], "of": "value"}
     return out | ({"fewer": fewer} if fewer else {})
 
@@ -173,7 +175,8 @@ def paired_members(a, b, *, fewer: str | None = None) -> dict:
     from workbench.analysis.members import compare
 
     c = compare(a, b)
-    out = {"n": c["n"], "median": c["ratio"], "low": _finite_or_none(c["ratio_low"]) if c["ranks"] else None,
+    out = {"n": c["n"], "median": _finite_or_none(c["ratio"]),
+           "low": _finite_or_none(c["ratio_low"]) if c["ranks"] else None,
            "high": _finite_or_none(c["ratio_high"]) if c["ranks"] else None, "level": c["level"],
            "coverage": None if math.isnan(c["coverage"]) else c["coverage"], "of": "ratio"}
     return out | ({"fewer": fewer} if fewer else {})

@@ -452,3 +452,36 @@ def test_the_page_names_the_envelope_and_the_radius_as_free_choices():
     assert "1 cm: 64 (0 sphere-sphere, 64 floor, 0 wall), -13 from the target" in page
     assert "depends on the contact envelope" in page and "| 5 cm: 0 + 64 + 6; 1 cm: 0 + 64 + 0 |" in page
     assert f"a density of {6.0 / (4 / 3 * 3.141592653589793):.3g} kg/m^3" in page
+
+
+def test_the_as_committed_packing_is_checked_against_member_0_and_measured_beside_the_sample(tmp_path):
+    """A committed packing of member 0's parameters whose arrays differ is measured apart and shown beside the
+    members (never one of them); one with the same arrays is named as member 0 itself. Small packings (18
+    spheres, 60 steps of 5 ms) under both caps of sec. 5.1."""
+    import shutil
+
+    small = {"n": 18, "width": 8.0, "duration": 0.3, "h": 0.005}
+    cache, committed = tmp_path / "sweep", tmp_path / "committed"
+    committed.mkdir()
+    settled = calibrate.measure_family("settled", 1, cache, small, 5000, committed=committed)
+    assert settled["committed"] is None and settled["members"][0]["file"] == "cap-10000/settled-00018.npz"
+    unsettled = calibrate.measure_family("unsettled", 1, cache, small, 5000, committed=committed)
+    first, other = settled["members"][0], unsettled["members"][0]
+    assert first["sha256"] != other["sha256"] and first["settle_max_iterations"] > 10 >= other["settle_max_iterations"]
+    # the cap-10 arrays filed under the cap-10,000 parameters: another packing than member 0
+    from problems.generator import read_manifest
+    generator = read_manifest(cache / "cap-10000")["settled-00018.npz"]["generator"]
+    shutil.copy(cache / other["file"], committed / "other.npz")
+    (committed / "MANIFEST.json").write_text(json.dumps({"other.npz": {"generator": generator,
+                                                                        "sha256": other["sha256"]}}))
+    again = calibrate.measure_family("settled", 1, cache, small, 5000, committed=committed)
+    assert again["members"] == settled["members"]                          # the sample is the sweep's packings
+    c = again["committed"]
+    assert c["file"] == "other.npz" and not c["same"]
+    assert (c["measured"]["kinetic_energy"], c["measured"]["apgd"]) == (other["kinetic_energy"], other["apgd"])
+    assert f"as committed, other.npz: {other['contacts']:,}" in calibrate._beside(again, lambda x: x["contacts"])
+    (committed / "MANIFEST.json").write_text(json.dumps({"same.npz": {"generator": generator,
+                                                                       "sha256": first["sha256"]}}))
+    same = calibrate.measure_family("settled", 1, cache, small, 5000, committed=committed)
+    assert same["committed"] == {"file": "same.npz", "same": True, "measured": None}
+    assert "the same arrays as same.npz" in calibrate._beside(same, lambda x: x["contacts"])

@@ -381,12 +381,14 @@ def member_record(path: Path, apgd_cap: int, measured: dict | None = None) -> di
             "apgd": {t: None if h is None else h[0] for t, h in m["apgd"].items()}}
 
 
-def measure_family(kind: str, n: int, cache: Path, overrides: dict, apgd_cap: int, progress: bool = False) -> dict:
+def measure_family(kind: str, n: int, cache: Path, overrides: dict, apgd_cap: int, progress: bool = False,
+                   committed: Path | None = None) -> dict:
     """The first ``n`` members of the sec. 5.1 family ``kind`` (at most MAZHAR_CAPS[kind] iterations per
     settling step): member r the settledness sweep's packing of that cap and replicate r
     (:func:`benchmarks.reproduce.settledness.packing`, made once into ``cache`` and kept), each measured
     (:func:`member_record`); the protocol's gap from the paper's and the generator's unstated choices (of
-    member 0); ``committed``: the committed dataset of member 0's parameters, the same arrays or measured apart
+    member 0); ``committed``: the committed dataset of member 0's parameters in the folder ``committed``
+    (default problems/datasets), the same arrays or measured apart
     (:func:`benchmarks.reproduce.settledness.committed_match`; None when none is committed)."""
     from benchmarks.reproduce.mazhar_2014 import unstated
     from problems.generator import DEFAULT_DIR, read_manifest
@@ -400,13 +402,14 @@ def measure_family(kind: str, n: int, cache: Path, overrides: dict, apgd_cap: in
         members.append({"replicate": r, "file": str(path.relative_to(cache)), **member_record(path, apgd_cap)})
     first = cache / members[0]["file"]
     meta = {**load_problem(first).metadata, "file": members[0]["file"]}
-    match = settledness.committed_match(read_manifest(first.parent)[first.name], DEFAULT_DIR, apgd_cap)
-    committed = None if match is None else {
+    folder = committed or DEFAULT_DIR
+    match = settledness.committed_match(read_manifest(first.parent)[first.name], folder, apgd_cap)
+    as_committed = None if match is None else {
         "file": match["file"], "same": match["same"],
         "measured": None if match["measured"] is None else
-        member_record(DEFAULT_DIR / match["file"], apgd_cap, match["measured"])}
+        member_record(folder / match["file"], apgd_cap, match["measured"])}
     return {"cap": cap, "members": members, "gap": protocol_gap(meta, cap), "unstated": unstated(meta),
-            "committed": committed}
+            "committed": as_committed}
 
 
 def measure_members(n: int, cache: Path, overrides: dict, apgd_cap: int, progress: bool = False) -> dict:

@@ -297,6 +297,11 @@ def test_a_bad_option_is_one_line_and_exit_code_2(capsys):
     assert err.count("\n") == 1 and err.startswith("calibrate: ") and "--bogus" in err
     assert calibrate.main(["--quick", "--write"]) == 2
     assert calibrate.main(["--threads", "0"]) == 2
+    assert calibrate.main(["--members", "0"]) == 2
+    capsys.readouterr()
+    assert calibrate.main(["--quick", "--sweep-cache", __file__]) == 2
+    err = capsys.readouterr().err
+    assert err == f"calibrate: --sweep-cache {__file__}: not a folder\n"
 
 
 def test_the_largest_packing_is_one_member_by_cost_and_an_unsettled_one_is_not_comparable():

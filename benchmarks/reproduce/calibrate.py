@@ -994,6 +994,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the settledness sweep's cache, where the members are made or kept (shared with it)")
     try:
         args = ap.parse_args(argv)
+        for option, folder in (("--cache", args.cache), ("--sweep-cache", args.sweep_cache)):
+            if Path(folder).exists() and not Path(folder).is_dir():
+                raise InputError(f"{option} {folder}: not a folder")
         if args.quick and args.write:
             raise InputError("--quick makes a CI-sized page, not the calibration: it is not written (drop --write "
                              "or --quick)")

@@ -37,7 +37,7 @@ from workbench.problem import TimeStepProblem
 from workbench.method import Method
 from workbench.solvers import SolveOptions
 
-__all__ = ["Simulation", "StepRecord", "SimulationError"]
+__all__ = ["Simulation", "StepRecord", "StepChunks", "SimulationError"]
 
 
 class SimulationError(RuntimeError):
@@ -60,6 +60,34 @@ class StepRecord:
     fixed_force: float
     kinetic_energy: float
     handover: str = ""
+
+
+class StepChunks:
+    """The per-step table of a simulation, gathered a row at a time and handed on in blocks of ``size``
+    rows as pandas DataFrames to ``on_chunk`` (columns: the keys of the first row, in its order).
+
+    A row dict with its float objects costs about a kilobyte; a block costs 8 bytes a value. So a
+    million steps kept in blocks take about 100 MB, and a consumer that writes each block to disk
+    (``workbench simulate``) keeps the memory of a simulation independent of its steps."""
+
+    def __init__(self, on_chunk: Callable[["pd.DataFrame"], None], size: int = 4096):
+        self._on_chunk, self._size = on_chunk, int(size)
+        self._rows: list[dict] = []
+        self.count = 0
+
+    def append(self, row: dict) -> None:
+        self._rows.append(row)
+        self.count += 1
+        if len(self._rows) >= self._size:
+            self.flush()
+
+    def flush(self) -> None:
+        """Hand on the rows gathered since the last block (none: nothing)."""
+        import pandas as pd   # here: the stepper alone (a packing's generation) needs no pandas
+
+        if self._rows:
+            block, self._rows = pd.DataFrame(self._rows), []
+            self._on_chunk(block)
 
 
 class Simulation:
@@ -192,12 +220,16 @@ class Simulation:
         self._previous = ((np.array(state["warm_keys"], np.int64), np.array(state["warm_gamma"], float))
                           if bool(state["has_warm"]) else None)
 
-    def run(self, steps: int, callback: Callable[["Simulation", StepRecord], None] | None = None) -> list[StepRecord]:
-        """``steps`` steps; ``callback(sim, record)`` after each (recording, progress)."""
+    def run(self, steps: int, callback: Callable[["Simulation", StepRecord], None] | None = None,
+            keep: bool = True) -> list[StepRecord]:
+        """``steps`` steps; ``callback(sim, record)`` after each (recording, progress). The records, in
+        order; none with ``keep=False`` (a caller whose callback keeps what it needs, so that memory does
+        not grow with the steps)."""
         records = []
         for _ in range(int(steps)):
             rec = self.step()
-            records.append(rec)
+            if keep:
+                records.append(rec)
             if callback is not None:
                 callback(self, rec)
         return records

@@ -23,6 +23,8 @@ FAST = {
     "test_native_memory.py": ("test_the_forecast_of_the_address_space",),
     "test_study_file_values.py": ("test_every_shipped_study_is_far_within_the_limit",),
     "test_work_declared.py": ("test_every_registered_builder_declares_its_work",),
+    "test_simulate_streaming.py": ("test_blocks_hold_every_row_in_order_and_the_columns_of_the_first",
+                                   "test_files_are_the_table_of_every_step_and_every_kth_state"),
     "test_environment_and_api.py": ("test_solve_options_are_checked_at_construction_with_the_clis_words",),
     "test_families.py": ("test_names_address_a_family_and_each_member",),
     "test_fuzz_scales.py": ("test_reproducer_mu_1e300_ncp_newton_is_not_solved",),

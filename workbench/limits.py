@@ -53,6 +53,9 @@ LIMITS: dict[str, Limit] = {
     "CONTACTS": Limit(2_000_000, "contacts", 1_000_000_000),
     # a dynamic scene's time steps x bodies (the work of one simulation)
     "BODY_STEPS": Limit(1_000_000_000, "body-steps", 10**13),
+    # rows of a table a command streams to disk as it goes (simulate's trajectory.csv: bodies x recorded
+    # states): about 150 bytes a row of CSV, so the default is about 1.5 GB of disk
+    "ROWS": Limit(10_000_000, "rows", 10**10),
     # seconds of a time limit (--time-limit, [study] time_limit); about 11.6 days
     "SECONDS": Limit(1_000_000, "s", 100_000_000),
     # an iteration cap (--max-iter, max_iter = ...)
@@ -73,7 +76,7 @@ LIMITS: dict[str, Limit] = {
 }
 # the ceilings: RUNS 10^7 (about 200 bytes of plan.json a run: 2 GB, and several times that in
 # memory); STEPS, SIZE and CONTACTS 10^9 (a vector of 10^9 contacts is 24 GB); BODY_STEPS 10^13 (days
-# at any rate a simulation steps); SECONDS 10^8 (three years); ITER 10^12; JOBS 4,096 processes;
+# at any rate a simulation steps); ROWS 10^10 (about 1.5 TB of CSV); SECONDS 10^8 (three years); ITER 10^12; JOBS 4,096 processes;
 # FILES 10^6; BYTES 1 GiB (a TOML parser holds about 60 bytes per byte of inline tables); DEPTH 256
 # (Python's parsers recurse); VALUES 10^8 (tens of GB parsed)
 

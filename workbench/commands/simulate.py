@@ -15,7 +15,13 @@ atomically (workbench.files):
   total contact force on the fixed bodies [N]), max_speed, kinetic_energy, and for single-body
   scenes the tracked velocities with their analytic values;
 - velocities.png (single-body scenes: simulated vs analytic velocities) and steps.png (contacts,
-  iterations, complementarity, force on the fixed bodies vs the total weight).
+  iterations, complementarity, force on the fixed bodies vs the total weight), drawn from every
+  stride-th step, stride = ceil(steps / PLOT_STEPS) (said in the title when above 1).
+
+Both tables are written in blocks of BLOCK_ROWS rows as the simulation goes (workbench.files.atomic_output
+moves them into place at the end, also when a step stops the run), so memory does not grow with the
+steps; trajectory.csv's rows (bodies x recorded states) are bounded by WORKBENCH_MAX_ROWS before the
+first step (workbench.limits).
 
 Progress goes to stderr; a one-line summary to stdout. Exit code 0 when every step was solved, 1
 when the simulation stopped (a step without usable impulses) or a step was not solved, 2 bad input.
@@ -26,6 +32,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from workbench.commands._args import EXIT_NOT_SOLVED, add_method_options, key_value, positive
@@ -33,6 +40,44 @@ from workbench.commands.solve import add_solve_options, method_of, solve_options
 from workbench.errors import InputError
 from workbench.files import atomic_output
 from workbench.limits import check, check_work
+
+
+#: the steps the figures draw at most (every stride-th step of a longer run)
+PLOT_STEPS = 20_000
+#: rows gathered before a block is written: steps for steps.csv, trajectory rows (bodies x states) for
+#: trajectory.csv
+BLOCK_ROWS = 4096
+#: the columns of trajectory.csv
+TRAJECTORY = ["t", "body", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz"]
+
+
+class _Csv:
+    """A CSV file written a block (a DataFrame) at a time, the header with the first."""
+
+    def __init__(self, path: Path):
+        self.path, self._started = path, False
+
+    def write(self, block) -> None:
+        with open(self.path, "a" if self._started else "w", encoding="utf-8", newline="") as f:
+            block.to_csv(f, index=False, header=not self._started)
+        self._started = True
+
+    def discard(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _Indexed(on_block, size: int):
+    """StepChunks whose blocks are indexed by the step (0 for the first step) across blocks."""
+    from problems.stepper import StepChunks
+
+    offset = 0
+
+    def shifted(block):
+        nonlocal offset
+        block.index += offset
+        offset += len(block)
+        on_block(block)
+    return StepChunks(shifted, size)
 
 
 def _state_rows(t: float, bodies):
@@ -62,7 +107,7 @@ def cmd_simulate(args) -> int:
     import numpy as np
     import pandas as pd
 
-    from problems.stepper import Simulation, SimulationError
+    from problems.stepper import Simulation, SimulationError, StepChunks
     from workbench.sources import names, scenario as build_scenario
 
     if args.scene not in names("scenario"):
@@ -84,6 +129,10 @@ def cmd_simulate(args) -> int:
     # bounds when its own duration / h is stepped (workbench.limits.check_work)
     check_work(f"simulate {scenario.name} ({n_steps:,} steps)",
                {"bodies": scenario.world.bodies.n, "steps": n_steps})
+    bodies = scenario.world.bodies
+    states = n_steps // args.every + 1 + (n_steps % args.every != 0)   # the start, every K-th step, the last
+    check("ROWS", bodies.n * states, f"simulate {scenario.name}: trajectory.csv of {bodies.n:,} bodies x {states:,} "
+          f"states (--every {args.every}; a larger K records fewer)")
     out = Path(args.out or f"results/sim-{scenario.name}")
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -96,46 +145,67 @@ def cmd_simulate(args) -> int:
     method.warm_up()  # so that no step's solve_seconds include compiling the kernels
     progress.doing("")
     sim = Simulation(scenario.world, h, method, options=solve_options(args), name=scenario.name)
-    bodies = scenario.world.bodies
-    traj = [_state_rows(0.0, bodies)]
-    rows = []
+    # the figures draw every stride-th step: a bounded sample however many steps (steps.csv has them all)
+    stride = -(-n_steps // PLOT_STEPS)
+    drawn: list[pd.DataFrame] = []
+    unsolved = 0
     t0 = time.perf_counter()
     report_every = max(1, n_steps // 20)
+    stopped: BaseException | None = None
+    with ExitStack() as files:
+        steps_csv = _Csv(files.enter_context(atomic_output(out / "steps.csv")))
+        trajectory_csv = _Csv(files.enter_context(atomic_output(out / "trajectory.csv")))
 
-    def record(s, rec):
-        rows.append(scenario.step_row(rec))
-        if s.step_index % args.every == 0 or s.step_index == n_steps:
-            traj.append(_state_rows(rec.t, bodies))
-        progress.update()
-        if s.step_index % report_every == 0:
-            progress.write(f"{scenario.name}: step {s.step_index}/{n_steps}, t = {rec.t:.4g} s, {rec.contacts} contacts, "
-                  f"{rec.iterations} iterations, {time.perf_counter() - t0:.1f} s")
+        def step_block(block):
+            nonlocal unsolved
+            steps_csv.write(block)
+            unsolved += int((~block["status"].isin(["no_contact", "solved"])).sum())
+            step = block.index + 1    # the step's number, 1 for the first
+            drawn.append(block[(step % stride == 0) | (step == n_steps)])
 
-    try:
-        sim.run(n_steps, record)
-    except SimulationError as exc:
-        progress.close()
-        print(f"workbench: simulation stopped: {exc}", file=sys.stderr)
-        return EXIT_NOT_SOLVED
-    finally:
+        def state_block(block):
+            trajectory_csv.write(pd.DataFrame(np.concatenate(block["rows"].tolist()), columns=TRAJECTORY)
+                                 .astype({"body": int}))
+
+        rows = _Indexed(step_block, BLOCK_ROWS)
+        states = StepChunks(state_block, size=max(1, BLOCK_ROWS // bodies.n))
+        states.append({"rows": _state_rows(0.0, bodies)})
+
+        def record(s, rec):
+            rows.append(scenario.step_row(rec))
+            if s.step_index % args.every == 0 or s.step_index == n_steps:
+                states.append({"rows": _state_rows(rec.t, bodies)})
+            progress.update()
+            if s.step_index % report_every == 0:
+                progress.write(f"{scenario.name}: step {s.step_index}/{n_steps}, t = {rec.t:.4g} s, {rec.contacts} "
+                               f"contacts, {rec.iterations} iterations, {time.perf_counter() - t0:.1f} s")
+
+        try:
+            sim.run(n_steps, record, keep=False)
+        except BaseException as exc:   # what was computed is written all the same (then it is raised again)
+            stopped = exc
         progress.doing("writing the trajectory")
-        if rows:
-            steps = pd.DataFrame(rows)
-            with atomic_output(out / "steps.csv") as tmp:
-                steps.to_csv(tmp, index=False)
-            columns = ["t", "body", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz"]
-            trajectory = pd.DataFrame(np.concatenate(traj), columns=columns)
-            trajectory["body"] = trajectory["body"].astype(int)
-            with atomic_output(out / "trajectory.csv") as tmp:
-                trajectory.to_csv(tmp, index=False)
-    steps.attrs["method"] = f"{args.formulation} x {args.solver}, h = {h:g} s"
+        rows.flush()
+        if rows.count:
+            states.flush()
+        else:    # no step taken: no files (the folders of atomic_output are left empty)
+            steps_csv.discard()
+            trajectory_csv.discard()
+    if isinstance(stopped, SimulationError):
+        progress.close()
+        print(f"workbench: simulation stopped: {stopped}", file=sys.stderr)
+        return EXIT_NOT_SOLVED
+    if stopped is not None:
+        raise stopped
+    steps = pd.concat(drawn, ignore_index=True)
+    steps.attrs["method"] = f"{args.formulation} x {args.solver}, h = {h:g} s" + \
+        (f" (every {stride:,}th step drawn)" if stride > 1 else "")
     progress.doing("plotting")
     written = plot(out, steps, scenario)
     progress.close()
     print(f"{scenario.name}: {n_steps} steps of {h:g} s with {args.formulation} x {args.solver} in "
           f"{time.perf_counter() - t0:.1f} s; wrote {out / 'trajectory.csv'}, {out / 'steps.csv'}, "
           f"{', '.join(str(p) for p in written)}")
-    unsolved = steps["status"].isin(["no_contact", "solved"]).sum() != len(steps)
     return EXIT_NOT_SOLVED if unsolved else 0
 
 

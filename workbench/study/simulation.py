@@ -32,12 +32,13 @@ def simulate(source, method, options) -> dict[str, Any]:
     """Run the dynamic scene of ``source`` (a workbench.sources.ScenarioSource) for its duration with
     ``method`` (a :class:`workbench.method.Method`); the worker's answer in its one shape
     (workbench.study.record.answer: status, metrics, history, ...)."""
-    from problems.stepper import Simulation, SimulationError
+    from problems.stepper import Simulation, SimulationError, StepChunks
     from workbench.study.record import answer
 
     scenario = source.build()
     sim = Simulation(scenario.world, scenario.h, method, options=options, name=scenario.name)
-    rows: list[dict[str, Any]] = []
+    blocks: list[pd.DataFrame] = []
+    rows = StepChunks(blocks.append)
 
     def record(_, rec) -> None:
         rows.append(scenario.step_row(rec))
@@ -45,11 +46,12 @@ def simulate(source, method, options) -> dict[str, Any]:
     t0 = time.perf_counter()
     message = ""
     try:
-        sim.run(scenario.steps, record)
+        sim.run(scenario.steps, record, keep=False)
     except SimulationError as exc:
         message = f"stopped: {exc}"
     wall = time.perf_counter() - t0
-    steps = pd.DataFrame(rows)
+    rows.flush()
+    steps = pd.concat(blocks, ignore_index=True) if blocks else pd.DataFrame()
     names = {"solver": method.solver_name, "formulation": method.formulation_name}
     if steps.empty:
         return answer(status="failed", message=message or "no step was taken", wall_seconds=wall, steps=0, **names)

@@ -68,7 +68,7 @@ def test_scaling_and_power_fit_refuse_what_has_no_answer():
 
 import scipy.sparse as sp
 
-from benchmarks.reproduce import calibrate
+from benchmarks.reproduce import calibrate, calibrate_rows
 from workbench.problem import TimeStepProblem
 from workbench.report.reproduction import verdict
 
@@ -188,7 +188,8 @@ def _data(low=-0.64, high=-0.14, n=10):
     data = {"quick": False, "apgd_cap": 20000, "mass": mass, "floor": floor, "families": families,
             "members": {"n": n, "fewer": None if n >= 10 else "a test's few"}, "committed_settle_max": 404,
             "settledness": found, "large": None, "large_uncalibrated": {**BIG, "width": 20.0, "contacts": 9044}}
-    data["rows"] = calibrate.mark_fit_tests(calibrate.test_rows(data), calibrate.test_rows(data, calibrated=False))
+    data["rows"] = calibrate_rows.mark_fit_tests(calibrate_rows.test_rows(data),
+                                                 calibrate_rows.test_rows(data, calibrated=False))
     return data
 
 
@@ -247,7 +248,7 @@ def test_the_ratio_rows_pair_member_r_with_member_r():
     for family, factor in (("settled", 1), ("unsettled", 1.5)):
         for r, m in enumerate(data["families"][family]["members"]):
             m["apgd"]["5e-05"] = factor * 100 * 2 ** r
-    data["rows"] = calibrate.test_rows(data)
+    data["rows"] = calibrate_rows.test_rows(data)
     harder = {r["quantity"]: r for r in data["rows"]}[HARDER]
     assert harder["members"]["of"] == "ratio" and harder["members"]["n"] == 10
     assert (harder["members"]["low"], harder["members"]["median"], harder["members"]["high"]) == pytest.approx((1.5,) * 3)
@@ -264,7 +265,7 @@ def test_fewer_members_than_ten_say_why_and_leave_an_unbounded_interval_undecide
     data = _data(n=5)
     data["members"]["fewer"] = None
     with pytest.raises(ValueError, match="no reason for fewer"):
-        calibrate.test_rows(data)
+        calibrate_rows.test_rows(data)
 
 
 def test_page_shows_the_fits_their_residuals_the_members_and_every_verdict():
@@ -309,25 +310,26 @@ def test_the_largest_packing_is_one_member_by_cost_and_an_unsettled_one_is_not_c
     so even a count 2.5 % off the paper's is undecided, never reproduced on one sample."""
     floor = _data()["floor"]
     big = BIG
-    one = calibrate.large_row(floor, big)
-    assert one["members"]["n"] == 1 and one["members"]["fewer"] == calibrate.SINGLE["large"]
+    one = calibrate_rows.large_row(floor, big)
+    assert one["members"]["n"] == 1 and one["members"]["fewer"] == calibrate_rows.SINGLE["large"]
     assert "by cost" in one["members"]["fewer"]
     label, reason = verdict(one)
     assert label == "undecided" and "over 1 members straddles" in reason
-    label, reason = verdict(calibrate.large_row(floor, {**big, "energy_ratio": 0.01}))
+    label, reason = verdict(calibrate_rows.large_row(floor, {**big, "energy_ratio": 0.01}))
     assert label == "not comparable" and "not settled" in reason and "by the rule alone: undecided" in reason
-    assert verdict(calibrate.large_row(floor, None)) == ("not measured", calibrate.large_row(floor, None)["missing"])
+    assert verdict(calibrate_rows.large_row(floor, None)) == ("not measured",
+                                                             calibrate_rows.large_row(floor, None)["missing"])
     begun = {"width": 17.5, "finished": False, "steps_done": 327, "contacts": 7550, "settle_max_iterations": 10000,
              "steps_at_cap": 12, "last_step_seconds": 8.0}
-    label, reason = verdict(calibrate.large_row(floor, begun))
+    label, reason = verdict(calibrate_rows.large_row(floor, begun))
     assert label == "not measured" and "step 327 of 800" in reason and "8.0 s each" in reason
     # the settling record of the large packing, finished or not, judges "up to 10,000 iterations"
     data = _data()
     data["large"] = begun
-    rows = {r["quantity"]: r for r in calibrate.test_rows(data)}
+    rows = {r["quantity"]: r for r in calibrate_rows.test_rows(data)}
     cap = rows["settling steps reach the 10,000-iteration cap, 2,560 spheres in the fitted container"]
     assert verdict(cap)[0] == "undecided" and "the packing unfinished" in cap["shown"]
-    assert cap["members"]["fewer"] == calibrate.SINGLE["large"] and cap["members"]["against"] == 10_000
+    assert cap["members"]["fewer"] == calibrate_rows.SINGLE["large"] and cap["members"]["against"] == 10_000
 
 
 @pytest.fixture(scope="module")
@@ -396,7 +398,7 @@ def test_the_page_renders_the_same_from_its_stored_record():
 @pytest.mark.parametrize("cause, flag", [("settling tolerance 1e-08", "--tight"), ("no warm start", "--cold")])
 def test_the_settling_explanation_rows_say_how_far_they_got(cause, flag):
     def the_row(state):
-        return calibrate.explanation_row(cause, state, "settled again", flag)
+        return calibrate_rows.explanation_row(cause, state, "settled again", flag)
 
     rule_of = lambda state: verdict(the_row(state))  # noqa: E731
     assert rule_of(None)[0] == "not measured" and flag in rule_of(None)[1]
@@ -406,7 +408,8 @@ def test_the_settling_explanation_rows_say_how_far_they_got(cause, flag):
     # the paper's "up to 10,000" is its cap: a measured count is shown, not tested
     reached = {**begun, "settle_max_iterations": 10000, "steps_at_cap": 3}
     assert rule_of(reached)[0] == "not comparable" and "10,000 vs 10,000 (3 steps at the cap" in the_row(reached)["shown"]
-    assert the_row(reached)["members"]["n"] == 1 and the_row(reached)["members"]["fewer"] == calibrate.SINGLE["settle"]
+    one = the_row(reached)["members"]
+    assert one["n"] == 1 and one["fewer"] == calibrate_rows.SINGLE["settle"]
     assert rule_of({**begun, "finished": True, "steps_done": 8000})[0] == "not comparable"
 
 
@@ -424,8 +427,8 @@ def test_each_test_row_says_whether_it_tests_the_fit():
     # the 2,560-sphere count, one packing in each container: undecided at both
     data = _data()
     data["large"] = {**BIG, "contacts": 9463}
-    rows = {r["quantity"]: r for r in calibrate.mark_fit_tests(calibrate.test_rows(data),
-                                                               calibrate.test_rows(data, calibrated=False))}
+    rows = {r["quantity"]: r for r in calibrate_rows.mark_fit_tests(calibrate_rows.test_rows(data),
+                                                                    calibrate_rows.test_rows(data, calibrated=False))}
     big = rows["contacts, 2,560 spheres, in the fitted container"]
     assert verdict(big)[0] == "undecided" and big["uncalibrated"]["measured"] == 9044
     assert big["differences"].startswith("does not test the fit (the same verdict, undecided")
@@ -484,9 +487,9 @@ def test_the_as_committed_packing_is_checked_against_member_0_and_measured_besid
     c = again["committed"]
     assert c["file"] == "other.npz" and not c["same"]
     assert (c["measured"]["kinetic_energy"], c["measured"]["apgd"]) == (other["kinetic_energy"], other["apgd"])
-    assert f"as committed, other.npz: {other['contacts']:,}" in calibrate._beside(again, lambda x: x["contacts"])
+    assert f"as committed, other.npz: {other['contacts']:,}" in calibrate_rows._beside(again, lambda x: x["contacts"])
     (committed / "MANIFEST.json").write_text(json.dumps({"same.npz": {"generator": generator,
                                                                        "sha256": first["sha256"]}}))
     same = calibrate.measure_family("settled", 1, cache, small, 5000, committed=committed)
     assert same["committed"] == {"file": "same.npz", "same": True, "measured": None}
-    assert "the same arrays as same.npz" in calibrate._beside(same, lambda x: x["contacts"])
+    assert "the same arrays as same.npz" in calibrate_rows._beside(same, lambda x: x["contacts"])

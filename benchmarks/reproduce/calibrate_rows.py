@@ -6,8 +6,7 @@ each the median over the members of both families with its 95 % interval and jud
 (:func:`mark_fit_tests`); the rows of the single packings that ``--large``, ``--tight`` and ``--cold`` make
 (:func:`large_row`, :func:`explanation_row`). The page (:func:`render_page`, the command's renderer
 ``benchmarks.reproduce.calibrate.render``): the fits, the floor packings, the free choices, the members and the
-rows, and a record of the calibration on one committed packing each (before the members) as it was written
-(:func:`_one_packing`). Nothing here measures: the rows and the page read what the command measured.
+rows. Nothing here measures: the rows and the page read what the command measured.
 """
 from __future__ import annotations
 
@@ -299,17 +298,14 @@ def _fit_table(data: dict) -> list[str]:
     lines = ["| parameter | fitted on (Mazhar et al. 2014) | fitted value | measured at the fitted value | residual |",
              "|---|---|---|---|---|"]
     c = mass["check"]
-    if "families" not in data:
-        lines.append(_one_packing(data)[0])
-    else:
-        interval = "no 95 % interval (under 6 members)" if mass["interval"] is None else \
-            f"95 % interval [{mass['interval'][0]:.6g}, {mass['interval'][1]:.6g}]"
-        statuses = ", ".join(sorted({f"{e['solver']} {e['status']}" for e in c["members"]}))
-        lines.append(f"| common sphere mass [kg] | interior-point objective of the thoroughly settled step, "
-                     f"{fmt(mass['target'])} (sec. 5.1.1), against the median over the {mass['objectives']['n']} "
-                     f"members of the family | {mass['mass']:.6g} ({interval}) | median {c['objective']:.8g} over the "
-                     f"members solved again ({statuses}) | {mass['residual']:.3g} (relative "
-                     f"{mass['residual'] / abs(mass['target']):.2g}) |")
+    interval = "no 95 % interval (under 6 members)" if mass["interval"] is None else \
+        f"95 % interval [{mass['interval'][0]:.6g}, {mass['interval'][1]:.6g}]"
+    statuses = ", ".join(sorted({f"{e['solver']} {e['status']}" for e in c["members"]}))
+    lines.append(f"| common sphere mass [kg] | interior-point objective of the thoroughly settled step, "
+                 f"{fmt(mass['target'])} (sec. 5.1.1), against the median over the {mass['objectives']['n']} "
+                 f"members of the family | {mass['mass']:.6g} ({interval}) | median {c['objective']:.8g} over the "
+                 f"members solved again ({statuses}) | {mass['residual']:.3g} (relative "
+                 f"{mass['residual'] / abs(mass['target']):.2g}) |")
     f = floor["fit"]
     if f is None:
         lines.append(f"| floor width [m] | contacts at {floor['n']} spheres, {floor['target']} (sec. 5.2) | "
@@ -345,36 +341,20 @@ def _invariance(data: dict, step: str, at_made: dict, at_fitted: dict) -> str:
              " — they differ: the iterations depend on the common mass through round-off or the step size."))
 
 
-def _one_packing(data: dict) -> tuple[str, list[str]]:
-    """The mass fit's row and paragraphs of a record of the calibration on one committed packing each (before the
-    members, issue 44), rendered as it was written until its command is run again."""
-    mass, tests = data["mass"], data["tests"]
-    c = mass["check"]
-    fit_row = (f"| common sphere mass [kg] | interior-point objective of the thoroughly settled step, "
-               f"{fmt(mass['target'])} (sec. 5.1.1) | {mass['mass']:.6g} | {c['objective']:.8g} ({c['solver']}, "
-               f"{c['status']}) | {mass['residual']:.3g} (relative {mass['residual'] / abs(mass['target']):.2g}) |")
-    p, tol = mass["exponent"], mass["exponent_tol"]
-    lines = ["", f"**Mass.** Under a uniform scaling of every mass the whole settling trajectory is the same (impulses "
-             "scale with m, velocities and positions do not), so the kinetic energies and the relaxed dual's objective "
-             f"scale linearly with m. Measured: the committed {tests['settled']['dataset']} step (spheres of "
-             f"{fmt(mass['made_with'])} kg) solved with M and k = M v + h f (the weights) scaled, D, b, mu, h kept; "
-             f"log-log slope of |objective| over the masses p = {p:.9f}, "
-             f"{'within' if abs(p - 1) <= tol else 'NOT within'} {tol:g} of 1 (round-off). The fitted mass is "
-             f"{fmt(mass['made_with'])} kg x (target / objective at {fmt(mass['made_with'])} kg)^(1/p); the step is "
-             "solved again at it for the residual.", "",
-             "| mass [kg] | interior-point objective | solver, status | judged error | iterations |",
-             "|---:|---:|---|---:|---:|", *_evaluations(mass["evaluations"], c),
-             "", _invariance(data, "the settled step", tests["settled"]["apgd"], tests["settled_scaled"])]
-    return fit_row, lines
-
-
 def _kinds(pk: dict) -> str:
     """A floor packing's contacts by kind under each envelope
     (:func:`benchmarks.reproduce.calibrate.contact_kinds`); '-' for a record made before they were counted."""
     kinds = pk.get("kinds")
     if not kinds:
         return "-"
-    return "; ".join(f"{env}: {k['sphere-sphere']} + {k['floor']} + {k['wall']}" for env, k in kinds.items())
+    return "; ".join(f"{env}: {kinds[env]['sphere-sphere']} + {kinds[env]['floor']} + {kinds[env]['wall']}"
+                     for env in _widest_first(kinds))
+
+
+def _widest_first(kinds: dict) -> list[str]:
+    """The envelopes ("5 cm", ...) of a packing's counts by kind, the widest first, whatever order the record's
+    keys come in (a stored JSON record has them sorted): the page reads the same written and re-rendered."""
+    return sorted(kinds, key=lambda env: -float(env.split()[0]))
 
 
 def free_choices(data: dict) -> list[str]:
@@ -389,7 +369,8 @@ def free_choices(data: dict) -> list[str]:
     pk = next((p for p in floor["packings"] if f is not None and p["width"] == f["value"]), None)
     if pk is not None and pk.get("kinds"):
         each, target = [], floor["target"]
-        for env, k in pk["kinds"].items():
+        for env in _widest_first(pk["kinds"]):
+            k = pk["kinds"][env]
             total = k["sphere-sphere"] + k["floor"] + k["wall"]
             off = "the target" if total == target else f"{total - target:+d} from the target"
             each.append(f"{env}: {total} ({k['sphere-sphere']} sphere-sphere, {k['floor']} floor, {k['wall']} wall), {off}")
@@ -465,17 +446,16 @@ def _members_mass(data: dict) -> list[str]:
 
 
 def render_page(data: dict) -> str:
-    """The page (docs/results/calibration.md); a record of the calibration on one committed packing each
-    (before the members) renders as it was written (:func:`_one_packing`)."""
-    floor, members = data["floor"], "families" in data
+    """The page (docs/results/calibration.md)."""
+    floor = data["floor"]
     quick = " **Quick run (--quick): CI-sized, not the calibration.**" if data["quick"] else ""
     lines = ["Mazhar et al. 2014 (sec. 5.1, 5.2) give neither the spheres' mass nor the container's floor. Declared "
              "split: the common sphere mass is FITTED on the thoroughly settled interior-point objective"
-             + (" (the median over the members of its protocol)" if members else "") + " and the floor width on the "
+             " (the median over the members of its protocol) and the floor width on the "
              "contact count of the smallest sec. 5.2 packing; every other number below is a TEST, untouched by the "
              "fits." + quick, "", "### Fitted parameters", ""]
     lines += _fit_table(data)
-    lines += _members_mass(data) if members else _one_packing(data)[1]
+    lines += _members_mass(data)
     f = floor["fit"]
     kinds = any(pk.get("kinds") for pk in floor["packings"])   # a record made before the counts by kind renders as then
     over = ", ".join(f"{k} = {v:g}" for k, v in floor["overrides"].items())
@@ -503,12 +483,12 @@ def render_page(data: dict) -> str:
                   f"{next(p['contacts'] for p in floor['packings'] if p['width'] == f['hi'])} at {f['hi']:.4g} m."]
     for text in free_choices(data) if kinds else []:
         lines += ["", text]
-    lines += ["", *_members_table(data)] if members else []
+    lines += ["", *_members_table(data)]
     lines += ["", render_table({"title": "Tests: the paper's other numbers at the fitted parameters",
                                 "setup": "Rules as docs/reproductions.md (workbench/report/reproduction.py): objectives, "
                                          f"counts and iterations of a random packing within {PACKING_TOL:.0%}, kinetic "
                                          f"energies within a factor {ENERGY_FACTOR:g}, the paper's findings as "
-                                         "inequalities" + (", each judged on the 95 % interval over the members"
-                                                           if members else "") + "; a row not run is not measured.",
+                                         "inequalities, each judged on the 95 % interval over the members; a row "
+                                         "not run is not measured.",
                                 "rows": data["rows"]}).rstrip("\n")]
     return "\n".join(lines) + "\n"

@@ -64,7 +64,8 @@ class StepRecord:
 
 class StepChunks:
     """The per-step table of a simulation, gathered a row at a time and handed on in blocks of ``size``
-    rows as pandas DataFrames to ``on_chunk`` (columns: the keys of the first row, in its order).
+    rows as pandas DataFrames to ``on_chunk`` (columns: the keys of the first row, in its order; index:
+    each row's position in the whole table, 0 for the first).
 
     A row dict with its float objects costs about a kilobyte; a block costs 8 bytes a value. So a
     million steps kept in blocks take about 100 MB, and a consumer that writes each block to disk
@@ -86,7 +87,8 @@ class StepChunks:
         import pandas as pd   # here: the stepper alone (a packing's generation) needs no pandas
 
         if self._rows:
-            block, self._rows = pd.DataFrame(self._rows), []
+            block = pd.DataFrame(self._rows, index=range(self.count - len(self._rows), self.count))
+            self._rows = []
             self._on_chunk(block)
 
 

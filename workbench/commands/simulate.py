@@ -66,20 +66,6 @@ class _Csv:
         self.path.unlink(missing_ok=True)
 
 
-def _Indexed(on_block, size: int):
-    """StepChunks whose blocks are indexed by the step (0 for the first step) across blocks."""
-    from problems.stepper import StepChunks
-
-    offset = 0
-
-    def shifted(block):
-        nonlocal offset
-        block.index += offset
-        offset += len(block)
-        on_block(block)
-    return StepChunks(shifted, size)
-
-
 def _state_rows(t: float, bodies):
     import numpy as np
     """One row per body: t, body, x, y, z, vx, vy, vz, wx, wy, wz (world frame)."""
@@ -167,7 +153,7 @@ def cmd_simulate(args) -> int:
             trajectory_csv.write(pd.DataFrame(np.concatenate(block["rows"].tolist()), columns=TRAJECTORY)
                                  .astype({"body": int}))
 
-        rows = _Indexed(step_block, BLOCK_ROWS)
+        rows = StepChunks(step_block, BLOCK_ROWS)
         states = StepChunks(state_block, size=max(1, BLOCK_ROWS // bodies.n))
         states.append({"rows": _state_rows(0.0, bodies)})
 

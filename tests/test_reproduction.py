@@ -434,3 +434,20 @@ def test_every_committed_page_uses_only_the_verdict_words_and_counts_its_members
         judged = [line.rsplit("|", 2)[1].strip() for line in text.splitlines()
                   if line.startswith("| APGD iterations | kinetic energy")]
         assert judged and set(judged) <= words, judged
+
+
+def test_members_measured_side_by_side_give_the_same_rows():
+    """benchmarks.reproduce.common.per_member with --jobs 2 (spawned workers, one thread each) returns the
+    rows of each member in member order, equal to the rows measured one after the other (the sec. 3.4
+    filling sizes of a quick run, on two round-off members that differ from each other)."""
+    import argparse
+
+    from benchmarks.reproduce.common import per_member
+    from benchmarks.reproduce.melanz_2015 import _sizes_rows
+
+    args = argparse.Namespace(quick=True, members=2, jobs=1, filling_tol=1e-5)
+    serial = per_member(_sizes_rows, args, ("dual", "apgd"), ("anti-relaxed", "apgd"))
+    side_by_side = per_member(_sizes_rows, argparse.Namespace(**{**vars(args), "jobs": 2}),
+                              ("dual", "apgd"), ("anti-relaxed", "apgd"))
+    assert side_by_side == serial and len(serial) == 2
+    assert serial[0] != serial[1]  # the members are different trajectories, so the order is checked

@@ -64,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--members", type=int, default=None,
                         help="members (packings of a family, trajectories of a simulation) each row over members is "
                              "measured on (default 10; 3 with --quick; fewer than 10 is stated on the page)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="members measured at once, each in its own process with cores // JOBS threads (default "
+                             "1; the rows do not depend on it; melanz-2015 only)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--write", action="store_true",
                        help=f"write repro-PAPER.* into {RESULTS_DIR} and docs/reproductions.md (default: a temporary folder)")
@@ -89,9 +92,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds simulated in the sec. 3.3 compaction test")
     args = parser.parse_args(argv)
     members = 1 if args.members is None else args.members
-    if min(args.apgd_cap, args.extra_cap, args.filling_n, *args.filling_sizes, members) < 1 or args.sizes_duration <= 1.0 \
+    if min(args.apgd_cap, args.extra_cap, args.filling_n, *args.filling_sizes, members, args.jobs) < 1 or args.sizes_duration <= 1.0 \
             or not 0 < args.scaling_tol < 1 or not 0 < args.filling_tol < 1 or not args.compaction_duration > 0:
-        parser.error("caps, sizes, --members and --compaction-duration must be positive, --sizes-duration above 1 s, tolerances "
+        parser.error("caps, sizes, --members, --jobs and --compaction-duration must be positive, --sizes-duration above 1 s, tolerances "
                      "in (0, 1)")
     if args.quick and args.write:
         parser.error("--quick makes a CI-sized table, not the paper's comparison: it is not written into docs/ "

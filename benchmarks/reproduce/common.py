@@ -1,12 +1,17 @@
 """What the papers' reproductions share: progress lines on stderr, a scenario simulated step by step into
 a table of its steps (Mazhar et al. 2014 secs. 5.3-5.5, Melanz et al. 2015), the rows that compare a
 simulation with a closed form or find a relaxed lift-off, and how many trajectories a simulated row is
-measured on (:mod:`benchmarks.reproduce.trajectories`)."""
+measured on (:mod:`benchmarks.reproduce.trajectories`), and those members measured side by side
+(``--jobs``)."""
 
 from __future__ import annotations
 
+import contextlib
+import multiprocessing
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -87,3 +92,37 @@ def _fewer(args) -> str | None:
 
 #: the members of a --quick run (no interval under 6: its member rows read "undecided")
 MEMBERS_QUICK = 3
+
+
+def per_member(func, args, *params) -> list:
+    """``[func(args, *params, k) for k in range(members)]``: the members (:func:`_trajectories`) of one
+    section, each independent of the others, in ``args.jobs`` spawned processes at once (default 1: in
+    this process), in member order whatever order they finish in. Spawned, not forked: this process may
+    hold numba's OpenMP threads, which a forked child cannot use. Each worker gets cores // jobs compiled
+    threads unless WORKBENCH_THREADS says otherwise; the rows do not depend on the count
+    (workbench.threads), so a page measured with any ``--jobs`` reads the same but for its seconds."""
+    count = _trajectories(args)
+    jobs = min(max(1, int(getattr(args, "jobs", 1) or 1)), count)
+    if jobs == 1:
+        return [func(args, *params, k) for k in range(count)]
+    from workbench.threads import ENV, choose
+
+    with _environment({ENV: str(choose(None, jobs)), "NUMBA_NUM_THREADS": str(choose(None, jobs))}), \
+            ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(func, args, *params, k) for k in range(count)]
+        return [f.result() for f in futures]
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]):
+    """The environment the spawned workers start with (they copy it), this process's restored after."""
+    before = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -8,7 +8,8 @@ import math
 import numpy as np
 
 from benchmarks.reproduce import trajectories
-from benchmarks.reproduce.common import _exact_row, _fewer, _lift_off_row, _trajectories, first_time, simulate
+from benchmarks.reproduce.common import (_exact_row, _fewer, _lift_off_row, _trajectories, first_time, per_member,
+                                         simulate)
 from workbench.method import solve
 from workbench.report.reproduction import fmt, row
 from workbench.solvers import SolveOptions
@@ -81,15 +82,8 @@ def _compaction(args, relaxed: tuple[str, str], anti: tuple[str, str]) -> list[d
     n = scene(bed=bed).world.bodies.n - 1  # an unknown bed is an InputError here, before any run
     slab = compaction.PAPER["slab_mass"] * n / compaction.PAPER["spheres"]
     count = _trajectories(args)
-    stats = []
-    for k in range(count):
-        stats.append({})
-        for name, (form, slv) in (("relaxed", relaxed), ("anti-relaxed", anti)):
-            sc = scene(bed=bed, slab_mass=slab, duration=duration)
-            trajectories.perturb(sc.world, k)
-            start = sc.observe()["height"]
-            stats[k][name] = compaction.run_stats(simulate(sc, form, slv, tol=args.filling_tol, max_iter=10_000),
-                                                  sc.weight, start)
+    stats = per_member(_compaction_member, args, bed, slab, duration, relaxed, anti)
+    sc = scene(bed=bed, slab_mass=slab, duration=duration)
     width = sc.world.bodies.size[-1, 0] * 2
     size = compaction.run_size(n, slab, duration, "quick run" if args.quick else COMPACTION_WHY)
     differences = (f"bed: {bed} at rest ({n:,} spheres R = {fmt(g.get('radius'))} m, {fmt(g.get('mass'))} kg, mu = "
@@ -101,6 +95,23 @@ def _compaction(args, relaxed: tuple[str, str], anti: tuple[str, str]) -> list[d
                    f"workbench cannot map); {size}; {trajectories.described(count)}")
     return trajectories.over_members([compaction.rows(s["relaxed"], s["anti-relaxed"], differences) for s in stats],
                                      _fewer(args))
+
+
+def _compaction_member(args, bed: str, slab: float, duration: float, relaxed: tuple[str, str],
+                       anti: tuple[str, str], k: int) -> dict:
+    """Sec. 3.3 on trajectory ``k``: benchmarks.reproduce.compaction's statistics of the relaxed and the
+    anti-relaxed run."""
+    from benchmarks.reproduce import compaction
+    from problems.dynamic_scenes import compaction as scene
+
+    stats = {}
+    for name, (form, slv) in (("relaxed", relaxed), ("anti-relaxed", anti)):
+        sc = scene(bed=bed, slab_mass=slab, duration=duration)
+        trajectories.perturb(sc.world, k)
+        start = sc.observe()["height"]
+        stats[name] = compaction.run_stats(simulate(sc, form, slv, tol=args.filling_tol, max_iter=10_000),
+                                           sc.weight, start)
+    return stats
 
 
 def _filling_rows(args, relaxed: tuple[str, str], anti: tuple[str, str], k: int) -> list[dict]:
@@ -237,11 +248,10 @@ def melanz(args) -> dict:
     rows.append(_lift_off_row("ball (relaxed CCQO)", "sec. 3.1, Fig. 2 left", rl, "incorrect from the first step"))
     rows[-1]["differences"] = "none"
     # 3.2: the filling test over time; 3.3: the compaction; 3.4: filling tests of several sizes, each on
-    # members: trajectories (benchmarks.reproduce.trajectories), --members of them
-    count = _trajectories(args)
-    rows.extend(trajectories.over_members([_filling_rows(args, relaxed, anti, k) for k in range(count)], _fewer(args)))
+    # members: trajectories (benchmarks.reproduce.trajectories), --members of them, --jobs at once
+    rows.extend(trajectories.over_members(per_member(_filling_rows, args, relaxed, anti), _fewer(args)))
     rows.extend(_compaction(args, relaxed, anti))
-    rows.extend(trajectories.over_members([_sizes_rows(args, relaxed, anti, k) for k in range(count)], _fewer(args)))
+    rows.extend(trajectories.over_members(per_member(_sizes_rows, args, relaxed, anti), _fewer(args)))
     notes.append("Melanz et al. 2015 sec. 3.1 values are the paper's own numbers (N, r, the analytic impulses and "
                  "motion); the filling and compaction tests' figures have no numbers, so their rows check the "
                  "paper's findings.")

@@ -463,3 +463,23 @@ def test_cold_start_page_reports_what_the_runs_left_in_the_clone(tmp_path):
     data = {"study": "s.toml", "jobs": 2, "cold": run, "warm": run, "diff": cs.compare(run, run), "git_status": changed}
     assert "2 changed or new files: ` M tracked.md`, `?? stray.txt`." in cs.render(data)
     assert "`git status` in the clone after the two runs: clean." in cs.render({**data, "git_status": []})
+
+
+def test_the_admm_comparison_takes_ratios_only_where_both_variants_reach_the_target():
+    """benchmarks.timing.bench_admm.summary: the geometric mean of accelerated / plain iterations over the
+    problems both reach (here 50/100 and 200/100: exactly 1), the counts of each, and a missed run
+    rendered as "not reached" with no ratio."""
+    from benchmarks.timing import bench_admm
+
+    def run(iterations, reached):
+        return {"iterations": iterations, "status": "solved" if reached else "max_iter", "reached": reached,
+                "error": None}
+    rows = [{"problem": "a", "contacts": 20, "half": "held-out", "plain": run(100, True), "accelerated": run(50, True)},
+            {"problem": "b", "contacts": 30, "half": "held-out", "plain": run(100, True), "accelerated": run(200, True)},
+            {"problem": "c", "contacts": 40, "half": "held-out", "plain": run(5000, False), "accelerated": run(900, True)}]
+    s = bench_admm.summary(rows)
+    assert s["geomean"] == pytest.approx(1.0) and s["both"] == 2 and (s["fewer"], s["more"]) == (1, 1)
+    assert (s["plain_reached"], s["accelerated_reached"]) == (2, 3)
+    page = bench_admm.render({"rows": rows, "max_iter": 5000, "tol": 1e-8})
+    assert "| c | held-out | 40 | not reached (max_iter, 5,000) | 900 | - |" in page
+    assert "| held-out, over 10 contacts | 3 | 2 | 3 | 1.00 over 2 | 1 / 1 |" in page

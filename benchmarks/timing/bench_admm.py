@@ -4,14 +4,17 @@ the problems of bench_peers's split (issue 47 item 2), judged on its held-out ha
     python -m benchmarks.timing.bench_admm [--max-iter N] [--write]
 
 Every problem of benchmarks/peers/split.json (the corpus's files with contacts and the generated
-stacks, each with its half and size class) is solved as the anti-relaxed CCQO by ``admm`` twice,
-``acceleration`` false (plain ADMM, over-relaxed with alpha 1.6) and true (alpha 1), from a freshly
-read problem, to the Siconos error 1e-8 within ``--max-iter`` iterations (no time limit: the counts do
-not depend on the load). The figure is the iteration count, which both variants pay for with the same
-work (one x-update solve with the factor, one product with N, one cone projection; acceleration adds
-four vector updates and two inner products); a variant that misses 1e-8 is "not reached", and a ratio
-is taken only where both reach it. Per half: the geometric mean of accelerated / plain iterations,
-and how many problems each reaches. Without ``--write`` the page is printed only.
+stacks, each with its half and size class) is solved as the anti-relaxed CCQO by ``admm`` in three
+variants (VARIANTS): ``acceleration`` false (plain ADMM, over-relaxed with alpha 1.6), true (alpha 1,
+the default), and accelerated with a constant penalty rho = ||W||_1 (the largest column sum of |W|;
+residual balancing off: one factorisation), each from a freshly read problem, to the Siconos error
+1e-8 within ``--max-iter`` iterations (no time limit: the counts do not depend on the load). The figure
+is the iteration count, which the variants pay for with the same work (one x-update solve with the
+factor, one product with N, one cone projection; acceleration adds four vector updates and two inner
+products; balancing a factorisation when rho changes); a variant that misses 1e-8 is "not reached",
+and a ratio to plain ADMM is taken only where both reach it. Per half: the geometric mean of each
+variant's iterations over plain ADMM's, and how many problems each reaches. Without ``--write`` the
+page is printed only.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ from pathlib import Path
 
 #: the accuracy both variants must reach (bench_peers's exact target)
 TOL = 1e-8
-VARIANTS = (("plain", False), ("accelerated", True))
+#: (name, params; "W1" in place of a value: ||W||_1 of the problem)
+VARIANTS = (("plain", {"acceleration": False}), ("accelerated", {}),
+            ("constant rho ||W||_1", {"rho": "W1", "balance_every": 10**9}))
 
 
 def measure(max_iter: int) -> dict:
@@ -42,31 +47,41 @@ def measure(max_iter: int) -> dict:
             if rel not in split:
                 continue
             row = {"problem": rel, "contacts": p.n_contacts, "half": split[rel]}
-            for name, accelerate in VARIANTS:
+            for name, params in VARIANTS:
+                params = {k: (_norm_1(p) if v == "W1" else v) for k, v in params.items()}
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     res = solve(fresh(p), "anti-relaxed", "admm",
-                                SolveOptions(tol=TOL, max_iter=max_iter, keep_history=False,
-                                             params={"acceleration": accelerate}))
+                                SolveOptions(tol=TOL, max_iter=max_iter, keep_history=False, params=params))
                 err = res.metrics.get("siconos_error")
                 row[name] = {"iterations": int(res.iterations), "status": res.status,
                              "reached": bool(err is not None and err <= TOL),
                              "error": None if err is None or not math.isfinite(err) else float(err)}
             rows.append(row)
-            print(f"{rel}: plain {row['plain']['iterations']}, accelerated {row['accelerated']['iterations']}",
+            print(f"{rel}: " + ", ".join(f"{name} {row[name]['iterations']}" for name, _ in VARIANTS),
                   file=sys.stderr, flush=True)
     return {"rows": rows, "max_iter": max_iter, "tol": TOL}
 
 
-def summary(rows: list[dict]) -> dict:
-    """Geometric mean of accelerated / plain iterations over the rows both reach, and the counts."""
-    both = [r for r in rows if r["plain"]["reached"] and r["accelerated"]["reached"]]
-    ratios = [r["accelerated"]["iterations"] / r["plain"]["iterations"] for r in both]
+def _norm_1(p) -> float:
+    """||W||_1: the largest column sum of |W| (W = N, from its sparse form)."""
+    return float(abs(p.N).sum(axis=0).max())
+
+
+def summary(rows: list[dict], variant: str = "accelerated") -> dict:
+    """Geometric mean of ``variant`` / plain iterations over the rows both reach, and the counts."""
+    both = [r for r in rows if r["plain"]["reached"] and r[variant]["reached"]]
+    ratios = [r[variant]["iterations"] / r["plain"]["iterations"] for r in both]
     return {"problems": len(rows), "both": len(both),
             "plain_reached": sum(r["plain"]["reached"] for r in rows),
-            "accelerated_reached": sum(r["accelerated"]["reached"] for r in rows),
+            "variant_reached": sum(r[variant]["reached"] for r in rows),
             "geomean": math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None,
             "fewer": sum(q < 1 for q in ratios), "more": sum(q > 1 for q in ratios)}
+
+
+def _variants(data: dict) -> list[str]:
+    """The variants a record holds, plain first (a record may predate a variant)."""
+    return [name for name, _ in VARIANTS if all(name in r for r in data["rows"])]
 
 
 def groups(data: dict) -> list[tuple[str, list[dict]]]:
@@ -84,22 +99,27 @@ def _cell(v: dict) -> str:
 
 
 def render(data: dict) -> str:
-    lines = [f"Anti-relaxed ADMM to the Siconos error {data['tol']:g}, at most {data['max_iter']:,} iterations, "
-             "plain (alpha 1.6) against accelerated (Goldstein et al. 2014, Algorithm 8; alpha 1): iterations, "
-             "which do not depend on the load. Ratio: accelerated / plain, where both reach the target.", "",
-             "| group | problems | plain reached | accelerated reached | geometric mean ratio | fewer / more |",
-             "|---|---:|---:|---:|---:|---:|"]
+    others = _variants(data)[1:]
+    lines = [f"Anti-relaxed ADMM to the Siconos error {data['tol']:g}, at most {data['max_iter']:,} iterations: plain "
+             "(alpha 1.6, residual balancing), accelerated (Goldstein et al. 2014, Algorithm 8; alpha 1; the default) "
+             "and accelerated with a constant rho = ||W||_1 (no balancing: one factorisation). Iterations, which do not "
+             "depend on the load. Ratio: the variant's iterations / plain ADMM's, where both reach the target.", "",
+             "| group | variant | problems | plain reached | variant reached | geometric mean ratio | fewer / more |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     for name, rows in groups(data):
-        s = summary(rows)
-        g = "-" if s["geomean"] is None else f"{s['geomean']:.2f} over {s['both']}"
-        lines.append(f"| {name} | {s['problems']} | {s['plain_reached']} | {s['accelerated_reached']} | {g} | "
-                     f"{s['fewer']} / {s['more']} |")
-    lines += ["", "| problem | half | contacts | plain | accelerated | ratio |", "|---|---|---:|---:|---:|---:|"]
+        for v in others:
+            s = summary(rows, v)
+            g = "-" if s["geomean"] is None else f"{s['geomean']:.2f} over {s['both']}"
+            lines.append(f"| {name} | {v} | {s['problems']} | {s['plain_reached']} | {s['variant_reached']} | {g} | "
+                         f"{s['fewer']} / {s['more']} |")
+    head = " | ".join(["plain"] + [f"{v} | ratio" for v in others])
+    lines += ["", f"| problem | half | contacts | {head} |", "|---|---|---:|" + "---:|" * (1 + 2 * len(others))]
     for r in sorted(data["rows"], key=lambda r: (r["half"], r["contacts"], r["problem"])):
-        both = r["plain"]["reached"] and r["accelerated"]["reached"]
-        q = f"{r['accelerated']['iterations'] / r['plain']['iterations']:.2f}" if both else "-"
-        lines.append(f"| {r['problem']} | {r['half']} | {r['contacts']:,} | {_cell(r['plain'])} | "
-                     f"{_cell(r['accelerated'])} | {q} |")
+        cells = [_cell(r["plain"])]
+        for v in others:
+            both = r["plain"]["reached"] and r[v]["reached"]
+            cells += [_cell(r[v]), f"{r[v]['iterations'] / r['plain']['iterations']:.2f}" if both else "-"]
+        lines.append(f"| {r['problem']} | {r['half']} | {r['contacts']:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

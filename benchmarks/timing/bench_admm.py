@@ -30,7 +30,7 @@ from pathlib import Path
 TOL = 1e-8
 #: (name, params; "W1" in place of a value: ||W||_1 of the problem)
 VARIANTS = (("plain", {"acceleration": False}), ("accelerated", {}),
-            ("constant rho ||W||_1", {"rho": "W1", "balance_every": 10**9}))
+            ("constant rho, 1-norm of W", {"rho": "W1", "balance_every": 10**9}))
 
 
 def measure(max_iter: int) -> dict:
@@ -102,7 +102,7 @@ def render(data: dict) -> str:
     others = _variants(data)[1:]
     lines = [f"Anti-relaxed ADMM to the Siconos error {data['tol']:g}, at most {data['max_iter']:,} iterations: plain "
              "(alpha 1.6, residual balancing), accelerated (Goldstein et al. 2014, Algorithm 8; alpha 1; the default) "
-             "and accelerated with a constant rho = ||W||_1 (no balancing: one factorisation). Iterations, which do not "
+             "and accelerated with a constant rho, the 1-norm of W (no balancing: one factorisation). Iterations, which do not "
              "depend on the load. Ratio: the variant's iterations / plain ADMM's, where both reach the target.", "",
              "| group | variant | problems | plain reached | variant reached | geometric mean ratio | fewer / more |",
              "|---|---|---:|---:|---:|---:|---:|"]

@@ -212,8 +212,8 @@ def _members_verdict(rule: dict, paper: Any, members: dict) -> tuple[str, str]:
     """The verdict of a row over members, from the interval (module docstring)."""
     lo = -math.inf if members["low"] is None else members["low"]
     hi = math.inf if members["high"] is None else members["high"]
-    interval = (f"{members['level']:.0%} interval [{fmt(members['low'])}, {fmt(members['high'])}] over {members['n']} "
-                f"{members.get('unit', 'members')}")
+    interval = (f"{members['level']:.0%} interval [{fmt(members['low'])}, {fmt(members['high'])}] over "
+                f"{_count(members)}")
     if rule["rule"] == "holds":
         op, f = rule["op"], rule.get("factor", 1.0)
         # of "value": measured[0] over members against a constant measured[1] (``against``, e.g. 0)
@@ -247,8 +247,12 @@ def _is_members(value: Any) -> bool:
 def _members_text(m: dict) -> str:
     what = m.get("estimate") or ("ratio median" if m["of"] == "ratio" else "median")
     fewer = f"; fewer because {m['fewer']}" if m.get("fewer") else ""
-    return (f"{what} {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], {m['n']} "
-            f"{m.get('unit', 'members')}{fewer}")
+    return f"{what} {fmt(m['median'])}, {m['level']:.0%} interval [{fmt(m['low'])}, {fmt(m['high'])}], {_count(m)}{fewer}"
+
+
+def _count(m: dict) -> str:
+    """How many the interval is over: "N members" ("1 member"), or N of the row's own unit."""
+    return f"{m['n']} {m.get('unit') or ('member' if m['n'] == 1 else 'members')}"
 
 
 def _choices_verdict(r: dict) -> tuple[str, str] | None:

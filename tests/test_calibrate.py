@@ -314,7 +314,7 @@ def test_the_largest_packing_is_one_member_by_cost_and_an_unsettled_one_is_not_c
     assert one["members"]["n"] == 1 and one["members"]["fewer"] == calibrate_rows.SINGLE["large"]
     assert "by cost" in one["members"]["fewer"]
     label, reason = verdict(one)
-    assert label == "undecided" and "over 1 members straddles" in reason
+    assert label == "undecided" and "over 1 member straddles" in reason
     label, reason = verdict(calibrate_rows.large_row(floor, {**big, "energy_ratio": 0.01}))
     assert label == "not comparable" and "not settled" in reason and "by the rule alone: undecided" in reason
     assert verdict(calibrate_rows.large_row(floor, None)) == ("not measured",

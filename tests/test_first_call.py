@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from factories import random_problem
+from workbench import method as method_module
 from workbench import metrics
 from workbench.io import write_siconos_dat
 from workbench.method import Method, _method, solve
@@ -83,6 +84,8 @@ def test_the_one_call_solve_reuses_its_method_and_gives_what_a_new_method_gives(
     registered anew gets a new one; its results equal those of a Method made for the call."""
     problem = random_problem(5, 3, seed=11)
     options = SolveOptions(tol=1e-8, keep_history=True)
+    # an empty cache: the earlier tests of this worker may have filled it to the point where it is emptied
+    monkeypatch.setattr(method_module, "_METHODS", {})
     first = _method("anti-relaxed", "pgs", {"anti_relaxation": "inner"})
     assert _method("anti-relaxed", "pgs", {"anti_relaxation": "inner"}) is first
     assert _method("anti-relaxed", "pgs", {}) is not first

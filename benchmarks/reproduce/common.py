@@ -6,9 +6,7 @@ measured on (:mod:`benchmarks.reproduce.trajectories`), and those members measur
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -105,24 +103,9 @@ def per_member(func, args, *params) -> list:
     jobs = min(max(1, int(getattr(args, "jobs", 1) or 1)), count)
     if jobs == 1:
         return [func(args, *params, k) for k in range(count)]
-    from workbench.threads import ENV, choose
+    from workbench.threads import choose, use
 
-    with _environment({ENV: str(choose(None, jobs)), "NUMBA_NUM_THREADS": str(choose(None, jobs))}), \
-            ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=use, initargs=(choose(None, jobs),)) as pool:
         futures = [pool.submit(func, args, *params, k) for k in range(count)]
         return [f.result() for f in futures]
-
-
-@contextlib.contextmanager
-def _environment(values: dict[str, str]):
-    """The environment the spawned workers start with (they copy it), this process's restored after."""
-    before = {key: os.environ.get(key) for key in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value

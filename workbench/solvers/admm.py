@@ -167,7 +167,8 @@ class ADMMSolver(IterativeSolver):
             if accelerate:
                 # Goldstein et al. 2014, Algorithm 8: extrapolate while the combined residual
                 # ||w - w^||^2 + ||z - z^||^2 falls by ETA_RESTART, else restart from the new point
-                c = float(np.dot(w - w_hat, w - w_hat) + np.dot(z - z_hat, z - z_hat))
+                dw, dz = w - w_hat, z - z_hat
+                c = float(np.dot(dw, dw) + np.dot(dz, dz))
                 if c < ETA_RESTART * c_last:
                     t_next = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
                     beta = (t - 1.0) / t_next

@@ -184,12 +184,26 @@ def joint_diagonal(problem: TimeStepProblem) -> np.ndarray:
     return np.asarray(joints, dtype=float).ravel()
 
 
+@njit(cache=True)
+def _block_mean_diagonal(blocks):
+    """trace(B_i) / d on the d entries of each contact i, from the (n_c, d, d) blocks B_i (compiled: a
+    solve of a few contacts spent more in numpy's trace and repeat than in its iterations)."""
+    n_c, d = blocks.shape[0], blocks.shape[1]
+    out = np.empty(n_c * d)
+    for i in range(n_c):
+        t = 0.0
+        for j in range(d):
+            t += blocks[i, j, j]
+        for j in range(d):
+            out[d * i + j] = t / d
+    return out
+
+
 def unknown_diagonal(problem: TimeStepProblem, contacts_only: bool = False) -> np.ndarray:
     """Per unknown, the mean diagonal entry trace(N_ii) / d of its contact's block (repeated on the d
     entries), then N_jj at each joint (unless ``contacts_only``): the diagonal scaling of Jacobi's step
     and Newton's rho, without forming N."""
-    per_contact = np.trace(problem.N_diagonal_blocks, axis1=1, axis2=2) / problem.d
-    contacts = np.repeat(per_contact, problem.d)
+    contacts = _block_mean_diagonal(problem.N_diagonal_blocks)
     return contacts if contacts_only or not problem.n_bilateral else np.concatenate([contacts, joint_diagonal(problem)])
 
 
@@ -298,7 +312,7 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
     if not _SAFE_SQUARES[0] < scale < _SAFE_SQUARES[1] and np.isfinite(nu).all() and np.isfinite(u).all():
         # squares that over- or underflow: the same errors of the vectors divided by one power of two
         # (exact), which makes the largest entry about 1
-        (nu_c, u_c, r_c), _ = _power_of_two_scaled([(nu, 0), (u, 0), (r, 0)])
+        nu_c, u_c, r_c = _power_of_two_scaled(nu, u, r, np.zeros(n, dtype=np.int64))
         sums_c = _measure_sums(nu_c, u_c, r_c, mu, problem.d, float(g_d), np.zeros(n), np.empty(n))
         scale = normalisation(np.linalg.norm(r_c), math.sqrt(sums_c[2]), math.sqrt(sums_c[3]))
         sic_sq, rel_sq = sums_c[4], sums_c[5]
@@ -328,37 +342,111 @@ SCALED_MEASURES = ("scaled_siconos_error", "scaled_relaxed_error", "scaled_cone_
 HALF_SPACE_MU = 1.0 / np.finfo(float).eps
 
 
-def _exponents(problem: TimeStepProblem) -> np.ndarray | str:
-    """Per unknown, the integer e with 2^e ~ 1 / sqrt(mean diagonal of its block of N) (unknown_diagonal),
-    or the reason it cannot be formed. A block whose diagonal is 0 (a contact between fixed bodies) gets
-    the median exponent of the others."""
-    diag = unknown_diagonal(problem)
-    if not np.isfinite(diag).all():
-        return "the diagonal of N is not finite (overflow in N = D^T M^-1 D, or inf/nan in the data)"
-    positive = diag > 0
-    e = np.zeros(diag.shape, dtype=np.int64)
-    if positive.any():
-        _, ex = np.frexp(diag[positive])           # diag = m 2^ex, m in [0.5, 1): sqrt ~ 2^(ex / 2)
-        e[positive] = -(ex // 2)
-        e[~positive] = int(np.median(e[positive]))
-    return e
+@njit(cache=True)
+def _exponents(diag, e):
+    """e[k] = the integer with 2^e ~ 1 / sqrt(diag[k]) (diag = m 2^x, m in [0.5, 1): e = -(x // 2)); an
+    unknown whose diagonal is 0 (a contact between fixed bodies) gets the median exponent of the others
+    (truncated to an integer). False when ``diag`` holds inf or nan."""
+    positive = 0
+    for k in range(diag.shape[0]):
+        if not math.isfinite(diag[k]):
+            return False
+        if diag[k] > 0:
+            positive += 1
+    known = np.empty(positive)
+    j = 0
+    for k in range(diag.shape[0]):
+        if diag[k] > 0:
+            e[k] = -(math.frexp(diag[k])[1] // 2)
+            known[j] = e[k]
+            j += 1
+    fill = int(np.median(known)) if positive else 0
+    for k in range(diag.shape[0]):
+        if not diag[k] > 0:
+            e[k] = fill
+    return True
+
+
+#: exponents below the largest entry's past which an entry becomes 0 (beyond the subnormals' 2^-1074)
+_LOWEST_SHIFT = -1100
+
+
+@njit(cache=True)
+def _top_exponent(x, e, sign, top):
+    """max(top, the binary exponent of x[k] 2^(sign e[k]) over the nonzero x[k])."""
+    for k in range(x.shape[0]):
+        m, ex = math.frexp(x[k])
+        if m != 0:
+            top = max(top, ex + sign * e[k])
+    return top
+
+
+@njit(cache=True)
+def _shifted(x, e, sign, top):
+    """x[k] 2^(sign e[k] - top), exact (only exponents change) except what falls below 2^_LOWEST_SHIFT of
+    the largest entry, which becomes 0."""
+    out = np.empty(x.shape[0])
+    for k in range(x.shape[0]):
+        m, ex = math.frexp(x[k])
+        out[k] = math.ldexp(m, min(max(ex + sign * e[k] - top, _LOWEST_SHIFT), 0))
+    return out
+
+
+@njit(cache=True)
+def _power_of_two_scaled(nu, u, r, e):
+    """nu 2^-e, u 2^e and r 2^e (e per entry), all divided by the one power of two 2^top that brings
+    their largest entry to [0.5, 1): exact in floating point (only exponents change; what falls below
+    2^-1100 of the largest entry becomes 0)."""
+    top = _top_exponent(r, e, 1, _top_exponent(u, e, 1, _top_exponent(nu, e, -1, -(1 << 30))))
+    top = 0 if top == -(1 << 30) else top
+    return _shifted(nu, e, -1, top), _shifted(u, e, 1, top), _shifted(r, e, 1, top)
+
+
+@njit(cache=True)
+def _all_finite(x):
+    for k in range(x.shape[0]):
+        if not math.isfinite(x[k]):
+            return False
+    return True
+
+
+#: why scaled_measures cannot be formed, by the code _scaled_sums returns
+_UNFORMABLE = {1: "the impulses hold inf or nan", 2: "r (q) hold inf or nan", 3: "u = N nu + r hold inf or nan",
+               4: "the diagonal of N is not finite (overflow in N = D^T M^-1 D, or inf/nan in the data)"}
+
+
+@njit(cache=True)
+def _scaled_sums(nu, u, r, diag, mu, d):
+    """The sums of :func:`scaled_measures`, compiled (a solve of a few contacts otherwise spent most of
+    its call in the numpy calls of this check): (code, ||map_siconos'||, ||map_relaxed'||, cone violation',
+    normal violation', ||r'||, ||nu'||, ||u'||, max_k |e_k|) on the scaled vectors ('); code 0, or the key
+    of :data:`_UNFORMABLE` that says why they cannot be formed."""
+    code = 0 if _all_finite(nu) else 1
+    code = code if code or _all_finite(r) else 2
+    code = code if code or _all_finite(u) else 3
+    if code:
+        return code, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0
+    e = np.zeros(diag.shape[0], dtype=np.int64)
+    if not _exponents(diag, e):
+        return 4, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0
+    nu_s, u_s, r_s = _power_of_two_scaled(nu, u, r, e)
+    a = np.zeros(nu.shape[0])
+    out = np.empty(nu.shape[0])
+    _write_de_saxce_shift(u_s, mu, d, a)
+    sic = math.sqrt(sum_squares(_natural_map(nu_s, u_s, a, 1.0, mu, d, out)))
+    rel = math.sqrt(sum_squares(_natural_map(nu_s, u_s, None, 1.0, mu, d, out)))
+    cone, normal = _violations(nu_s, u_s, mu, d, out)
+    e_max = 0
+    for k in range(e.shape[0]):
+        e_max = max(e_max, abs(e[k]))
+    return (0, sic, rel, cone, normal, math.sqrt(sum_squares(r_s)), math.sqrt(sum_squares(nu_s)),
+            math.sqrt(sum_squares(u_s)), e_max)
+
 
 
 #: normalisations between which the sums of squares of evaluate neither overflow nor lose the
 #: natural map to underflow; outside, the errors are computed again on vectors scaled by a power of two
 _SAFE_SQUARES = (1e-140, 1e140)
-
-
-def _power_of_two_scaled(parts: list[tuple[np.ndarray, np.ndarray | int]]) -> tuple[list[np.ndarray], int]:
-    """Each x 2^e of ``parts`` ((x, e) pairs, e per entry or one integer), all divided by the one power
-    of two 2^top that brings their largest entry to [0.5, 1): exact in floating point (only exponents
-    change; what falls below 2^-1100 of the largest entry becomes 0). Returns the vectors and top."""
-    split = []
-    for x, e in parts:
-        m, ex = np.frexp(x)
-        split.append((m, ex.astype(np.int64) + e))
-    top = max((int(ex[m != 0].max()) for m, ex in split if (m != 0).any()), default=0)
-    return [np.ldexp(m, np.clip(ex - top, -1100, 0).astype(np.int32)) for m, ex in split], top
 
 
 def scaled_measures(problem: TimeStepProblem, nu: np.ndarray) -> tuple[dict[str, float], str | None]:
@@ -390,24 +478,14 @@ def scaled_measures(problem: TimeStepProblem, nu: np.ndarray) -> tuple[dict[str,
         i = int(np.argmax(mu))
         return {}, (f"mu = {mu[i]:.3g} at contact {i} makes its cone a half-space in floating point "
                     f"(mu eps >= 1)")
-    r = np.asarray(problem.r, dtype=float)
+    r = np.ascontiguousarray(problem.r, dtype=float)
     with np.errstate(all="ignore"):
-        u = problem.relative_velocity(nu)
-    for name, x in (("the impulses", nu), ("r (q)", r), ("u = N nu + r", u)):
-        if not np.isfinite(x).all():
-            return {}, f"{name} hold inf or nan"
-    e = _exponents(problem)
-    if isinstance(e, str):
-        return {}, e
-    (nu_s, u_s, r_s), _ = _power_of_two_scaled([(nu, -e), (u, e), (r, e)])
-    d = problem.d
-    scale = normalisation(np.linalg.norm(r_s), np.linalg.norm(nu_s), np.linalg.norm(u_s))
-    a = np.zeros(nu.shape[0])
-    _write_de_saxce_shift(u_s, mu, d, a)
-    out = np.empty_like(nu_s)
-    sic = float(np.linalg.norm(_natural_map(nu_s, u_s, a, 1.0, mu, d, out)))
-    rel = float(np.linalg.norm(_natural_map(nu_s, u_s, None, 1.0, mu, d, out)))
-    cone, normal = _violations(nu_s, u_s, mu, d, out)
+        u = np.ascontiguousarray(problem.relative_velocity(nu), dtype=float)
+    code, sic, rel, cone, normal, norm_r, norm_nu, norm_u, e_max = _scaled_sums(
+        nu, u, r, np.ascontiguousarray(unknown_diagonal(problem), dtype=float), mu, problem.d)
+    if code:
+        return {}, _UNFORMABLE[code]
+    scale = normalisation(norm_r, norm_nu, norm_u)
     return {"scaled_siconos_error": sic / scale, "scaled_relaxed_error": rel / scale,
             "scaled_cone_violation": cone / scale, "scaled_normal_violation": normal / scale,
-            "units_factor": math.ldexp(1.0, min(2 * int(np.abs(e).max(initial=0)), 1023))}, None
+            "units_factor": math.ldexp(1.0, min(2 * int(e_max), 1023))}, None

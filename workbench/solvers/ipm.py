@@ -22,7 +22,9 @@ and symbolic analysis once per solve); both solves reuse the factors, with one s
 refinement. Global problems: K = [H, S C^T; C S, -rho M] (n + n_dof; C = [D G]), whose Schur complement
 is P + H, so N is never formed; without joints and with scikit-sparse installed, K is solved
 through its body-space Schur complement rho M + (C S) H^-1 (C S)^T by CHOLMOD instead (:class:`_BodySchur`;
-on the 2,560-sphere packing about twice as fast, the same iterates), handing over to qdldl on K for
+on the 2,560-sphere packing about twice as fast, the same iterates) when that complement's Cholesky
+costs at least _SCHUR_MIN_FLOPS (counted from its pattern before any factorisation; below, qdldl on K
+is as fast: ``info["factorization"]`` says which and why), handing over to qdldl on K for
 the rest of the run when its refined solves lose accuracy (``info["factorization"]`` says which). Local problems: K = P + H with W (symmetrised W_s for a relaxed
 non-symmetric W). The joints' rows have no barrier (H = 0) and get 1e-10 on K's diagonal, removed
 again by the refinement.
@@ -190,11 +192,18 @@ class IPMSolver(IterativeSolver):
         # without joints, a global problem's K is solved through its body-space Schur complement by
         # CHOLMOD when scikit-sparse is installed (_BodySchur); else qdldl factorises K itself
         self._schur = None
+        run.info["factorization"] = "qdldl (KKT)"
         if p.is_global and not p.n_bilateral and _cholmod() is not None:
-            layout = _BodySchur.layout(CS, p.M, n_c, d)
+            pattern = _BodySchur.complement_pattern(CS, p.M, d)
+            analysis = _cholmod().analyze(pattern)
+            flops = _cholesky_flops(pattern, analysis.P())
+            layout = _BodySchur.layout(CS, n_c, d) if flops >= _SCHUR_MIN_FLOPS else None
             if layout is not None:
-                self._schur = _BodySchur(CS, self._rho * p.M, n_c, d, layout)
-        run.info["factorization"] = "cholmod (body-space Schur complement)" if self._schur else "qdldl (KKT)"
+                self._schur = _BodySchur(CS, self._rho * p.M, n_c, d, layout, pattern, analysis)
+                run.info["factorization"] = "cholmod (body-space Schur complement)"
+            elif flops < _SCHUR_MIN_FLOPS:
+                run.info["factorization"] += (f": the body-space complement's Cholesky ({flops:.3g} flops) is "
+                                              f"below {_SCHUR_MIN_FLOPS:.0e}, where qdldl on K is as fast")
 
     @staticmethod
     def _stall(run: IterativeRun) -> None:
@@ -363,6 +372,13 @@ _SCHUR_MAX_ROWS = 48
 #: relative residual of the refined KKT solves above which the body-space path hands over to qdldl
 #: (qdldl's refined solves reach about 1e-14)
 _SCHUR_RESIDUAL = 1e-10
+#: the body-space path is taken when the Cholesky of its complement Sigma costs at least this many
+#: flops (sum over L's columns of their squared counts, from Sigma's pattern and CHOLMOD's ordering:
+#: deterministic). Below it CHOLMOD's supernodal factorisation is dominated by its fixed costs and
+#: qdldl's LDL^T of the larger K is as fast or faster: on generated lattice packings of spheres
+#: (problems.synthetic.sphere_packing) the two are even at about 3e7 flops (500 spheres) and the
+#: complement is 5x and 29x faster at 2,000 and 6,000 spheres (docs/solvers-performance.md)
+_SCHUR_MIN_FLOPS = 3e7
 
 
 class _BodySchur:
@@ -378,23 +394,37 @@ class _BodySchur:
     (:func:`_assemble_schur`: per contact, the dense product V_i H_i^-1 V_i^T of its columns V_i of C S
     restricted to the rows they touch)."""
 
-    def __init__(self, CS: sp.csr_matrix, rho_M: sp.spmatrix, n_c: int, d: int, layout):
+    def __init__(self, CS: sp.csr_matrix, rho_M: sp.spmatrix, n_c: int, d: int, layout, pattern: sp.csc_matrix,
+                 analysis):
         n = CS.shape[1]
         self.n, self.d, self.n_c = n, d, n_c
         self.CS, self.CS_T = CS.tocsr(), CS.T.tocsr()
-        self.rows, self.V, self.count, self.pattern = layout
+        self.rows, self.V, self.count = layout
+        self.pattern = pattern
         self.at = _entry_positions(self.pattern, self.rows[:, :, None], self.rows[:, None, :])
         M = rho_M.tocoo()
         self.base = np.zeros(self.pattern.nnz)
         np.add.at(self.base, _entry_positions(self.pattern, M.row, M.col), M.data)
         self.H_inv = sp.bsr_matrix((np.ones((n_c, d, d)), np.arange(n_c), np.arange(n_c + 1)), shape=(n, n)).tocsr()
-        self.factor = _cholmod().analyze(self.pattern)
+        self.factor = analysis
 
     @staticmethod
-    def layout(CS: sp.spmatrix, rho_M: sp.spmatrix, n_c: int, d: int):
-        """(rows, V, count, pattern): per contact the rows of C S its columns touch (padded with the
-        last one), V_i (zero-padded), their count, and Sigma's pattern (CSC, sorted); None when a
-        contact touches more than _SCHUR_MAX_ROWS rows."""
+    def complement_pattern(CS: sp.spmatrix, M: sp.spmatrix, d: int) -> sp.csc_matrix:
+        """Sigma's pattern (CSC, sorted, ones): M's, and every pair of rows of C S that one contact's
+        columns touch (its block V_i H_i^-1 V_i^T)."""
+        A = sp.coo_matrix(CS)
+        touches = sp.csr_matrix((np.ones(A.nnz), (A.col // d, A.row)), shape=(-(-CS.shape[1] // d), CS.shape[0]))
+        touches.data[:] = 1.0
+        pattern = (abs(sp.csc_matrix(M)) + touches.T @ touches).tocsc()
+        pattern.sum_duplicates()
+        pattern.data[:] = 1.0
+        pattern.sort_indices()
+        return pattern
+
+    @staticmethod
+    def layout(CS: sp.spmatrix, n_c: int, d: int):
+        """(rows, V, count): per contact the rows of C S its columns touch (padded with the last one),
+        V_i (zero-padded) and their count; None when a contact touches more than _SCHUR_MAX_ROWS rows."""
         A = sp.coo_matrix(CS)
         contact = A.col // d
         keys = contact * np.int64(CS.shape[0]) + A.row       # (contact, row) pairs, vectorised grouping
@@ -411,13 +441,7 @@ class _BodySchur:
         rows[owner, rank] = pairs % CS.shape[0]
         V = np.zeros((n_c, width, d))
         np.add.at(V, (contact, rank[np.searchsorted(pairs, keys)], A.col % d), A.data)
-        coupling = sp.csc_matrix((np.ones(n_c * width * width), (np.repeat(rows, width, axis=1).ravel(),
-                                                                np.tile(rows, (1, width)).ravel())),
-                                 shape=(CS.shape[0],) * 2)
-        pattern = (abs(sp.csc_matrix(rho_M)) + coupling).tocsc()
-        pattern.sum_duplicates()
-        pattern.sort_indices()
-        return rows, V, count, pattern
+        return rows, V, count
 
     def sigma(self, H_inv: np.ndarray | None) -> sp.csc_matrix:
         """Sigma for the blocks H^-1 = W^2 (None: the identity), assembled on its pattern."""
@@ -436,6 +460,46 @@ class _BodySchur:
         Ha = self.H_inv @ a
         dy = self.factor(self.CS @ Ha - b)
         return np.concatenate([Ha - self.H_inv @ (self.CS_T @ dy), dy])
+
+
+def _cholesky_flops(pattern: sp.csc_matrix, order: np.ndarray) -> float:
+    """The flops of the Cholesky factorisation of a symmetric matrix of ``pattern`` in the ``order`` of
+    its rows and columns: sum_j c_j^2 over the column counts c_j of L (:func:`_column_counts`), counted
+    from the pattern alone, without a numeric factorisation."""
+    permuted = sp.csc_matrix(pattern[order][:, order])
+    permuted.sort_indices()
+    counts = _column_counts(permuted.indptr, permuted.indices, permuted.shape[0]).astype(float)
+    return float(counts @ counts)
+
+
+@njit(cache=True)
+def _column_counts(indptr, indices, n):
+    """The column counts of the Cholesky factor L of a symmetric matrix of pattern (indptr, indices)
+    (CSC, n x n, both triangles or the upper one, diagonal included), counted symbolically: the
+    elimination tree by Liu's algorithm with path compression, then each row k of L as the union of the
+    paths from the entries A_ik (i < k) up the tree to k (row subtrees); O(nnz(L)) time."""
+    parent = -np.ones(n, dtype=np.int64)
+    ancestor = -np.ones(n, dtype=np.int64)
+    for k in range(n):
+        for p in range(indptr[k], indptr[k + 1]):
+            i = indices[p]
+            while i != -1 and i < k:
+                following = ancestor[i]
+                ancestor[i] = k
+                if following == -1:
+                    parent[i] = k
+                i = following
+    counts = np.ones(n, dtype=np.int64)
+    mark = -np.ones(n, dtype=np.int64)
+    for k in range(n):
+        mark[k] = k
+        for p in range(indptr[k], indptr[k + 1]):
+            i = indices[p]
+            while i < k and mark[i] != k:      # L_ki is an entry: i is on a path to k
+                counts[i] += 1
+                mark[i] = k
+                i = parent[i]
+    return counts
 
 
 @njit(cache=True)

@@ -483,3 +483,23 @@ def test_the_admm_comparison_takes_ratios_only_where_both_variants_reach_the_tar
     page = bench_admm.render({"rows": rows, "max_iter": 5000, "tol": 1e-8})
     assert "| c | held-out | 40 | not reached (max_iter, 5,000) | 900 | - |" in page
     assert "| held-out, over 10 contacts | accelerated | 3 | 2 | 3 | 1.00 over 2 | 1 / 1 |" in page
+
+
+def test_every_import_of_a_benchmark_module_names_one_that_exists():
+    """The imports inside the benchmarks' functions (a --write path's renderer "by its importable name")
+    run only when that path does: each ``from benchmarks... import NAME`` names a module or an attribute
+    that exists (tiny_profile's --write once imported itself from a package it had moved out of)."""
+    import ast
+    import importlib
+    import importlib.util
+    root = Path(__file__).resolve().parents[1]
+    missing = []
+    for path in sorted((root / "benchmarks").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("benchmarks"):
+                package = importlib.import_module(node.module)
+                for alias in node.names:
+                    if not (hasattr(package, alias.name) or (hasattr(package, "__path__") and importlib.util.find_spec(
+                            f"{node.module}.{alias.name}") is not None)):
+                        missing.append(f"{path.relative_to(root)}: from {node.module} import {alias.name}")
+    assert not missing, missing

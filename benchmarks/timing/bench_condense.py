@@ -65,7 +65,7 @@ def interleaved(make, method, options, calls: int, paths: tuple) -> dict:
 
 
 def corpus(calls: int) -> None:
-    from benchmarks.peers.bench_peers import fresh
+    from benchmarks.peers.measure import fresh
     from workbench.io import load_problem
     from workbench.method import Method
     from workbench.shared_data import shared_data_dir

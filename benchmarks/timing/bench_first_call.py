@@ -126,7 +126,7 @@ def cold(repeats: int) -> dict:
 
 def per_call(calls: int) -> dict:
     """Medians of the whole Method.solve() and one-call solve() per in-house method (module docstring)."""
-    from benchmarks.peers.bench_peers import fresh
+    from benchmarks.peers.measure import fresh
     from workbench.io import load_problem
     from workbench.method import Method, solve
     from workbench.shared_data import shared_data_dir

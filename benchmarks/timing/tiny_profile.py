@@ -312,7 +312,7 @@ def main(argv=None) -> int:
     if not args.write:
         print(render(data))
         return 0
-    from benchmarks import tiny_profile       # the renderer by its importable name, also under python -m
+    from benchmarks.timing import tiny_profile  # the renderer by its importable name, also under python -m
     from workbench.provenance import ROOT, embed, write_results
     print(write_results("tiny-profile", data, tiny_profile.render, command).read_text())
     embed(ROOT / "docs" / "solvers-performance.md", "tiny-profile")

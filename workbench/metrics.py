@@ -421,9 +421,7 @@ def _scaled_sums(nu, u, r, diag, mu, d):
     its call in the numpy calls of this check): (code, ||map_siconos'||, ||map_relaxed'||, cone violation',
     normal violation', ||r'||, ||nu'||, ||u'||, max_k |e_k|) on the scaled vectors ('); code 0, or the key
     of :data:`_UNFORMABLE` that says why they cannot be formed."""
-    code = 0 if _all_finite(nu) else 1
-    code = code if code or _all_finite(r) else 2
-    code = code if code or _all_finite(u) else 3
+    code = 1 if not _all_finite(nu) else 2 if not _all_finite(r) else 3 if not _all_finite(u) else 0
     if code:
         return code, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0
     e = np.zeros(diag.shape[0], dtype=np.int64)

@@ -56,7 +56,8 @@ import numpy, scipy.sparse
 t['numpy and scipy.sparse'] = time.perf_counter() - t0; t1 = time.perf_counter()
 import numba
 t['numba import'] = time.perf_counter() - t1; t1 = time.perf_counter()
-from workbench.commands.solve import load, method_named
+from workbench.commands._args import method_named
+from workbench.sources import load
 from workbench.solvers import SolveOptions
 m = method_named(sys.argv[2], sys.argv[3]); p = load(sys.argv[1])
 t['workbench modules of the method, reading the file'] = time.perf_counter() - t1; t1 = time.perf_counter()

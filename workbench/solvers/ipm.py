@@ -414,7 +414,6 @@ class _BodySchur:
         columns touch (its block V_i H_i^-1 V_i^T)."""
         A = sp.coo_matrix(CS)
         touches = sp.csr_matrix((np.ones(A.nnz), (A.col // d, A.row)), shape=(-(-CS.shape[1] // d), CS.shape[0]))
-        touches.data[:] = 1.0
         pattern = (abs(sp.csc_matrix(M)) + touches.T @ touches).tocsc()
         pattern.sum_duplicates()
         pattern.data[:] = 1.0

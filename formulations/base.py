@@ -43,7 +43,8 @@ class DataScale:
 def data_scale(problem: TimeStepProblem) -> DataScale:
     """Scales that make N and r O(1) (module docstring). Falls back to 1 for zero data."""
     n_N = mean_diagonal(problem, contacts_only=True)
-    r_inf = float(np.abs(problem.r).max())
+    r = problem.r
+    r_inf = max(float(r.max()), -float(r.min())) if r.size else 0.0    # max |r_i| (r is finite), without a temporary
     if not r_inf > 0:
         r_inf = n_N
     scale = DataScale(impulse=r_inf / n_N, velocity=r_inf, objective=r_inf * r_inf / n_N)

@@ -209,6 +209,8 @@ def _sum_by_blocks(x, y, scale):
     """The block sums of :func:`_block_sum` over all of x, added in block order (module docstring)."""
     n = x.shape[0]
     nb = n_blocks(n)
+    if nb <= 1:             # one block: its sum as it is (0.0 + s is s; the loop below, without its calls)
+        return _block_sum(x, y, scale, 0, n)
     acc = 0.0
     if threaded(n):
         part = np.empty(nb)

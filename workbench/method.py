@@ -218,7 +218,8 @@ class Method:
         the imports and the numba compilation of every kernel signature a run uses happen here, not
         inside a timed or time-limited interval. Returns the seconds it took (0 when warm already).
         ``like``: only the problems of its dimension and form (a command that solves one problem);
-        ``history``: False when no run will keep a history (its code paths, and pandas, are skipped);
+        ``history``: False when no run will keep a history (its code paths, and pandas, are skipped;
+        with True the runs without one are warmed as well);
         ``warm_start``: False when no run will start from a given point (a compiled solver's second,
         warm-started solve is skipped, and with it the kernels only a warm start loads).
 
@@ -238,6 +239,8 @@ class Method:
                     continue
                 try:
                     first = self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=history))
+                    if compiled and history:   # a cold run without a history takes its own kernels (the lean path)
+                        self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False))
                     if compiled and warm_start:
                         self.solve(problem, SolveOptions(tol=1e-8, max_iter=30, keep_history=False,
                                                          time_limit=60.0, warm_start=first.nu))

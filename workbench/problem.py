@@ -175,6 +175,37 @@ def _matrix(name: str, A, shape: tuple[int | None, int | None]) -> sp.csr_matrix
 
 
 @njit(cache=True)
+def _symmetric_csr(W, q):
+    """(indptr, indices, data) of the nonzero entries of (W + W^T) / 2 (W square, exactly symmetric
+    then) in CSR, int32 indices, rows in order, for :attr:`TimeStepProblem.condensed`; empty arrays when
+    an entry of W or q is not finite."""
+    m = W.shape[0]
+    S = np.empty((m, m))
+    count = 0
+    for i in range(m):
+        if not np.isfinite(q[i]):
+            return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0)
+        for j in range(m):
+            S[i, j] = (W[i, j] + W[j, i]) * 0.5
+            if not np.isfinite(S[i, j]):
+                return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0)
+            if S[i, j] != 0:
+                count += 1
+    indptr = np.zeros(m + 1, np.int32)
+    indices = np.empty(count, np.int32)
+    data = np.empty(count)
+    c = 0
+    for i in range(m):
+        for j in range(m):
+            if S[i, j] != 0:
+                indices[c] = j
+                data[c] = S[i, j]
+                c += 1
+        indptr[i + 1] = c
+    return indptr, indices, data
+
+
+@njit(cache=True)
 def _csr_diagonal_blocks(indptr, indices, data, d, n_c, blocks):
     """blocks[i] += the d x d diagonal block of contact i of a CSR matrix (duplicates summed), one
     pass over the rows of the contact unknowns."""
@@ -368,12 +399,17 @@ class TimeStepProblem:
 
     # ------------------------------------------------------------------ mass matrix
     @cached_property
+    def _M_diagonal(self) -> np.ndarray:
+        """M's diagonal, read once (scipy's ``diagonal()`` costs microseconds, which a small solve pays)."""
+        return self._M.diagonal()
+
+    @cached_property
     def M_is_diagonal(self) -> bool:
-        return self.is_global and self._M.nnz == np.count_nonzero(self._M.diagonal())
+        return self.is_global and self._M.nnz == np.count_nonzero(self._M_diagonal)
 
     @cached_property
     def _M_inv_diag(self) -> np.ndarray:
-        return 1.0 / self._M.diagonal()
+        return 1.0 / self._M_diagonal
 
     @cached_property
     def _M_factor(self):
@@ -427,13 +463,12 @@ class TimeStepProblem:
         else:
             W = X.T @ X
             q = self._b + X.T @ z
-        W = (W + W.T) * 0.5                 # exactly symmetric: cvxpy/solvers expect it
-        if not (np.all(np.isfinite(W)) and np.all(np.isfinite(q))):
+        # (W + W^T) / 2, the finiteness checks and the CSR arrays in one compiled pass (:func:`_symmetric_csr`;
+        # in numpy a dozen calls on a few contacts cost several times the solve)
+        indptr, indices, data = _symmetric_csr(np.ascontiguousarray(W), q)
+        if indptr.shape[0] == 0:            # W or q overflowed
             return None
-        mask = W != 0
-        indptr = np.zeros(W.shape[0] + 1, dtype=np.int32)
-        np.cumsum(mask.sum(axis=1), out=indptr[1:])
-        W = sp.csr_matrix((W[mask], (np.flatnonzero(mask) % W.shape[1]).astype(np.int32), indptr), shape=W.shape)
+        W = sp.csr_matrix((data, indices, indptr), shape=(X.shape[1], X.shape[1]))
         for a in (W.data, W.indices, W.indptr, q):
             a.setflags(write=False)
         local = object.__new__(TimeStepProblem)

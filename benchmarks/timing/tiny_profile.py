@@ -46,7 +46,7 @@ from pathlib import Path
 
 #: the 4-contact file of bench_peers' cold command line, and the methods that win on few contacts
 FILE = "siconos/Rover4144.dat"
-METHODS = (("ncp", "newton"), ("anti-relaxed", "pgs"), ("anti-relaxed", "apgd"))
+METHODS = (("ncp", "newton"), ("anti-relaxed", "bb"), ("anti-relaxed", "apgd"))
 PHASES = ("parse", "model", "iterate", "judge")
 REPS, WARM = 10, 3
 TOL = 1e-8

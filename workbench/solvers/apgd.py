@@ -70,8 +70,8 @@ from workbench.cones import projected_step
 from workbench.solvers import xp_first_order
 from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
                                          K_MAX_ITER, K_OWN, K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeSolver,
-                                         IterativeRun, apply_operator,
-                                         intermediate_length, lipschitz_ratio, measure_and_keep)
+                                         IterativeRun, LeanRun, apply_operator, intermediate_length, lean_state,
+                                         lipschitz_ratio, measure_and_keep)
 
 __all__ = ["APGDSolver"]
 
@@ -266,3 +266,51 @@ class APGDSolver(xp_first_order.OnDevice, IterativeSolver):
         run.info["backtracks"] = run.info.get("backtracks", 0) + int(ks[K_BACKTRACKS])
         run.info["restarts"] = run.info.get("restarts", 0) + int(ks[K_RESTARTS])
         run.info["lipschitz"] = float(fs[F_L])
+
+    has_lean = True
+
+    def lean_work(self, nnz: int, n: int) -> int:
+        return 2 * nnz + 10 * n                           # as iterate's chunk: both products' entries
+
+    def lean(self, W, r0, mu, d, max_iter, chunk, target, norm_r0, params) -> LeanRun:
+        """:func:`_lean`'s first call, and the next ones on its buffers."""
+        n = r0.shape[0]
+        floats, ks = np.empty(_FS + (2 + _ROWS) * n), np.empty(K_OWN + 3, dtype=np.int64)
+        ptr, idx, val = W.indptr, W.indices, W.data
+        code = _lean(ptr, idx, val, mu, r0, floats, ks, True, max_iter, chunk, target, norm_r0, d)
+        fs = floats[:_FS]
+
+        def start(L):                                                                    # (6-7)
+            fs[F_L] = L
+
+        def info():
+            return {"backtracks": int(ks[K_BACKTRACKS]), "restarts": int(ks[K_RESTARTS]), "lipschitz": float(fs[F_L])}
+
+        best = _FS + (2 + _BEST) * n
+        return LeanRun(code, lambda: _lean(ptr, idx, val, mu, r0, floats, ks, False, max_iter, chunk, target, norm_r0,
+                                           d),
+                       start, fs, ks, floats[best:best + n], info)
+
+
+#: the float state's length (fs: the shared slots and APGD's two); a lean run's buffer then holds x0, a and
+#: the work rows (:func:`_lean`)
+_FS = F_OWN + 2
+
+
+@njit(cache=True)
+def _lean(ptr, idx, val, mu, r0, floats, ks, first, max_iter, k_stop, target, norm_r0, d):
+    """One call of a lean run (IterativeSolver._lean_solve) on the local W in CSR (ptr, idx, val): its
+    arrays are views of ``floats`` (fs, x0, the work rows: one allocation, made by the caller) and
+    ``ks``; the first call (``first``) sets the state of :func:`lean_state` with theta = 1, x0 = 0 and
+    the shift a = 0; then :func:`_iterations`. Returns its code."""
+    n = r0.shape[0]
+    fs = floats[:_FS]
+    x0 = floats[_FS:_FS + n]
+    a = floats[_FS + n:_FS + 2 * n]
+    work = floats[_FS + 2 * n:_FS + (2 + _ROWS) * n]
+    if first:
+        lean_state(fs, ks, max_iter, k_stop, target, norm_r0, d)
+        fs[F_THETA] = 1.0
+        x0[:] = 0.0
+        a[:] = 0.0
+    return _iterations((ptr, idx, val, ptr, idx, val, False), mu, x0, r0, a, work, fs, ks)

@@ -45,12 +45,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from workbench.blocks import BLOCK
 from workbench.cones import _project_rows
 from workbench.errors import InputError
 from workbench.params import Param
 from workbench.solvers.iterative import (dot, CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
                                          K_MAX_ITER, K_OWN, K_STARTED, K_STOP, MAX_ITER, NEEDS_L, IterativeRun,
-                                         IterativeSolver, apply_operator, intermediate_length, lipschitz_ratio, measure_and_keep)
+                                         IterativeSolver, LeanRun, apply_operator, intermediate_length, lean_state,
+                                         lipschitz_ratio, measure_and_keep)
 
 __all__ = ["BBSolver"]
 
@@ -64,10 +66,7 @@ class BBSolver(IterativeSolver):
     params = ITERATIVE_PARAMS + (Param("memory", int, 10, "non-monotone memory M (reference values kept)"),)
 
     def setup(self, run: IterativeRun) -> None:
-        memory = int(run.params["memory"])
-        if memory < 1:
-            raise InputError(f"bb: memory must be >= 1, got {memory}")
-        self._memory = memory
+        self._memory = _memory(run.params)
         run.info["backtracks"] = 0
 
     def iterate(self, run: IterativeRun, x0: np.ndarray) -> None:
@@ -86,6 +85,35 @@ class BBSolver(IterativeSolver):
         run.drive(lambda: _iterations(op, run.mu, x, run.r0, run.a, work, past, fs, ks), ks, fs, chunk,
                   work[_BEST * n:(_BEST + 1) * n], lambda: (x, work[_U * n:(_U + 1) * n]), start)
         run.info["backtracks"] += int(ks[K_BACKTRACKS])
+
+    has_lean = True
+
+    def lean_work(self, nnz: int, n: int) -> int:
+        return 2 * nnz + 12 * n                           # as iterate's chunk: both products' entries
+
+    def lean(self, W, r0, mu, d, max_iter, chunk, target, norm_r0, params) -> LeanRun:
+        """:func:`_lean`'s first call, and the next ones on its buffers."""
+        n, memory = r0.shape[0], _memory(params)
+        floats, ks = np.empty(_lean_floats(n, memory)), np.empty(K_OWN + 2, dtype=np.int64)
+        ptr, idx, val = W.indptr, W.indices, W.data
+        code = _lean(ptr, idx, val, mu, r0, floats, ks, True, max_iter, chunk, target, norm_r0, d, memory)
+        fs = floats[:_FS]
+
+        def start(L):                                        # Melanz et al. 2015 line 6, fallback
+            fs[F_SIGMA] = 1.0 / L
+
+        best = _FS + (2 + _BEST) * n
+        return LeanRun(code, lambda: _lean(ptr, idx, val, mu, r0, floats, ks, False, max_iter, chunk, target, norm_r0,
+                                           d, memory),
+                       start, fs, ks, floats[best:best + n], lambda: {"backtracks": int(ks[K_BACKTRACKS])})
+
+
+def _memory(params) -> int:
+    """The non-monotone memory M of ``params``, at least 1."""
+    memory = int(params["memory"])
+    if memory < 1:
+        raise InputError(f"bb: memory must be >= 1, got {memory}")
+    return memory
 
 
 #: rows of the work array (then the intermediate vector of the operator)
@@ -111,7 +139,16 @@ def _reference(past, count, r, inner):
     n = r.shape[0]
     best = -np.inf
     for j in range(count):
-        best = max(best, _value(past[j, n], r, past[j, :n]) if inner else past[j, n])
+        if not inner:
+            value = past[j, n]
+        elif n <= BLOCK:             # dot's one block, in its order, without a slice (ten times faster)
+            linear = 0.0
+            for k in range(n):
+                linear += r[k] * past[j, k]
+            value = past[j, n] + linear
+        else:
+            value = _value(past[j, n], r, past[j, :n])
+        best = max(best, value)
     return best
 
 
@@ -194,3 +231,31 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
         fs[F_SIGMA] = sigma
         if ks[K_ITER] >= k_stop:
             return CHUNK_DONE
+
+
+
+#: the float state's length (fs: the shared slots and BB's four), then the lean run's buffer holds x, a,
+#: the work rows and the reference values (:func:`_lean`)
+_FS = F_OWN + 4
+
+
+def _lean_floats(n: int, memory: int) -> int:
+    return _FS + (2 + _ROWS) * n + memory * (n + 1)
+
+
+@njit(cache=True)
+def _lean(ptr, idx, val, mu, r0, floats, ks, first, max_iter, k_stop, target, norm_r0, d, memory):
+    """One call of a lean run (IterativeSolver._lean_solve) on the local W in CSR (ptr, idx, val): its
+    arrays are views of ``floats`` (fs, then x, a, the work rows, the reference values: one
+    allocation, made by the caller) and ``ks``; the first call (``first``) sets the state of
+    :func:`lean_state` and nu = 0, a = 0; then :func:`_iterations`. Returns its code."""
+    n = r0.shape[0]
+    fs = floats[:_FS]
+    x, a = floats[_FS:_FS + n], floats[_FS + n:_FS + 2 * n]
+    work = floats[_FS + 2 * n:_FS + (2 + _ROWS) * n]
+    past = floats[_FS + (2 + _ROWS) * n:_FS + (2 + _ROWS) * n + memory * (n + 1)].reshape((memory, n + 1))
+    if first:
+        lean_state(fs, ks, max_iter, k_stop, target, norm_r0, d)
+        x[:] = 0.0
+        a[:] = 0.0
+    return _iterations((ptr, idx, val, ptr, idx, val, False), mu, x, r0, a, work, past, fs, ks)

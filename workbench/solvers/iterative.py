@@ -122,6 +122,7 @@ class IterativeRun:
 
     def __init__(self, model, options: SolveOptions, params: dict[str, Any], max_iter: int | None):
         self.problem = p = model.problem
+        self.build_seconds = model.build_seconds
         self.options = options
         self.params = params
         self.d, self.n_c, self.n, self.m = p.d, p.n_contacts, p.n_unknowns, p.n_contact_unknowns
@@ -362,7 +363,8 @@ class IterativeRun:
         p = self.problem
         info = dict(self.info, measure=rec.best_err, anti_relaxation=self.mode if self.anti else None)
         result = SolveResult(solver=solver, formulation=formulation, status="", solver_status=status, nu=x,
-                             v=p.velocity(x) if p.is_global else None, iterations=self.k, info=info)
+                             v=p.velocity(x) if p.is_global else None, iterations=self.k, info=info,
+                             build_seconds=self.build_seconds)
         return rec.finish(result, stop)
 
 
@@ -457,6 +459,34 @@ def lipschitz_ratio(op, tmp, x0, N_diff):
     return norm(N_diff) / den if den > 0 else math.nan
 
 
+#: what a lean run's info["lean"] says
+LEAN_NOTE = "the whole run in compiled calls, its arrays made there (IterativeSolver._lean_solve)"
+
+
+@njit(cache=True)
+def lean_state(fs, ks, max_iter, k_stop, target, norm_r0, d):
+    """Write into ``fs``, ``ks`` the state of :meth:`IterativeRun.compiled_state` for a cold inner
+    anti-relaxed run (no iteration done, no point kept, the Siconos error's step 1), the solver's own
+    slots after the shared ones zero: a lean run's first call, in compiled code."""
+    fs[:] = 0.0
+    ks[:] = 0
+    fs[F_BEST], fs[F_MEASURE], fs[F_SCALE], fs[F_COPIED] = np.inf, np.inf, 1.0, 0.0
+    fs[F_STEP], fs[F_NORM_R0], fs[F_TARGET] = 1.0, norm_r0, target
+    ks[K_ITER], ks[K_STOP], ks[K_MAX_ITER], ks[K_D], ks[K_INNER], ks[K_STARTED] = 0, k_stop, max_iter, d, 1, 0
+
+
+class LeanRun:
+    """A lean run under way (:meth:`IterativeSolver.lean`): the code of its first compiled call,
+    ``call()`` to continue (after ks[K_STOP] was moved on), ``start(L)`` to set the fallback start of
+    Melanz et al. 2015 line 6 after NEEDS_L, the state ``fs``, ``ks``, the best iterate's row ``best_x``
+    and ``info()``, the solver's own info at the end."""
+    __slots__ = ("code", "call", "start", "fs", "ks", "best_x", "info")
+
+    def __init__(self, code, call, start, fs, ks, best_x, info):
+        self.code, self.call, self.start, self.fs, self.ks, self.best_x, self.info = \
+            code, call, start, fs, ks, best_x, info
+
+
 class IterativeSolver(Solver):
     """Template of the in-house first-order solvers: ``solve`` builds the :class:`IterativeRun`, runs ``iterate``
     directly (relaxed, inner anti-relaxation) or inside the outer fixed-point loop, and returns
@@ -470,6 +500,8 @@ class IterativeSolver(Solver):
     default_max_iter: ClassVar[int | None] = 10_000
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
+        if self.lean_fits(model, options):
+            return self._lean_solve(model, options)
         run = IterativeRun(model, options, options.params, self.max_iter(options))
         t0 = time.perf_counter()     # wall clock: a CPU clock costs 8 us or more per reading on a VM
         self.setup(run)
@@ -480,6 +512,72 @@ class IterativeSolver(Solver):
             self._until_stop(run, run.initial_point())
         run.rec.stop_clock()
         return run.result(self.name, model.formulation)
+
+    def lean_fits(self, model, options: SolveOptions) -> bool:
+        """Whether the run takes the lean path (:meth:`_lean_solve`): the solver has one (:meth:`lean`),
+        the model is anti-relaxed on a local problem (W as it is, in the inner mode), on the CPU, cold
+        (no warm start) and without a history."""
+        params = options.params
+        return (self.has_lean and model.anti_relaxed and not options.keep_history and options.warm_start is None
+                and not model.problem.is_global and params.get("anti_relaxation") == "inner"
+                and params.get("device", "cpu") == "cpu")
+
+    #: whether the solver writes :meth:`lean`
+    has_lean: ClassVar[bool] = False
+
+    def lean(self, W: sp.csr_matrix, r0: np.ndarray, mu: np.ndarray, d: int, max_iter: int, chunk: int,
+             target: float, norm_r0: float, params: dict[str, Any]) -> LeanRun:
+        """The solver's whole run in compiled code, for :meth:`_lean_solve`: the first compiled call
+        (which makes the work arrays and the state of :func:`lean_state`) made, and what continues it."""
+        raise NotImplementedError
+
+    def lean_work(self, nnz: int, n: int) -> int:
+        """Operations of one iteration on a W with ``nnz`` entries and ``n`` unknowns (the chunk of
+        :meth:`IterativeRun.chunk`)."""
+        raise NotImplementedError
+
+    def _lean_solve(self, model, options: SolveOptions) -> SolveResult:
+        """The run of :meth:`solve` for a cold inner anti-relaxed run on a local problem without a
+        history, with the same iterates, stopping test, caps and result: the solver's compiled loop is
+        started by one compiled call that also makes its arrays and state (:meth:`lean`), and Python
+        only checks the time limit between chunks (as :meth:`IterativeRun.drive`) and wraps the point.
+        On a problem of a few contacts the general path's Python objects (the run, its recorder, the
+        state built from tuples) cost several times the iterations (docs/solvers-performance.md). The
+        clock starts before the problem's data are read."""
+        t0 = time.perf_counter()
+        p, params = model.problem, options.params
+        r0 = p.r
+        cap = self.max_iter(options)
+        W = p.N
+        chunk = max(1, _CHUNK_WORK // max(1, self.lean_work(W.data.shape[0], r0.shape[0])))
+        lean = self.lean(W, r0, p.mu, p.d, -1 if cap is None else cap, chunk, float(options.tol), p.norm_r, params)
+        fs, ks, code = lean.fs, lean.ks, lean.code
+        limit = options.time_limit
+        while True:
+            if code == NEEDS_L:
+                lean.start(metrics.lipschitz_start(p, math.nan))
+                code = lean.call()
+                continue
+            if code == CONVERGED:
+                stop = StopCause.CONVERGED
+                break
+            k = int(ks[K_ITER])
+            if cap is not None and k >= cap:
+                stop = StopCause.MAX_ITER
+                break
+            if limit is not None and time.perf_counter() - t0 >= limit:
+                stop = StopCause.TIMEOUT
+                break
+            ks[K_STOP] = ks[K_ITER] + chunk
+            code = lean.call()
+        seconds = time.perf_counter() - t0
+        x = lean.best_x.copy() if fs[F_COPIED] else np.zeros(r0.shape[0])
+        info = lean.info()
+        info.update(measure=float(fs[F_BEST]) if fs[F_COPIED] else math.inf, anti_relaxation="inner",
+                    lean=LEAN_NOTE)
+        return SolveResult(solver=self.name, formulation=model.formulation, status="", solver_status=stop.value,
+                           nu=x, iterations=int(ks[K_ITER]), info=info, build_seconds=model.build_seconds,
+                           solve_seconds=seconds, stop=stop)
 
     def _until_stop(self, run: IterativeRun, x0: np.ndarray) -> np.ndarray:
         self.iterate(run, x0)

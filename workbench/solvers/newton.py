@@ -49,6 +49,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
 
+from workbench.errors import InputError
 from workbench.metrics import dual_objective, unknown_diagonal
 from workbench.params import Param
 from workbench.problem import csr_product
@@ -176,11 +177,85 @@ def _fill_newton_matrix(N_ptr, N_idx, N_val, J_ptr, J_idx, J_val, A, B, rho, eps
             work[J_idx[jj]] = 0.0
 
 
-#: return code of :func:`_dense_newton` besides iterative's CONVERGED and CHUNK_DONE
-SINGULAR = 4
+#: return codes of :func:`_dense_newton` besides iterative's CONVERGED and CHUNK_DONE, and of
+#: :func:`_dense_call` when a contact's diagonal is not positive and finite (rho then comes from
+#: :func:`contact_steps`'s fallback)
+SINGULAR, NEEDS_STEPS = 4, 5
 #: named layout of the dense loop's integer state ``ks`` and float state ``fs``
 K_ITER, K_STOP, K_FAILURES = 0, 1, 2    # ks: iterations done, the count at which the call returns, line-search failures
 F_ERR, F_PSI = 0, 1                     # fs: siconos_error and merit psi of the current iterate
+#: the start of a cold run (nu = 0): an empty array, so that the compiled call has one signature
+_NO_START = np.zeros(0)
+#: rows of length n of the dense run's buffer, after fs, N, J, A and B (:func:`_dense_views`)
+_NU, _U, _RHO, _PHI, _DNU, _TRIAL_NU, _TRIAL_U, _DU, _A, _SCRATCH, _VECTORS = range(11)
+
+
+def _dense_length(n: int, n_c: int, d: int) -> int:
+    """Length of the dense run's one buffer (:func:`_dense_views`)."""
+    return F_PSI + 1 + 2 * n * n + 2 * n_c * d * d + _VECTORS * n
+
+
+def _rho_offset(n: int, n_c: int, d: int) -> int:
+    return F_PSI + 1 + 2 * n * n + 2 * n_c * d * d + _RHO * n
+
+
+def _dense_point(floats, n: int, n_c: int, d: int):
+    """(nu, u): views of the dense run's buffer."""
+    o = F_PSI + 1 + 2 * n * n + 2 * n_c * d * d
+    return floats[o + _NU * n:o + (_NU + 1) * n], floats[o + _U * n:o + (_U + 1) * n]
+
+
+@njit(cache=True)
+def _dense_views(floats, n, n_c, d):
+    """fs, N (n, n), J (n, n), A and B (n_c, d, d) and the vectors (_VECTORS, n) of the buffer."""
+    o = F_PSI + 1
+    N = floats[o:o + n * n].reshape((n, n))
+    J = floats[o + n * n:o + 2 * n * n].reshape((n, n))
+    o += 2 * n * n
+    A = floats[o:o + n_c * d * d].reshape((n_c, d, d))
+    B = floats[o + n_c * d * d:o + 2 * n_c * d * d].reshape((n_c, d, d))
+    o += 2 * n_c * d * d
+    return floats[:F_PSI + 1], N, J, A, B, floats[o:o + _VECTORS * n].reshape((_VECTORS, n))
+
+
+@njit(cache=True)
+def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, norm_r, floats, ks, start, build, rho_given):
+    """One call of the dense run on the views of ``floats`` (:func:`_dense_views`). The first
+    (``build``): N dense from its CSR arrays (ptr, idx, val; duplicates added), nu = ``start`` (0 when
+    empty), u = N nu + r and, unless ``rho_given`` (written into the buffer by the caller), rho of
+    :func:`contact_steps` (d / trace(N_ii) on the contacts, 1 / N_jj on the joints; NEEDS_STEPS when one
+    is not positive and finite: the caller then writes contact_steps's fallback and calls again); then
+    :func:`_dense_newton`."""
+    n = r.shape[0]
+    n_c = mu.shape[0]
+    fs, N, J, A, B, rows = _dense_views(floats, n, n_c, d)
+    nu, u, rho = rows[_NU], rows[_U], rows[_RHO]
+    if build:
+        N[:] = 0.0
+        for i in range(n):
+            for jj in range(ptr[i], ptr[i + 1]):
+                N[i, idx[jj]] += val[jj]
+    if build and not rho_given:
+        for i in range(n_c):                  # metrics.unknown_diagonal's means, in its order
+            t = 0.0
+            for j in range(d):
+                t += N[d * i + j, d * i + j]
+            for j in range(d):
+                rho[d * i + j] = t / d
+        for k in range(n_c * d, n):
+            rho[k] = N[k, k]
+        for k in range(n):
+            if not (np.isfinite(rho[k]) and rho[k] > 0):
+                return NEEDS_STEPS
+            rho[k] = 1.0 / rho[k]
+    if build:
+        for k in range(n):
+            nu[k] = start[k] if start.shape[0] else 0.0
+        _matvec(N, nu, u)
+        for k in range(n):
+            u[k] += r[k]
+    return _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, rows[_PHI], A, B, J, rows[_DNU],
+                         rows[_TRIAL_NU], rows[_TRIAL_U], rows[_DU], rows[_A], rows[_SCRATCH], ks, fs)
 
 
 @njit(cache=True)
@@ -306,36 +381,44 @@ class NewtonSolver(NCPMethod):
     extras = ("merit",)
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
-        """Up to DENSE_MAX unknowns the whole iteration runs compiled (:func:`_dense_newton`); larger
-        problems go through the template (:meth:`iterate`, a sparse LU per iteration)."""
-        if model.problem.n_unknowns > DENSE_MAX:
-            return super().solve(model, options)
+        """Up to DENSE_MAX unknowns the whole iteration runs compiled (:func:`_dense_newton`, called
+        through :func:`_dense_call`, which also makes the dense N, rho and the start from N's CSR arrays
+        in one buffer); larger problems go through the template (:meth:`iterate`, a sparse LU per
+        iteration)."""
         problem = model.problem
+        if problem.n_unknowns > DENSE_MAX:
+            return super().solve(model, options)
         result = self.new_result(model)
         rec = Recorder(options, "siconos_error", self.extras, self.max_iter(options))
-        n, d = problem.n_unknowns, problem.d
-        N = np.ascontiguousarray(problem.N.toarray())
-        r = np.ascontiguousarray(problem.r, dtype=float)
-        mu = np.ascontiguousarray(problem.mu, dtype=float)
-        rho = contact_steps(problem)
-        nu = np.zeros(n) if options.warm_start is None else np.array(options.warm_start, dtype=float)
-        u = N @ nu + r
-        A = np.empty((problem.n_contacts, d, d))
-        work = [np.empty(n) for _ in range(7)]           # phi, dnu, trial nu, trial u, du, a, scratch
-        ks = np.zeros(K_FAILURES + 1, dtype=np.int64)
-        fs = np.zeros(F_PSI + 1)
+        n, d, n_c = problem.n_unknowns, problem.d, problem.n_contacts
+        W, r, mu = problem.N, problem.r, problem.mu
+        floats, ks = np.empty(_dense_length(n, n_c, d)), np.zeros(K_FAILURES + 1, dtype=np.int64)
+        warm = options.warm_start
+        start = _NO_START if warm is None else np.ascontiguousarray(warm, dtype=float).reshape(-1)
+        if warm is not None and start.shape[0] != n:
+            raise InputError(f"warm start has length {start.shape[0]}, the problem has {n} unknowns")
         # a history keeps a row per iteration; without one a call makes as many iterations as about
         # _CHUNK_WORK operations (n^3 / 3 for the factorisation) before the caps are checked
         chunk = 1 if rec.keep else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
         cap = rec.max_iter if rec.max_iter is not None else np.iinfo(np.int64).max
         ks[K_STOP] = 0 if rec.keep else min(chunk, cap)
+        eps_rel, tol, norm_r = float(options.params["eps_rel"]), float(options.tol), float(problem.norm_r)
+        # rho of a global problem is contact_steps's (N's diagonal blocks from D and M, not from the
+        # formed N, which differs from them by round-off)
+        build, rho_given = True, problem.is_global
         while True:
-            code = _dense_newton(N, r, mu, d, rho, float(options.params["eps_rel"]), float(options.tol),
-                                 float(problem.norm_r), nu, u, work[0], A, np.empty_like(A), np.empty((n, n)),
-                                 work[1], work[2], work[3], work[4], work[5], work[6], ks, fs)
+            if rho_given and build:
+                floats[_rho_offset(n, n_c, d):_rho_offset(n, n_c, d) + n] = contact_steps(problem)
+            code = _dense_call(W.indptr, W.indices, W.data, r, mu, d, eps_rel, tol, norm_r, floats, ks, start, build,
+                               rho_given)
+            if code == NEEDS_STEPS:          # a contact no body moves: contact_steps's fallback, then again
+                rho_given = True
+                continue
+            build = False
             k = int(ks[K_ITER])
             if rec.keep:
-                rec.record(k, dual_objective(problem, nu, u), fs[F_ERR], fs[F_PSI])
+                nu, u = _dense_point(floats, n, n_c, d)
+                rec.record(k, dual_objective(problem, nu, u), floats[F_ERR], floats[F_PSI])
             if code == CONVERGED:
                 stop = StopCause.CONVERGED
                 break
@@ -348,6 +431,7 @@ class NewtonSolver(NCPMethod):
                 break
             ks[K_STOP] = min(k + chunk, cap)
         rec.stop_clock()
+        nu = _dense_point(floats, n, n_c, d)[0].copy()
         result.nu, result.iterations = nu, k
         result.solver_status = result.solver_status or stop.value
         result.info["line_search_failures"] = int(ks[K_FAILURES])

@@ -1,0 +1,140 @@
+"""The lean path of the first-order solvers (IterativeSolver._lean_solve), the dense Newton run built in
+one compiled call, the compiled symmetric part of a small global problem's condensation, and the build
+time every iterative result carries.
+
+Oracle: the general path itself (IterativeRun, its Recorder and the state built in Python), run on the
+same problem: the lean path must give the same record (iterates, counts, measure, status) to the last
+bit; and, for the rho fallback and the condensation, an independent solver or numpy's arithmetic.
+"""
+
+import numpy as np
+import pytest
+
+from factories import corpus, random_problem
+from workbench import problem as problem_module
+from workbench.method import solve
+from workbench.problem import TimeStepProblem
+from workbench.solvers import SolveOptions, StopCause
+from workbench.solvers.iterative import IterativeSolver
+
+LEAN = ["apgd", "bb"]
+OPTIONS = [dict(tol=1e-8), dict(tol=1e-8, max_iter=7), dict(tol=1e-13, max_iter=2000)]
+
+
+def _comparable(result) -> dict:
+    record = result.record()
+    for key in ("build_seconds", "solve_seconds"):
+        record.pop(key)
+    for key in ("setup_seconds", "lean"):
+        record["info"].pop(key, None)
+    return record
+
+
+def _general(monkeypatch, problem, solver, options):
+    with monkeypatch.context() as m:
+        m.setattr(IterativeSolver, "lean_fits", lambda self, model, options: False)
+        return solve(problem, "anti-relaxed", solver, options)
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(
+        np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray) else (a[k] == b[k] or a[k] != a[k] and b[k] != b[k])
+        for k in a)
+
+
+@pytest.mark.parametrize("solver", LEAN)
+@pytest.mark.parametrize("name", ["packing-local", "box-on-plane", "ball-2d", "random-2d", "dense-mass", "nonsymmetric"])
+def test_a_lean_run_is_the_general_run(monkeypatch, name, solver):
+    """Cold, inner anti-relaxed, without a history, on a local problem (or a small global one, solved
+    on its condensed local problem): the lean path, and the same record as the general path."""
+    problem = corpus()[name]
+    for given in OPTIONS:
+        options = SolveOptions(keep_history=False, **given)
+        lean = solve(problem, "anti-relaxed", solver, options)
+        assert "lean" in lean.info, (name, given)
+        general = _general(monkeypatch, problem, solver, options)
+        assert "lean" not in general.info
+        assert _same(_comparable(lean), _comparable(general)), (name, given)
+
+
+@pytest.mark.parametrize("solver", LEAN)
+def test_a_lean_run_takes_the_fallback_start_when_line_6_gives_no_ratio(monkeypatch, solver):
+    """N (x0 - 1) = 0 at x0 = 0 (a W whose rows sum to zero): Melanz et al. 2015 line 6 gives no ratio,
+    the run starts from the mean diagonal (NEEDS_L), in the lean path as in the general one."""
+    W = np.array([[2.0, -1.0, -1.0], [-1.0, 2.0, -1.0], [-1.0, -1.0, 2.0]])
+    problem = TimeStepProblem(W=W, q=np.array([-1.0, 0.3, 0.1]), mu=[0.5], d=3)
+    options = SolveOptions(tol=1e-10, keep_history=False)
+    lean = solve(problem, "anti-relaxed", solver, options)
+    general = _general(monkeypatch, problem, solver, options)
+    assert "lean" in lean.info and lean.status == "solved"
+    assert _same(_comparable(lean), _comparable(general))
+
+
+@pytest.mark.parametrize("solver", LEAN)
+def test_a_lean_run_stops_at_its_time_limit_between_chunks(solver):
+    """A run longer than one compiled chunk checks the time limit between chunks, as the general path
+    does: it stops with TIMEOUT, past the limit by at most about a chunk, and returns its best point."""
+    problem = random_problem(n_contacts=400, n_bodies=160, seed=2).as_local()
+    result = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-300, time_limit=0.05, keep_history=False))
+    assert "lean" in result.info
+    assert result.stop == StopCause.TIMEOUT and result.iterations > 0
+    assert 0.05 <= result.solve_seconds < 1.0
+    assert np.isfinite(result.metrics["siconos_error"])
+
+
+def test_what_a_lean_run_does_not_take(monkeypatch):
+    """A history, a warm start, the outer mode and the relaxed model take the general path."""
+    problem = corpus()["packing-local"]
+    cold = solve(problem, "anti-relaxed", "bb", SolveOptions(tol=1e-8, keep_history=False))
+    for options in (SolveOptions(tol=1e-8, keep_history=True),
+                    SolveOptions(tol=1e-8, keep_history=False, warm_start=cold.nu),
+                    SolveOptions(tol=1e-8, keep_history=False, params={"anti_relaxation": "outer"})):
+        assert "lean" not in solve(problem, "anti-relaxed", "bb", options).info
+    assert "lean" not in solve(problem, "dual", "bb", SolveOptions(tol=1e-8, keep_history=False)).info
+
+
+@pytest.mark.parametrize("solver", ["apgd", "bb", "pgs", "jacobi", "admm"])
+def test_every_iterative_result_carries_its_build_time(solver):
+    """The formulation's build (and a small global problem's condensation, part of it) is in the
+    result's build_seconds, which the benchmarks add to the solve time; it was dropped (0.0) before."""
+    problem = corpus()["box-on-plane"]
+    result = solve(problem, "anti-relaxed", solver, SolveOptions(tol=1e-8, keep_history=False))
+    assert "condensed" in result.info
+    assert result.build_seconds > 0
+
+
+def test_newton_takes_the_fallback_rho_of_a_contact_no_body_moves():
+    """A contact whose diagonal block of W is zero (no body moves it) has no d / trace(W_ii): the dense
+    run asks for contact_steps's fallback (the mean of the others) and solves the problem; the impulses
+    are those of an independent solver (the anti-relaxed BB)."""
+    W = np.zeros((6, 6))
+    W[:3, :3] = [[2.0, 0.1, 0.0], [0.1, 1.5, 0.2], [0.0, 0.2, 1.0]]
+    problem = TimeStepProblem(W=W, q=np.array([-1.0, 0.3, 0.1, 0.5, 0.0, 0.0]), mu=[0.5, 0.5], d=3)
+    newton = solve(problem, "ncp", "newton", SolveOptions(tol=1e-10, keep_history=False))
+    bb = solve(problem, "anti-relaxed", "bb", SolveOptions(tol=1e-10, keep_history=False))
+    assert newton.status == bb.status == "solved"
+    np.testing.assert_allclose(newton.nu, bb.nu, atol=1e-8)
+
+
+def test_newton_refuses_a_warm_start_of_the_wrong_length():
+    from workbench.errors import InputError
+    problem = corpus()["packing-local"]
+    with pytest.raises(InputError, match="warm start has length 2"):
+        solve(problem, "ncp", "newton", SolveOptions(warm_start=np.zeros(2)))
+
+
+def test_the_condensed_matrix_is_numpys_symmetric_part_in_csr():
+    """(W + W^T) / 2 of the condensation, its nonzero entries in CSR (rows in order, a zero row kept),
+    the same numbers as numpy's; empty arrays when an entry of W or q is not finite."""
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((6, 6))
+    W[4, :] = W[:, 4] = 0.0                          # a contact no body moves: a zero row and column
+    q = rng.standard_normal(6)
+    indptr, indices, data = problem_module._symmetric_csr(W, q)
+    dense = np.zeros((6, 6))
+    for i in range(6):
+        dense[i, indices[indptr[i]:indptr[i + 1]]] = data[indptr[i]:indptr[i + 1]]
+    np.testing.assert_array_equal(dense, (W + W.T) * 0.5)
+    assert indptr[5] == indptr[4] and indptr[-1] == 36 - 11
+    for bad_W, bad_q in ((W * 1e308 * 10, q), (W, np.where(np.arange(6) == 2, np.nan, q))):
+        assert problem_module._symmetric_csr(bad_W, bad_q)[0].shape == (0,)

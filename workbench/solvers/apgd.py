@@ -251,7 +251,7 @@ class APGDSolver(xp_first_order.OnDevice, IterativeSolver):
             return xp_first_order.apgd(run, x0, run.params["device"])
         op, n = run.compiled_N, run.n
         work = np.empty(_ROWS * n + intermediate_length(op))       # one allocation: see _iterations
-        chunk = run.chunk(op[2].size + op[5].size + 10 * n)
+        chunk = run.chunk(self.iteration_work(op[2].size + op[5].size, n))
         fs, ks = run.compiled_state(chunk, floats=(0.0, 1.0), ints=(0, 0, 0))     # L, theta; counters
 
         def current():
@@ -269,15 +269,14 @@ class APGDSolver(xp_first_order.OnDevice, IterativeSolver):
 
     has_lean = True
 
-    def lean_work(self, nnz: int, n: int) -> int:
-        return 2 * nnz + 10 * n                           # as iterate's chunk: both products' entries
+    def iteration_work(self, entries: int, n: int) -> int:
+        return entries + 10 * n
 
     def lean(self, W, r0, mu, d, max_iter, chunk, target, norm_r0, params) -> LeanRun:
-        """:func:`_lean`'s first call, and the next ones on its buffers."""
+        """:func:`_lean` on its two buffers, one made for the run."""
         n = r0.shape[0]
-        floats, ks = np.empty(_FS + (2 + _ROWS) * n), np.empty(K_OWN + 3, dtype=np.int64)
+        floats, ks = np.empty(_FS + (2 + _ROWS) * n), np.zeros(K_OWN + 3, dtype=np.int64)
         ptr, idx, val = W.indptr, W.indices, W.data
-        code = _lean(ptr, idx, val, mu, r0, floats, ks, True, max_iter, chunk, target, norm_r0, d)
         fs = floats[:_FS]
 
         def start(L):                                                                    # (6-7)
@@ -287,8 +286,7 @@ class APGDSolver(xp_first_order.OnDevice, IterativeSolver):
             return {"backtracks": int(ks[K_BACKTRACKS]), "restarts": int(ks[K_RESTARTS]), "lipschitz": float(fs[F_L])}
 
         best = _FS + (2 + _BEST) * n
-        return LeanRun(code, lambda: _lean(ptr, idx, val, mu, r0, floats, ks, False, max_iter, chunk, target, norm_r0,
-                                           d),
+        return LeanRun(lambda: _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, chunk, target, norm_r0, d),
                        start, fs, ks, floats[best:best + n], info)
 
 
@@ -298,17 +296,17 @@ _FS = F_OWN + 2
 
 
 @njit(cache=True)
-def _lean(ptr, idx, val, mu, r0, floats, ks, first, max_iter, k_stop, target, norm_r0, d):
+def _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, k_stop, target, norm_r0, d):
     """One call of a lean run (IterativeSolver._lean_solve) on the local W in CSR (ptr, idx, val): its
     arrays are views of ``floats`` (fs, x0, the work rows: one allocation, made by the caller) and
-    ``ks``; the first call (``first``) sets the state of :func:`lean_state` with theta = 1, x0 = 0 and
-    the shift a = 0; then :func:`_iterations`. Returns its code."""
+    ``ks`` (zero from the caller); the first call (ks[K_D] still 0) sets the state of :func:`lean_state`
+    with theta = 1, x0 = 0 and the shift a = 0; then :func:`_iterations`. Returns its code."""
     n = r0.shape[0]
     fs = floats[:_FS]
     x0 = floats[_FS:_FS + n]
     a = floats[_FS + n:_FS + 2 * n]
     work = floats[_FS + 2 * n:_FS + (2 + _ROWS) * n]
-    if first:
+    if ks[K_D] == 0:
         lean_state(fs, ks, max_iter, k_stop, target, norm_r0, d)
         fs[F_THETA] = 1.0
         x0[:] = 0.0

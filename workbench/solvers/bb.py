@@ -76,7 +76,7 @@ class BBSolver(IterativeSolver):
         x = np.array(x0, dtype=float)
         work = np.empty(_ROWS * n + intermediate_length(op))
         past = np.empty((memory, n + 1))       # nu_j and 1/2 nu_j^T N nu_j (inner runs), f(nu_j) in column n
-        chunk = run.chunk(op[2].size + op[5].size + 12 * n)
+        chunk = run.chunk(self.iteration_work(op[2].size + op[5].size, n))
         fs, ks = run.compiled_state(chunk, floats=(0.0, 0.0, 0.0, 0.0), ints=(0, 0))   # sigmas, f; counters
 
         def start(L):                                        # Melanz et al. 2015 line 6, fallback
@@ -88,23 +88,21 @@ class BBSolver(IterativeSolver):
 
     has_lean = True
 
-    def lean_work(self, nnz: int, n: int) -> int:
-        return 2 * nnz + 12 * n                           # as iterate's chunk: both products' entries
+    def iteration_work(self, entries: int, n: int) -> int:
+        return entries + 12 * n
 
     def lean(self, W, r0, mu, d, max_iter, chunk, target, norm_r0, params) -> LeanRun:
-        """:func:`_lean`'s first call, and the next ones on its buffers."""
+        """:func:`_lean` on its two buffers, one made for the run."""
         n, memory = r0.shape[0], _memory(params)
-        floats, ks = np.empty(_lean_floats(n, memory)), np.empty(K_OWN + 2, dtype=np.int64)
+        floats, ks = np.empty(_lean_floats(n, memory)), np.zeros(K_OWN + 2, dtype=np.int64)
         ptr, idx, val = W.indptr, W.indices, W.data
-        code = _lean(ptr, idx, val, mu, r0, floats, ks, True, max_iter, chunk, target, norm_r0, d, memory)
         fs = floats[:_FS]
 
         def start(L):                                        # Melanz et al. 2015 line 6, fallback
             fs[F_SIGMA] = 1.0 / L
 
         best = _FS + (2 + _BEST) * n
-        return LeanRun(code, lambda: _lean(ptr, idx, val, mu, r0, floats, ks, False, max_iter, chunk, target, norm_r0,
-                                           d, memory),
+        return LeanRun(lambda: _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, chunk, target, norm_r0, d, memory),
                        start, fs, ks, floats[best:best + n], lambda: {"backtracks": int(ks[K_BACKTRACKS])})
 
 
@@ -233,7 +231,6 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
             return CHUNK_DONE
 
 
-
 #: the float state's length (fs: the shared slots and BB's four), then the lean run's buffer holds x, a,
 #: the work rows and the reference values (:func:`_lean`)
 _FS = F_OWN + 4
@@ -244,17 +241,17 @@ def _lean_floats(n: int, memory: int) -> int:
 
 
 @njit(cache=True)
-def _lean(ptr, idx, val, mu, r0, floats, ks, first, max_iter, k_stop, target, norm_r0, d, memory):
+def _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, k_stop, target, norm_r0, d, memory):
     """One call of a lean run (IterativeSolver._lean_solve) on the local W in CSR (ptr, idx, val): its
     arrays are views of ``floats`` (fs, then x, a, the work rows, the reference values: one
-    allocation, made by the caller) and ``ks``; the first call (``first``) sets the state of
-    :func:`lean_state` and nu = 0, a = 0; then :func:`_iterations`. Returns its code."""
+    allocation, made by the caller) and ``ks`` (zero from the caller); the first call (ks[K_D] still 0)
+    sets the state of :func:`lean_state` and nu = 0, a = 0; then :func:`_iterations`. Returns its code."""
     n = r0.shape[0]
     fs = floats[:_FS]
     x, a = floats[_FS:_FS + n], floats[_FS + n:_FS + 2 * n]
     work = floats[_FS + 2 * n:_FS + (2 + _ROWS) * n]
     past = floats[_FS + (2 + _ROWS) * n:_FS + (2 + _ROWS) * n + memory * (n + 1)].reshape((memory, n + 1))
-    if first:
+    if ks[K_D] == 0:
         lean_state(fs, ks, max_iter, k_stop, target, norm_r0, d)
         x[:] = 0.0
         a[:] = 0.0

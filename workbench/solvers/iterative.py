@@ -261,8 +261,8 @@ class IterativeRun:
 
     def chunk(self, work_per_iteration: int) -> int:
         """Iterations per call of a compiled loop: 1 when a history is kept (a row per iteration), else
-        as many as make about _CHUNK_WORK operations, ``work_per_iteration`` each."""
-        return 1 if self.rec.keep else max(1, _CHUNK_WORK // max(1, work_per_iteration))
+        :func:`chunk_of` ``work_per_iteration``."""
+        return 1 if self.rec.keep else chunk_of(work_per_iteration)
 
     def compiled_state(self, chunk: int, floats: tuple = (), ints: tuple = ()) -> tuple[np.ndarray, np.ndarray]:
         """The state arrays (fs, ks) of a compiled loop in the layout F_* and K_* (above), at the run's
@@ -283,21 +283,13 @@ class IterativeRun:
         the end the recorder gets a copy of ``best_x`` with its measure, as :func:`measure_and_keep`
         left them in ``fs``."""
         rec = self.rec
-        while True:
-            code = call()
-            if code == NEEDS_L:
-                lipschitz(metrics.lipschitz_start(self.problem, math.nan))
-                continue
-            self.k = int(ks[K_ITER])
-            self.converged = code == CONVERGED
-            if rec.keep:
-                self._record(*current(), fs[F_MEASURE], fs[F_SCALE], rec.elapsed())
-            if self.converged:
-                break
-            self.stopped = rec.capped(self.k)
-            if self.stopped is not None:
-                break
-            ks[K_STOP] = ks[K_ITER] + chunk
+
+        def record(k):
+            self.k = k
+            self._record(*current(), fs[F_MEASURE], fs[F_SCALE], rec.elapsed())
+
+        self.stopped = run_chunks(call, lipschitz, self.problem, rec, ks, chunk, record if rec.keep else None)
+        self.k, self.converged = int(ks[K_ITER]), self.stopped is None
         if fs[F_COPIED]:
             rec.best_x, rec.best_err = best_x.copy(), float(fs[F_BEST])
 
@@ -459,6 +451,35 @@ def lipschitz_ratio(op, tmp, x0, N_diff):
     return norm(N_diff) / den if den > 0 else math.nan
 
 
+def chunk_of(work_per_iteration: int) -> int:
+    """Iterations per call of a compiled loop without a history: as many as make about _CHUNK_WORK
+    operations, ``work_per_iteration`` each (the time limit is checked between calls)."""
+    return max(1, _CHUNK_WORK // max(1, work_per_iteration))
+
+
+def run_chunks(call, lipschitz, problem, rec: Recorder, ks: np.ndarray, chunk: int, record=None) -> StopCause | None:
+    """Call a compiled loop until it ends: ``call()`` makes one compiled call on the state ``ks`` (layout
+    K_*) and returns its code (CONVERGED, MAX_ITER, CHUNK_DONE, NEEDS_L); on NEEDS_L ``lipschitz(L)``
+    stores the fallback start (metrics.lipschitz_start) and the call is made again; after each other
+    call ``record(k)`` (a history row, when given), then the stopping test and the caps of ``rec``;
+    ks[K_STOP] is moved ``chunk`` further between calls. Returns None when the loop converged, else the
+    cap that stopped it (Recorder.capped)."""
+    while True:
+        code = call()
+        if code == NEEDS_L:
+            lipschitz(metrics.lipschitz_start(problem, math.nan))
+            continue
+        k = int(ks[K_ITER])
+        if record is not None:
+            record(k)
+        if code == CONVERGED:
+            return None
+        stop = rec.capped(k)
+        if stop is not None:
+            return stop
+        ks[K_STOP] = ks[K_ITER] + chunk
+
+
 #: what a lean run's info["lean"] says
 LEAN_NOTE = "the whole run in compiled calls, its arrays made there (IterativeSolver._lean_solve)"
 
@@ -467,7 +488,8 @@ LEAN_NOTE = "the whole run in compiled calls, its arrays made there (IterativeSo
 def lean_state(fs, ks, max_iter, k_stop, target, norm_r0, d):
     """Write into ``fs``, ``ks`` the state of :meth:`IterativeRun.compiled_state` for a cold inner
     anti-relaxed run (no iteration done, no point kept, the Siconos error's step 1), the solver's own
-    slots after the shared ones zero: a lean run's first call, in compiled code."""
+    slots after the shared ones zero: a lean run's first call, in compiled code. The caller makes ``ks``
+    zero: ks[K_D] = 0 (d is 2 or 3 once set) tells a compiled entry that its state is not set yet."""
     fs[:] = 0.0
     ks[:] = 0
     fs[F_BEST], fs[F_MEASURE], fs[F_SCALE], fs[F_COPIED] = np.inf, np.inf, 1.0, 0.0
@@ -476,15 +498,14 @@ def lean_state(fs, ks, max_iter, k_stop, target, norm_r0, d):
 
 
 class LeanRun:
-    """A lean run under way (:meth:`IterativeSolver.lean`): the code of its first compiled call,
-    ``call()`` to continue (after ks[K_STOP] was moved on), ``start(L)`` to set the fallback start of
-    Melanz et al. 2015 line 6 after NEEDS_L, the state ``fs``, ``ks``, the best iterate's row ``best_x``
-    and ``info()``, the solver's own info at the end."""
-    __slots__ = ("code", "call", "start", "fs", "ks", "best_x", "info")
+    """A lean run (:meth:`IterativeSolver.lean`): ``call()``, one compiled call of the solver's loop (the
+    first sets up its state), ``start(L)`` to set the fallback start of Melanz et al. 2015 line 6 after
+    NEEDS_L, the state ``fs``, ``ks``, the best iterate's row ``best_x`` and ``info()``, the solver's own
+    info at the end."""
+    __slots__ = ("call", "start", "fs", "ks", "best_x", "info")
 
-    def __init__(self, code, call, start, fs, ks, best_x, info):
-        self.code, self.call, self.start, self.fs, self.ks, self.best_x, self.info = \
-            code, call, start, fs, ks, best_x, info
+    def __init__(self, call, start, fs, ks, best_x, info):
+        self.call, self.start, self.fs, self.ks, self.best_x, self.info = call, start, fs, ks, best_x, info
 
 
 class IterativeSolver(Solver):
@@ -522,62 +543,43 @@ class IterativeSolver(Solver):
                 and not model.problem.is_global and params.get("anti_relaxation") == "inner"
                 and params.get("device", "cpu") == "cpu")
 
-    #: whether the solver writes :meth:`lean`
+    #: whether the solver writes :meth:`lean` and :meth:`iteration_work`
     has_lean: ClassVar[bool] = False
 
     def lean(self, W: sp.csr_matrix, r0: np.ndarray, mu: np.ndarray, d: int, max_iter: int, chunk: int,
              target: float, norm_r0: float, params: dict[str, Any]) -> LeanRun:
-        """The solver's whole run in compiled code, for :meth:`_lean_solve`: the first compiled call
-        (which makes the work arrays and the state of :func:`lean_state`) made, and what continues it."""
+        """The solver's run in compiled calls, for :meth:`_lean_solve`: its buffers (one for the floats,
+        one zero ``ks``) and its compiled entry, whose first call makes the state of :func:`lean_state`."""
         raise NotImplementedError
 
-    def lean_work(self, nnz: int, n: int) -> int:
-        """Operations of one iteration on a W with ``nnz`` entries and ``n`` unknowns (the chunk of
-        :meth:`IterativeRun.chunk`)."""
+    def iteration_work(self, entries: int, n: int) -> int:
+        """Operations of one iteration of the compiled loop: ``entries`` of the operator's products
+        (both, for a chained one) and ``n`` unknowns (the chunk of :func:`chunk_of`)."""
         raise NotImplementedError
 
     def _lean_solve(self, model, options: SolveOptions) -> SolveResult:
         """The run of :meth:`solve` for a cold inner anti-relaxed run on a local problem without a
-        history, with the same iterates, stopping test, caps and result: the solver's compiled loop is
-        started by one compiled call that also makes its arrays and state (:meth:`lean`), and Python
-        only checks the time limit between chunks (as :meth:`IterativeRun.drive`) and wraps the point.
-        On a problem of a few contacts the general path's Python objects (the run, its recorder, the
-        state built from tuples) cost several times the iterations (docs/solvers-performance.md). The
-        clock starts before the problem's data are read."""
-        t0 = time.perf_counter()
-        p, params = model.problem, options.params
-        r0 = p.r
-        cap = self.max_iter(options)
-        W = p.N
-        chunk = max(1, _CHUNK_WORK // max(1, self.lean_work(W.data.shape[0], r0.shape[0])))
-        lean = self.lean(W, r0, p.mu, p.d, -1 if cap is None else cap, chunk, float(options.tol), p.norm_r, params)
-        fs, ks, code = lean.fs, lean.ks, lean.code
-        limit = options.time_limit
-        while True:
-            if code == NEEDS_L:
-                lean.start(metrics.lipschitz_start(p, math.nan))
-                code = lean.call()
-                continue
-            if code == CONVERGED:
-                stop = StopCause.CONVERGED
-                break
-            k = int(ks[K_ITER])
-            if cap is not None and k >= cap:
-                stop = StopCause.MAX_ITER
-                break
-            if limit is not None and time.perf_counter() - t0 >= limit:
-                stop = StopCause.TIMEOUT
-                break
-            ks[K_STOP] = ks[K_ITER] + chunk
-            code = lean.call()
-        seconds = time.perf_counter() - t0
-        x = lean.best_x.copy() if fs[F_COPIED] else np.zeros(r0.shape[0])
+        history, with the same iterates, stopping test, caps and result: the solver's compiled loop
+        makes its own state in its first call (:meth:`lean`), so that no IterativeRun and no state built
+        from Python tuples is needed; the calls, caps and result go through the same
+        :func:`run_chunks` and Recorder as every run. On a problem of a few contacts the general path's
+        Python objects cost several times the iterations (docs/solvers-performance.md). The clock starts
+        before the problem's data are read."""
+        rec = Recorder(options, "siconos_error", ("ccp_residual",), self.max_iter(options))
+        p = model.problem
+        r0, W = p.r, p.N
+        chunk = chunk_of(self.iteration_work(2 * W.data.shape[0], r0.shape[0]))
+        lean = self.lean(W, r0, p.mu, p.d, -1 if rec.max_iter is None else rec.max_iter, chunk, float(options.tol),
+                         p.norm_r, options.params)
+        stop = run_chunks(lean.call, lean.start, p, rec, lean.ks, chunk) or StopCause.CONVERGED
+        rec.stop_clock()
+        copied = bool(lean.fs[F_COPIED])
         info = lean.info()
-        info.update(measure=float(fs[F_BEST]) if fs[F_COPIED] else math.inf, anti_relaxation="inner",
-                    lean=LEAN_NOTE)
-        return SolveResult(solver=self.name, formulation=model.formulation, status="", solver_status=stop.value,
-                           nu=x, iterations=int(ks[K_ITER]), info=info, build_seconds=model.build_seconds,
-                           solve_seconds=seconds, stop=stop)
+        info.update(measure=float(lean.fs[F_BEST]) if copied else math.inf, anti_relaxation="inner", lean=LEAN_NOTE)
+        result = SolveResult(solver=self.name, formulation=model.formulation, status="", solver_status=stop.value,
+                             nu=lean.best_x.copy() if copied else np.zeros(r0.shape[0]),
+                             iterations=int(lean.ks[K_ITER]), info=info, build_seconds=model.build_seconds)
+        return rec.finish(result, stop)
 
     def _until_stop(self, run: IterativeRun, x0: np.ndarray) -> np.ndarray:
         self.iterate(run, x0)

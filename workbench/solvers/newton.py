@@ -192,17 +192,19 @@ _NU, _U, _RHO, _PHI, _DNU, _TRIAL_NU, _TRIAL_U, _DU, _A, _SCRATCH, _VECTORS = ra
 
 def _dense_length(n: int, n_c: int, d: int) -> int:
     """Length of the dense run's one buffer (:func:`_dense_views`)."""
-    return F_PSI + 1 + 2 * n * n + 2 * n_c * d * d + _VECTORS * n
+    return _vectors_at(n, n_c, d) + _VECTORS * n
 
 
-def _rho_offset(n: int, n_c: int, d: int) -> int:
-    return F_PSI + 1 + 2 * n * n + 2 * n_c * d * d + _RHO * n
+@njit(cache=True)
+def _vectors_at(n, n_c, d):
+    """Where the rows of length n start in the dense run's buffer, after fs, N, J, A and B."""
+    return F_PSI + 1 + 2 * n * n + 2 * n_c * d * d
 
 
-def _dense_point(floats, n: int, n_c: int, d: int):
-    """(nu, u): views of the dense run's buffer."""
-    o = F_PSI + 1 + 2 * n * n + 2 * n_c * d * d
-    return floats[o + _NU * n:o + (_NU + 1) * n], floats[o + _U * n:o + (_U + 1) * n]
+def _dense_row(floats, row: int, n: int, n_c: int, d: int) -> np.ndarray:
+    """One of the rows _NU ... _SCRATCH of the dense run's buffer, a view."""
+    o = _vectors_at(n, n_c, d) + row * n
+    return floats[o:o + n]
 
 
 @njit(cache=True)
@@ -214,7 +216,7 @@ def _dense_views(floats, n, n_c, d):
     o += 2 * n * n
     A = floats[o:o + n_c * d * d].reshape((n_c, d, d))
     B = floats[o + n_c * d * d:o + 2 * n_c * d * d].reshape((n_c, d, d))
-    o += 2 * n_c * d * d
+    o = _vectors_at(n, n_c, d)
     return floats[:F_PSI + 1], N, J, A, B, floats[o:o + _VECTORS * n].reshape((_VECTORS, n))
 
 
@@ -408,7 +410,7 @@ class NewtonSolver(NCPMethod):
         build, rho_given = True, problem.is_global
         while True:
             if rho_given and build:
-                floats[_rho_offset(n, n_c, d):_rho_offset(n, n_c, d) + n] = contact_steps(problem)
+                _dense_row(floats, _RHO, n, n_c, d)[:] = contact_steps(problem)
             code = _dense_call(W.indptr, W.indices, W.data, r, mu, d, eps_rel, tol, norm_r, floats, ks, start, build,
                                rho_given)
             if code == NEEDS_STEPS:          # a contact no body moves: contact_steps's fallback, then again
@@ -417,7 +419,7 @@ class NewtonSolver(NCPMethod):
             build = False
             k = int(ks[K_ITER])
             if rec.keep:
-                nu, u = _dense_point(floats, n, n_c, d)
+                nu, u = _dense_row(floats, _NU, n, n_c, d), _dense_row(floats, _U, n, n_c, d)
                 rec.record(k, dual_objective(problem, nu, u), floats[F_ERR], floats[F_PSI])
             if code == CONVERGED:
                 stop = StopCause.CONVERGED
@@ -431,7 +433,7 @@ class NewtonSolver(NCPMethod):
                 break
             ks[K_STOP] = min(k + chunk, cap)
         rec.stop_clock()
-        nu = _dense_point(floats, n, n_c, d)[0].copy()
+        nu = _dense_row(floats, _NU, n, n_c, d).copy()
         result.nu, result.iterations = nu, k
         result.solver_status = result.solver_status or stop.value
         result.info["line_search_failures"] = int(ks[K_FAILURES])

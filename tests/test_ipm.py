@@ -64,15 +64,15 @@ def test_cholmod_body_space_path_takes_the_same_steps_as_qdldl_on_the_kkt_system
     problem, the same optimum (it may hand over to qdldl, and says so), which agrees with Clarabel."""
     import workbench.solvers.ipm as ipm
     from workbench.sources import load
-    if ipm._cholmod() is None:
+    if ipm.cholmod() is None:
         pytest.skip("scikit-sparse (CHOLMOD) is not installed: ipm uses qdldl only")
-    cholmod = ipm._cholmod
+    cholmod = ipm.cholmod
     monkeypatch.setattr(ipm, "_SCHUR_MIN_FLOPS", 0.0)     # these problems are small: take the path anyway
     for problem, tol in ((load("dataset:scaling-00128"), 1e-6), (random_problem(n_contacts=40, n_bodies=15, seed=11), 1e-7)):
-        monkeypatch.setattr(ipm, "_cholmod", cholmod)
+        monkeypatch.setattr(ipm, "cholmod", cholmod)
         fast = solve(problem, "dual", "ipm", SolveOptions(tol=tol))
         assert fast.info["factorization"].startswith("cholmod")
-        monkeypatch.setattr(ipm, "_cholmod", lambda: None)
+        monkeypatch.setattr(ipm, "cholmod", lambda: None)
         kkt = solve(problem, "dual", "ipm", SolveOptions(tol=tol))
         assert kkt.info["factorization"] == "qdldl (KKT)"
         ref = solve(problem, "dual", "clarabel", SolveOptions(tol=tol))
@@ -90,15 +90,15 @@ def test_small_body_space_complements_go_to_qdldl_and_the_flop_count_is_cholmods
     import scipy.sparse as sp
     import workbench.solvers.ipm as ipm
     from workbench.sources import load
-    if ipm._cholmod() is None:
+    if ipm.cholmod() is None:
         pytest.skip("scikit-sparse (CHOLMOD) is not installed: ipm uses qdldl only")
     for seed in range(4):
         A = sp.random(120, 120, 0.03, random_state=seed)
         A = sp.csc_matrix(A + A.T + 10 * sp.eye(120))
-        factor = ipm._cholmod().analyze(A, mode="simplicial")
+        factor = ipm.cholmod().analyze(A, mode="simplicial")
         order = factor.P()
         counts = np.diff(factor.cholesky(A).L().indptr).astype(float)
-        assert ipm._cholesky_flops(A, order) == float(counts @ counts)
+        assert ipm.cholesky_flops(A, order) == float(counts @ counts)
     problem = load("dataset:scaling-00128")
     res = solve(problem, "dual", "ipm", SolveOptions(tol=1e-6))
     assert res.info["factorization"].startswith("qdldl (KKT): the body-space complement's Cholesky")

@@ -68,6 +68,7 @@ from numba import njit
 from workbench import metrics
 from workbench.params import Param
 from workbench.solvers.base import StopCause
+from workbench.solvers.cholesky import cholesky_flops, cholmod
 from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, IterativeRun
 
 __all__ = ["IPMSolver"]
@@ -193,10 +194,10 @@ class IPMSolver(IterativeSolver):
         # CHOLMOD when scikit-sparse is installed (_BodySchur); else qdldl factorises K itself
         self._schur = None
         run.info["factorization"] = "qdldl (KKT)"
-        if p.is_global and not p.n_bilateral and _cholmod() is not None:
+        if p.is_global and not p.n_bilateral and cholmod() is not None:
             pattern = _BodySchur.complement_pattern(CS, p.M, d)
-            analysis = _cholmod().analyze(pattern)
-            flops = _cholesky_flops(pattern, analysis.P())
+            analysis = cholmod().analyze(pattern)
+            flops = cholesky_flops(pattern, analysis.P())
             layout = _BodySchur.layout(CS, n_c, d) if flops >= _SCHUR_MIN_FLOPS else None
             if layout is not None:
                 self._schur = _BodySchur(CS, self._rho * p.M, n_c, d, layout, pattern, analysis)
@@ -243,7 +244,7 @@ class IPMSolver(IterativeSolver):
         start, forecast from its size (Recorder.affords_first) by the same factorisation of its matrix's
         leading blocks: CHOLMOD's Cholesky of the Schur complement Sigma, or qdldl's LDL^T of K."""
         if self._schur is not None:
-            return run.rec.affords_first(self._schur.sigma(None), lambda block: _cholmod().cholesky(block))
+            return run.rec.affords_first(self._schur.sigma(None), lambda block: cholmod().cholesky(block))
         self._fill(None, reg)
         return run.rec.affords_first(self._K, lambda block: qdldl.Solver(block, upper=True))
 
@@ -357,15 +358,6 @@ class IPMSolver(IterativeSolver):
             z = z + alpha * dz
 
 
-def _cholmod():
-    """scikit-sparse's CHOLMOD module, or None when it is not installed."""
-    try:
-        from sksparse import cholmod
-    except ImportError:
-        return None
-    return cholmod
-
-
 #: the body-space path is taken when no contact's columns of C touch more rows than this (two rigid
 #: bodies: 12); beyond, the dense per-contact blocks of its assembly would grow too large
 _SCHUR_MAX_ROWS = 48
@@ -459,46 +451,6 @@ class _BodySchur:
         Ha = self.H_inv @ a
         dy = self.factor(self.CS @ Ha - b)
         return np.concatenate([Ha - self.H_inv @ (self.CS_T @ dy), dy])
-
-
-def _cholesky_flops(pattern: sp.csc_matrix, order: np.ndarray) -> float:
-    """The flops of the Cholesky factorisation of a symmetric matrix of ``pattern`` in the ``order`` of
-    its rows and columns: sum_j c_j^2 over the column counts c_j of L (:func:`_column_counts`), counted
-    from the pattern alone, without a numeric factorisation."""
-    permuted = sp.csc_matrix(pattern[order][:, order])
-    permuted.sort_indices()
-    counts = _column_counts(permuted.indptr, permuted.indices, permuted.shape[0]).astype(float)
-    return float(counts @ counts)
-
-
-@njit(cache=True)
-def _column_counts(indptr, indices, n):
-    """The column counts of the Cholesky factor L of a symmetric matrix of pattern (indptr, indices)
-    (CSC, n x n, both triangles or the upper one, diagonal included), counted symbolically: the
-    elimination tree by Liu's algorithm with path compression, then each row k of L as the union of the
-    paths from the entries A_ik (i < k) up the tree to k (row subtrees); O(nnz(L)) time."""
-    parent = -np.ones(n, dtype=np.int64)
-    ancestor = -np.ones(n, dtype=np.int64)
-    for k in range(n):
-        for p in range(indptr[k], indptr[k + 1]):
-            i = indices[p]
-            while i != -1 and i < k:
-                following = ancestor[i]
-                ancestor[i] = k
-                if following == -1:
-                    parent[i] = k
-                i = following
-    counts = np.ones(n, dtype=np.int64)
-    mark = -np.ones(n, dtype=np.int64)
-    for k in range(n):
-        mark[k] = k
-        for p in range(indptr[k], indptr[k + 1]):
-            i = indices[p]
-            while i < k and mark[i] != k:      # L_ki is an entry: i is on a path to k
-                counts[i] += 1
-                mark[i] = k
-                i = parent[i]
-    return counts
 
 
 @njit(cache=True)

@@ -103,6 +103,15 @@ def test_a_run_whose_multiplier_is_never_zero_is_unchanged_by_the_step():
     assert a.info["factorizations"] == b.info["factorizations"]
 
 
+def test_an_over_relaxed_run_halves_rho_as_before():
+    """Over-relaxed (plain ADMM, alpha 1.6) the step where w = 0 is not taken: the record is the same
+    whatever inactive_step is, and the stack is still solved."""
+    p = _local_pyramid()
+    a, b = _admm(p, acceleration=False), _admm(p, acceleration=False, inactive_step=0.5)
+    assert a.metrics["siconos_error"] <= TOL
+    assert a.iterations == b.iterations and a.info["rho"] == b.info["rho"] and np.array_equal(a.nu, b.nu)
+
+
 @pytest.mark.parametrize("step", [0.0, -1.0, 1.5, float("nan")])
 def test_inactive_step_outside_its_range_is_refused(step):
     from workbench.errors import InputError

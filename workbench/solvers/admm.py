@@ -49,7 +49,11 @@ stack, whose bodies rest on several contacts each, has many. Halving rho every `
 iterations takes many factorisations to get there, so in that case rho is multiplied by INACTIVE_STEP
 at once (not below INACTIVE_FLOOR rho^0; options.params["inactive_step"] sets the factor). When
 constraints become active again the primal residual grows and the usual balancing raises rho. A run
-whose multiplier is never zero at a check (most problems) is unchanged by it.
+whose multiplier is never zero at a check (most problems) is unchanged by it. Only without
+over-relaxation (alpha = 1, the default with acceleration): over-relaxed, the step is
+z^{k+1} = alpha x^{k+1} + (1 - alpha) z^k, whose error shrinks by |1 - alpha lambda_i / (lambda_i + rho)|,
+which tends to |1 - alpha|, not 0, as rho falls (plain ADMM's alpha 1.6 stalled on the box pyramids
+with the step), so an over-relaxed run halves rho there as at any other check.
 
 The x-update without N on global problems (Woodbury, N = C^T M^-1 C, any SPD M):
 
@@ -244,7 +248,7 @@ class ADMMSolver(IterativeSolver):
                 primal = np.linalg.norm(x - z) / max(np.linalg.norm(x), np.linalg.norm(z), 1e-300)
                 dual = np.linalg.norm(z - z_from) / max(np.linalg.norm(w), 1e-300)
                 tau = 1.0
-                if w.any():
+                if w.any() or alpha != 1.0:
                     if primal > MU_BALANCE * dual or dual > MU_BALANCE * primal:
                         tau = TAU_BALANCE if primal > dual else 1.0 / TAU_BALANCE
                 else:   # no active constraint: a proximal-point step (module docstring), rho much smaller

@@ -24,6 +24,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from workbench.blocks import max_abs
 from workbench.metrics import dual_objective, mean_diagonal
 from workbench.params import Param, validate
 from workbench.problem import TimeStepProblem
@@ -43,12 +44,11 @@ class DataScale:
 def data_scale(problem: TimeStepProblem) -> DataScale:
     """Scales that make N and r O(1) (module docstring). Falls back to 1 for zero data."""
     n_N = mean_diagonal(problem, contacts_only=True)
-    r = problem.r
-    r_inf = max(float(r.max()), -float(r.min())) if r.size else 0.0    # max |r_i| (r is finite), without a temporary
+    r_inf = max_abs(problem.r)          # compiled: numpy's max and min cost more than a few-contact solve's loop
     if not r_inf > 0:
         r_inf = n_N
     scale = DataScale(impulse=r_inf / n_N, velocity=r_inf, objective=r_inf * r_inf / n_N)
-    if not all(0 < x < math.inf for x in (scale.impulse, scale.velocity, scale.objective)):
+    if not (0 < scale.impulse < math.inf and 0 < scale.velocity < math.inf and 0 < scale.objective < math.inf):
         from workbench.errors import UnsupportedError
         raise UnsupportedError(f"this problem's scales (|r| {r_inf:.3g}, mean diagonal of N {n_N:.3g}) put its "
                                "impulses or objective outside floating point: rescale its units")

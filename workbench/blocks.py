@@ -39,7 +39,7 @@ except ValueError as _exc:      # NUMBA_THREADING_LAYER names a layer numba does
                      "an available one (default, safe, threadsafe, forksafe, omp, workqueue)") from None
 
 __all__ = ["BLOCK", "CONTACT_BLOCK", "PARALLEL_MIN", "threaded", "n_blocks", "over_contacts", "three_sums",
-           "csr_rows", "csr_matvec", "dot", "sum_squares", "norm"]
+           "csr_rows", "csr_matvec", "dot", "sum_squares", "norm", "max_abs"]
 
 #: entries per block of a reduction (a multiple of 2 and 3: whole contacts of d = 2 or 3); fixed, so that
 #: the sums do not depend on the thread count
@@ -246,7 +246,7 @@ def _max_abs_parallel(x, part):
 
 
 @njit(cache=True)
-def _max_abs(x):
+def max_abs(x):
     n = x.shape[0]
     if threaded(n):
         part = np.empty(n_blocks(n))
@@ -261,7 +261,7 @@ def _max_abs(x):
 @njit(cache=True)
 def norm(x):
     """||x||_2, scaled by max |x_k| so that it neither overflows nor underflows; by blocks."""
-    top = _max_abs(x)
+    top = max_abs(x)
     if not top > 0 or top == np.inf:
         return top
     return top * math.sqrt(_sum_by_blocks(x, x, top))

@@ -103,6 +103,18 @@ def test_a_run_whose_multiplier_is_never_zero_is_unchanged_by_the_step():
     assert a.info["factorizations"] == b.info["factorizations"]
 
 
+def test_a_step_that_makes_the_run_diverge_is_undone():
+    """Balancing every 5 iterations, the step comes before the run has settled: the anti-relaxed
+    iteration then diverges (its measure grows to overflow). The next check puts the run back where the
+    step was taken, with rho as it was, and says so; the stack is solved, at Newton's velocities."""
+    p = _local_pyramid()
+    res = _admm(p, balance_every=5)
+    assert res.info["inactive_step_undone"] > 5
+    assert res.metrics["siconos_error"] <= TOL
+    u_newton = p.N @ solve(p, "ncp", "newton", SolveOptions(tol=1e-12)).nu + p.r
+    assert np.linalg.norm(p.N @ res.nu + p.r - u_newton) <= 1e-6 * np.linalg.norm(p.r)
+
+
 def test_an_over_relaxed_run_halves_rho_as_before():
     """Over-relaxed (plain ADMM, alpha 1.6) the step where w = 0 is not taken: the record is the same
     whatever inactive_step is, and the stack is still solved."""

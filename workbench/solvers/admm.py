@@ -49,7 +49,15 @@ stack, whose bodies rest on several contacts each, has many. Halving rho every `
 iterations takes many factorisations to get there, so in that case rho is multiplied by INACTIVE_STEP
 at once (not below INACTIVE_FLOOR rho^0; options.params["inactive_step"] sets the factor). When
 constraints become active again the primal residual grows and the usual balancing raises rho. A run
-whose multiplier is never zero at a check (most problems) is unchanged by it. Only without
+whose multiplier is never zero at a check (most problems) is unchanged by it. Local problems only
+(W + rho I factorised as it is): the Woodbury x-update of a global problem, below, divides by rho, and
+its round-off grows as rho falls. The step is guarded:
+the anti-relaxed inner run follows the shift a(u) every iteration, a fixed-point iteration that a small
+rho can make diverge (measured: the step taken after a few iterations instead of at the first check
+sent a box pyramid's iterates to nan). From the first step on, a check whose stopping measure is not
+below the one where the step was taken (or not finite) puts the run back there: z, w, the shift and
+rho as they were, the factorisation redone, and no more such steps in that run
+(info["inactive_step_undone"]: the iteration). Only without
 over-relaxation (alpha = 1, the default with acceleration): over-relaxed, the step is
 z^{k+1} = alpha x^{k+1} + (1 - alpha) z^k, whose error shrinks by |1 - alpha lambda_i / (lambda_i + rho)|,
 which tends to |1 - alpha|, not 0, as rho falls (plain ADMM's alpha 1.6 stalled on the box pyramids
@@ -89,6 +97,7 @@ problems: which one).
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 import qdldl
@@ -219,6 +228,8 @@ class ADMMSolver(IterativeSolver):
         w = -(Nz + r) / self._rho
         z_hat, w_hat, t, c_last = z, w, 1.0, np.inf
         run.info["restarts"] = 0
+        # the Woodbury x-update of a global problem divides by rho: its round-off grows as rho falls
+        self._step_taken, self._step_allowed = None, not run.problem.is_global
         while True:
             x = self._solve(self._rho * (z_hat - w_hat) - r)
             xh = alpha * x + (1.0 - alpha) * z_hat
@@ -247,12 +258,21 @@ class ADMMSolver(IterativeSolver):
             if run.k % self._every == 0:
                 primal = np.linalg.norm(x - z) / max(np.linalg.norm(x), np.linalg.norm(z), 1e-300)
                 dual = np.linalg.norm(z - z_from) / max(np.linalg.norm(w), 1e-300)
-                tau = 1.0
-                if w.any() or alpha != 1.0:
+                tau, step = 1.0, self._step_taken
+                if step is not None and not run.error <= step.error:
+                    # the run diverged after the step (module docstring): back to where it was taken
+                    z, w, rho_then = step.z, step.w, step.rho
+                    run.a[:] = step.a
+                    r = run.linear_term if run.mode == "inner" else r
+                    tau, self._step_taken, self._step_allowed = rho_then / self._rho, None, False
+                    run.info["inactive_step_undone"] = run.k
+                elif w.any() or alpha != 1.0 or not self._step_allowed:
                     if primal > MU_BALANCE * dual or dual > MU_BALANCE * primal:
                         tau = TAU_BALANCE if primal > dual else 1.0 / TAU_BALANCE
                 else:   # no active constraint: a proximal-point step (module docstring), rho much smaller
                     tau = max(self._inactive_step, min(1.0, INACTIVE_FLOOR * self._rho_start / self._rho))
+                    if tau != 1.0 and step is None:
+                        self._step_taken = _Step(self._rho, z.copy(), w.copy(), run.a.copy(), run.error)
                 if tau != 1.0:
                     if not run.rec.affords(self._factor_seconds):  # a factorisation cannot be interrupted
                         run.stopped = StopCause.TIMEOUT
@@ -261,6 +281,16 @@ class ADMMSolver(IterativeSolver):
                     z_hat, w_hat, t, c_last = z, w, 1.0, np.inf
                     self._factor(run, self._rho * tau)
                     run.info["factorizations"] += 1
+
+
+class _Step(NamedTuple):
+    """Where the first step of rho by INACTIVE_STEP was taken: rho, z, w and the shift a then, and the
+    stopping measure there (what the run must stay below)."""
+    rho: float
+    z: np.ndarray
+    w: np.ndarray
+    a: np.ndarray
+    error: float
 
 
 def _cholesky_analysis(N: sp.csr_matrix):

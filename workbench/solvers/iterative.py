@@ -139,6 +139,7 @@ class IterativeRun:
         self.target = self.tol          # the stopping tolerance of the current (sub-)problem
         self.stopped: StopCause | None = None  # MAX_ITER | TIMEOUT
         self.converged = False           # the current (sub-)problem met self.target
+        self.error = math.inf            # the stopping measure of the last iterate tick() accounted
         self.info: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ operator and data
@@ -249,6 +250,7 @@ class IterativeRun:
         err, scale, self.converged = stopping_measure(
             np.ascontiguousarray(x, dtype=float), np.ascontiguousarray(u, dtype=float), self.a, self.mu, self.d,
             self.mode == "inner", self.measure_step, self.norm_r0, self.target, self._scratch)
+        self.error = err
         rec = self.rec
         rec.offer(x, err, force=self.converged)
         elapsed = rec.elapsed()

@@ -261,7 +261,7 @@ class ADMMSolver(IterativeSolver):
                 tau, step = 1.0, self._step_taken
                 if step is not None and not run.error <= step.error:
                     # the run diverged after the step (module docstring): back to where it was taken
-                    z, w, rho_then = step.z, step.w, step.rho
+                    z, w, rho_then = step.z, np.zeros_like(step.z), step.rho   # w was 0 there
                     run.a[:] = step.a
                     r = run.linear_term if run.mode == "inner" else r
                     tau, self._step_taken, self._step_allowed = rho_then / self._rho, None, False
@@ -272,7 +272,7 @@ class ADMMSolver(IterativeSolver):
                 else:   # no active constraint: a proximal-point step (module docstring), rho much smaller
                     tau = max(self._inactive_step, min(1.0, INACTIVE_FLOOR * self._rho_start / self._rho))
                     if tau != 1.0 and step is None:
-                        self._step_taken = _Step(self._rho, z.copy(), w.copy(), run.a.copy(), run.error)
+                        self._step_taken = _Step(self._rho, z.copy(), run.a.copy(), run.error)
                 if tau != 1.0:
                     if not run.rec.affords(self._factor_seconds):  # a factorisation cannot be interrupted
                         run.stopped = StopCause.TIMEOUT
@@ -284,11 +284,10 @@ class ADMMSolver(IterativeSolver):
 
 
 class _Step(NamedTuple):
-    """Where the first step of rho by INACTIVE_STEP was taken: rho, z, w and the shift a then, and the
-    stopping measure there (what the run must stay below)."""
+    """Where the first step of rho by INACTIVE_STEP was taken (w was 0 there): rho, z and the shift a
+    then, and the stopping measure there (what the run must stay below)."""
     rho: float
     z: np.ndarray
-    w: np.ndarray
     a: np.ndarray
     error: float
 

@@ -49,19 +49,21 @@ stack, whose bodies rest on several contacts each, has many. Halving rho every `
 iterations takes many factorisations to get there, so in that case rho is multiplied by INACTIVE_STEP
 at once (not below INACTIVE_FLOOR rho^0; options.params["inactive_step"] sets the factor). When
 constraints become active again the primal residual grows and the usual balancing raises rho. A run
-whose multiplier is never zero at a check (most problems) is unchanged by it. Local problems only
-(W + rho I factorised as it is): the Woodbury x-update of a global problem, below, divides by rho, and
-its round-off grows as rho falls. The step is guarded:
-the anti-relaxed inner run follows the shift a(u) every iteration, a fixed-point iteration that a small
-rho can make diverge (measured: the step taken after a few iterations instead of at the first check
-sent a box pyramid's iterates to nan). From the first step on, a check whose stopping measure is not
-below the one where the step was taken (or not finite) puts the run back there: z, w, the shift and
-rho as they were, the factorisation redone, and no more such steps in that run
-(info["inactive_step_undone"]: the iteration). Only without
-over-relaxation (alpha = 1, the default with acceleration): over-relaxed, the step is
-z^{k+1} = alpha x^{k+1} + (1 - alpha) z^k, whose error shrinks by |1 - alpha lambda_i / (lambda_i + rho)|,
-which tends to |1 - alpha|, not 0, as rho falls (plain ADMM's alpha 1.6 stalled on the box pyramids
-with the step), so an over-relaxed run halves rho there as at any other check.
+whose multiplier is never zero at a check (most problems) is unchanged by it. Two limits:
+
+- local problems only (W + rho I factorised as it is): the Woodbury x-update of a global problem,
+  below, divides by rho, and its round-off grows as rho falls;
+- without over-relaxation only (alpha = 1, the default with acceleration): over-relaxed, the step is
+  z^{k+1} = alpha x^{k+1} + (1 - alpha) z^k, whose error shrinks by |1 - alpha lambda_i / (lambda_i + rho)|,
+  which tends to |1 - alpha|, not 0, as rho falls (plain ADMM's alpha 1.6 stalled on the box pyramids
+  with the step), so an over-relaxed run halves rho there as at any other check.
+
+The step is guarded: the anti-relaxed inner run follows the shift a(u) every iteration, a fixed-point
+iteration that a small rho can make diverge (measured: the step taken after a few iterations instead of
+at the first check sent a box pyramid's iterates to nan). From the first step on, a check whose
+stopping measure is not below the one where the step was taken (or not finite) puts the run back
+there: z, the shift and rho as they were, w = 0 as it was, the factorisation redone, and no more such
+steps in that run (info["inactive_step_undone"]: the iteration).
 
 The x-update without N on global problems (Woodbury, N = C^T M^-1 C, any SPD M):
 

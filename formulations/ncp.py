@@ -27,7 +27,7 @@ import numpy as np
 from formulations.anti_relaxed import AntiRelaxed
 from formulations.base import CCQOModel, DataScale, ccqo_objective, data_scale
 from workbench.metrics import siconos_error
-from workbench.problem import TimeStepProblem
+from workbench.problem import TimeStepProblem, cached_property
 
 __all__ = ["NCP", "NCPModel"]
 
@@ -38,7 +38,14 @@ class NCPModel(CCQOModel):
     whose fixed points are the NCP's solutions) plus the O(1) data scales. ``error(nu, u)`` is the
     judged measure (siconos_error)."""
     kind: ClassVar[str] = "ncp"
-    scale: DataScale | None = None
+
+    @cached_property
+    def scale(self) -> DataScale:
+        """formulations.base.data_scale of the problem, made when a solver first asks (the projected
+        quasi-Newton method does; the nonsmooth Newton method does not, and on a problem of a few contacts
+        the scales cost a third of its solve): on the solver's clock then, and an UnsupportedError from
+        there is raised through workbench.solvers.base.execute as bad input, as at build time."""
+        return data_scale(self.problem)
 
     def error(self, nu: np.ndarray, u: np.ndarray) -> float:
         """workbench.metrics.siconos_error at nu with u = N nu + r at hand."""
@@ -54,4 +61,4 @@ class NCP(AntiRelaxed):
 
     def _build(self, problem: TimeStepProblem, kind: str, params) -> NCPModel:
         return NCPModel(problem=problem, formulation=self.name, anti_relaxed=True, relaxed=False,
-                        objective=ccqo_objective(problem), scale=data_scale(problem))
+                        objective=ccqo_objective(problem))

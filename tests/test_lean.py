@@ -138,3 +138,39 @@ def test_the_condensed_matrix_is_numpys_symmetric_part_in_csr():
     assert indptr[5] == indptr[4] and indptr[-1] == 36 - 11
     for bad_W, bad_q in ((W * 1e308 * 10, q), (W, np.where(np.arange(6) == 2, np.nan, q))):
         assert problem_module._symmetric_csr(bad_W, bad_q)[0].shape == (0,)
+
+
+def test_the_diagonal_condensation_is_the_products_of_the_sparse_path():
+    """With a diagonal M (found by a compiled pass over its indices), condensed's W and q are D^T M^-1 D
+    and b + D^T M^-1 k: numpy's to round-off on random data, and exact on data whose products are exact
+    (integers over powers of two); a matrix with an entry off its diagonal is not diagonal."""
+    import scipy.sparse as sp
+    p = random_problem(4, 3, seed=9)
+    assert p.M_is_diagonal and p.condensable
+    D, minv = p.D.toarray(), 1.0 / p.M.diagonal()
+    W = D.T @ (D * minv[:, None])
+    np.testing.assert_allclose(p.condensed.N.toarray(), (W + W.T) / 2, rtol=1e-14, atol=1e-15 * abs(W).max())
+    np.testing.assert_allclose(p.condensed.r, p.b + D.T @ (minv * p.k), rtol=1e-14, atol=1e-15 * abs(p.k).max())
+    rng = np.random.default_rng(2)
+    D = rng.integers(-3, 4, size=(6, 3)).astype(float)
+    exact = TimeStepProblem(M=sp.diags([1.0, 2.0, 4.0, 0.5, 1.0, 8.0]), D=D, k=rng.integers(-5, 6, 6).astype(float),
+                            mu=[0.3], d=3)
+    minv = 1.0 / exact.M.diagonal()
+    np.testing.assert_array_equal(exact.condensed.N.toarray(), D.T @ (D * minv[:, None]))
+    np.testing.assert_array_equal(exact.condensed.r, D.T @ (minv * exact.k))
+    M = sp.diags([1.0, 2.0, 4.0, 0.5, 1.0, 8.0]).tolil()
+    M[0, 1] = M[1, 0] = 0.1
+    assert not TimeStepProblem(M=M, D=D, k=exact.k, mu=[0.3], d=3).M_is_diagonal
+
+
+def test_a_canonical_csr_matrix_is_what_scipys_constructor_makes():
+    """problem.canonical_csr, which skips scipy's checks, gives a matrix with the constructor's attributes
+    and values, which scipy's own operations take as theirs."""
+    import scipy.sparse as sp
+    indptr, indices, data = problem_module._symmetric_csr(np.array([[2.0, 1.0], [1.0, 0.0]]), np.ones(2))
+    fast = problem_module.canonical_csr(indptr, indices, data, 2)
+    made = sp.csr_matrix((data, indices, indptr), shape=(2, 2))
+    assert problem_module._CSR_TRUSTED and type(fast) is type(made) and vars(fast).keys() == vars(made).keys()
+    assert fast.shape == made.shape and fast.nnz == made.nnz == 3 and fast.has_canonical_format
+    np.testing.assert_array_equal((fast @ np.array([1.0, 2.0])), made @ np.array([1.0, 2.0]))
+    np.testing.assert_array_equal((fast.T.tocsr() - made).toarray(), np.zeros((2, 2)))

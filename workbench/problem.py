@@ -31,6 +31,7 @@ from numba import njit
 
 from workbench.errors import ProblemDataError
 from workbench.blocks import csr_matvec  # the compiled product (also importable from here, as before workbench.blocks)
+from workbench.blocks import sum_squares
 
 if TYPE_CHECKING:  # loaded where a general M is factorised: a cold solve with a diagonal M never needs it
     import scipy.sparse.linalg as spla
@@ -203,6 +204,35 @@ def _symmetric_csr(W, q):
                 c += 1
         indptr[i + 1] = c
     return indptr, indices, data
+
+
+@njit(cache=True)
+def _csr_is_diagonal(indptr, indices):
+    """Whether every stored entry of a CSR matrix is on its diagonal."""
+    for row in range(indptr.shape[0] - 1):
+        for jj in range(indptr[row], indptr[row + 1]):
+            if indices[jj] != row:
+                return False
+    return True
+
+
+#: the attributes of a scipy csr_matrix (scipy 1.17) and a reference instance made by its constructor,
+#: for :func:`canonical_csr`
+_CSR_REFERENCE = sp.csr_matrix((np.zeros(0), np.zeros(0, np.int32), np.zeros(2, np.int32)), shape=(1, 1))
+_CSR_TRUSTED = set(vars(_CSR_REFERENCE)) == {"_shape", "maxprint", "indptr", "indices", "data"}
+
+
+def canonical_csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n: int) -> sp.csr_matrix:
+    """The n x n csr_matrix of arrays a compiled pass of this module made canonical (int32 indices,
+    sorted within rows, no duplicates, float data): with scipy's own attributes (those its constructor
+    sets, checked once against an instance it made) but without its checks, which cost more than a
+    one-contact solve (about 10 us, twice that with cold caches); scipy's constructor where its
+    attributes differ from those known here."""
+    if not _CSR_TRUSTED:
+        return sp.csr_matrix((data, indices, indptr), shape=(n, n))
+    A = object.__new__(sp.csr_matrix)
+    vars(A).update(_shape=(n, n), maxprint=_CSR_REFERENCE.maxprint, indptr=indptr, indices=indices, data=data)
+    return A
 
 
 @njit(cache=True)
@@ -405,11 +435,14 @@ class TimeStepProblem:
 
     @cached_property
     def M_is_diagonal(self) -> bool:
-        return self.is_global and self._M.nnz == np.count_nonzero(self._M_diagonal)
+        """Whether every stored entry of M (canonical CSR: no duplicates, no explicit zeros) is on its
+        diagonal; one compiled pass over M's indices (scipy's diagonal() costs microseconds)."""
+        return self.is_global and _csr_is_diagonal(self._M.indptr, self._M.indices)
 
     @cached_property
     def _M_inv_diag(self) -> np.ndarray:
-        return 1.0 / self._M_diagonal
+        # a diagonal M's stored values are its diagonal, in row order (canonical CSR): no scipy call
+        return 1.0 / (self._M.data if self.M_is_diagonal else self._M_diagonal)
 
     @cached_property
     def _M_factor(self):
@@ -464,13 +497,14 @@ class TimeStepProblem:
             W = X.T @ X
             q = self._b + X.T @ z
         # (W + W^T) / 2, the finiteness checks and the CSR arrays in one compiled pass (:func:`_symmetric_csr`;
-        # in numpy a dozen calls on a few contacts cost several times the solve)
+        # in numpy a dozen calls on a few contacts cost several times the solve); the products stay NumPy's
+        # (docs/solvers-performance.md, the lean path)
         indptr, indices, data = _symmetric_csr(np.ascontiguousarray(W), q)
         if indptr.shape[0] == 0:            # W or q overflowed
             return None
-        W = sp.csr_matrix((data, indices, indptr), shape=(X.shape[1], X.shape[1]))
-        for a in (W.data, W.indices, W.indptr, q):
+        for a in (data, indices, indptr, q):
             a.setflags(write=False)
+        W = canonical_csr(indptr, indices, data, q.shape[0])
         local = object.__new__(TimeStepProblem)
         for key, value in (("_mu", self._mu), ("_d", self._d), ("_M", None), ("_D", None), ("_k", None),
                            ("_b", None), ("_G", None), ("_bG", None), ("_W", W), ("_q", q), ("_h", self._h),
@@ -515,9 +549,11 @@ class TimeStepProblem:
 
     @cached_property
     def norm_r(self) -> float:
-        """||r||, the first term of the normalisation of the natural-map errors (workbench.metrics)."""
-        r = self.r
-        return math.sqrt(r.dot(r))      # np.linalg.norm's own sum for a vector, without its checks
+        """||r||, the first term of the normalisation of the natural-map errors (workbench.metrics): the
+        square root of the blocked sum of squares (workbench.blocks.sum_squares) that gives ||nu|| and ||u||
+        there, so the three norms are summed alike, the same for any BLAS and thread count, and a compiled
+        solver that sums r itself (the dense Newton run) gets this number to the bit."""
+        return math.sqrt(sum_squares(self.r))
 
     @cached_property
     def compiled_operator(self) -> tuple:

@@ -41,6 +41,7 @@ Parameters (options.params): ``eps_rel`` (default 1e-2: on the singular N of the
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Iterator
 
@@ -49,6 +50,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numba import njit
 
+from workbench.blocks import sum_squares
 from workbench.errors import InputError
 from workbench.metrics import dual_objective, unknown_diagonal
 from workbench.params import Param
@@ -183,22 +185,25 @@ def _fill_newton_matrix(N_ptr, N_idx, N_val, J_ptr, J_idx, J_val, A, B, rho, eps
 SINGULAR, NEEDS_STEPS = 4, 5
 #: named layout of the dense loop's integer state ``ks`` and float state ``fs``
 K_ITER, K_STOP, K_FAILURES = 0, 1, 2    # ks: iterations done, the count at which the call returns, line-search failures
-F_ERR, F_PSI = 0, 1                     # fs: siconos_error and merit psi of the current iterate
+F_ERR, F_PSI, F_NORM_R = 0, 1, 2        # fs: siconos_error and merit psi of the current iterate, ||r||
 #: the start of a cold run (nu = 0): an empty array, so that the compiled call has one signature
 _NO_START = np.zeros(0)
+#: the iteration count of a run without a cap
+_NO_CAP = int(np.iinfo(np.int64).max)
 #: rows of length n of the dense run's buffer, after fs, N, J, A and B (:func:`_dense_views`)
 _NU, _U, _RHO, _PHI, _DNU, _TRIAL_NU, _TRIAL_U, _DU, _A, _SCRATCH, _VECTORS = range(11)
 
 
 def _dense_length(n: int, n_c: int, d: int) -> int:
-    """Length of the dense run's one buffer (:func:`_dense_views`)."""
-    return _vectors_at(n, n_c, d) + _VECTORS * n
+    """Length of the dense run's one buffer (:func:`_dense_views`); plain Python (a compiled call's
+    dispatch costs more than this arithmetic)."""
+    return _vectors_at.py_func(n, n_c, d) + _VECTORS * n
 
 
 @njit(cache=True)
 def _vectors_at(n, n_c, d):
     """Where the rows of length n start in the dense run's buffer, after fs, N, J, A and B."""
-    return F_PSI + 1 + 2 * n * n + 2 * n_c * d * d
+    return F_NORM_R + 1 + 2 * n * n + 2 * n_c * d * d
 
 
 def _dense_row(floats, row: int, n: int, n_c: int, d: int) -> np.ndarray:
@@ -210,21 +215,23 @@ def _dense_row(floats, row: int, n: int, n_c: int, d: int) -> np.ndarray:
 @njit(cache=True)
 def _dense_views(floats, n, n_c, d):
     """fs, N (n, n), J (n, n), A and B (n_c, d, d) and the vectors (_VECTORS, n) of the buffer."""
-    o = F_PSI + 1
+    o = F_NORM_R + 1
     N = floats[o:o + n * n].reshape((n, n))
     J = floats[o + n * n:o + 2 * n * n].reshape((n, n))
     o += 2 * n * n
     A = floats[o:o + n_c * d * d].reshape((n_c, d, d))
     B = floats[o + n_c * d * d:o + 2 * n_c * d * d].reshape((n_c, d, d))
     o = _vectors_at(n, n_c, d)
-    return floats[:F_PSI + 1], N, J, A, B, floats[o:o + _VECTORS * n].reshape((_VECTORS, n))
+    return floats[:F_NORM_R + 1], N, J, A, B, floats[o:o + _VECTORS * n].reshape((_VECTORS, n))
 
 
 @njit(cache=True)
-def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, norm_r, floats, ks, start, build, rho_given):
+def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, ks, start, build, rho_given):
     """One call of the dense run on the views of ``floats`` (:func:`_dense_views`). The first
-    (``build``): N dense from its CSR arrays (ptr, idx, val; duplicates added), nu = ``start`` (0 when
-    empty), u = N nu + r and, unless ``rho_given`` (written into the buffer by the caller), rho of
+    (``build``): N dense from its CSR arrays (ptr, idx, val; duplicates added), ||r|| into fs[F_NORM_R]
+    (by workbench.blocks.sum_squares, as TimeStepProblem.norm_r: the same number, without a Python
+    call), nu = ``start`` (0 when empty), u = N nu + r and, unless ``rho_given`` (written into the buffer
+    by the caller), rho of
     :func:`contact_steps` (d / trace(N_ii) on the contacts, 1 / N_jj on the joints; NEEDS_STEPS when one
     is not positive and finite: the caller then writes contact_steps's fallback and calls again); then
     :func:`_dense_newton`."""
@@ -237,6 +244,7 @@ def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, norm_r, floats, ks, start
         for i in range(n):
             for jj in range(ptr[i], ptr[i + 1]):
                 N[i, idx[jj]] += val[jj]
+        fs[F_NORM_R] = math.sqrt(sum_squares(r))
     if build and not rho_given:
         for i in range(n_c):                  # metrics.unknown_diagonal's means, in its order
             t = 0.0
@@ -256,7 +264,7 @@ def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, norm_r, floats, ks, start
         _matvec(N, nu, u)
         for k in range(n):
             u[k] += r[k]
-    return _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, rows[_PHI], A, B, J, rows[_DNU],
+    return _dense_newton(N, r, mu, d, rho, eps_rel, tol, fs[F_NORM_R], nu, u, rows[_PHI], A, B, J, rows[_DNU],
                          rows[_TRIAL_NU], rows[_TRIAL_U], rows[_DU], rows[_A], rows[_SCRATCH], ks, fs)
 
 
@@ -388,31 +396,35 @@ class NewtonSolver(NCPMethod):
         in one buffer); larger problems go through the template (:meth:`iterate`, a sparse LU per
         iteration)."""
         problem = model.problem
-        if problem.n_unknowns > DENSE_MAX:
+        n, n_c, d = problem.n_unknowns, problem.n_contacts, problem.d
+        if n > DENSE_MAX:
             return super().solve(model, options)
         result = self.new_result(model)
-        rec = Recorder(options, "siconos_error", self.extras, self.max_iter(options))
-        n, d, n_c = problem.n_unknowns, problem.d, problem.n_contacts
-        W, r, mu = problem.N, problem.r, problem.mu
-        floats, ks = np.empty(_dense_length(n, n_c, d)), np.zeros(K_FAILURES + 1, dtype=np.int64)
         warm = options.warm_start
         start = _NO_START if warm is None else np.ascontiguousarray(warm, dtype=float).reshape(-1)
         if warm is not None and start.shape[0] != n:
             raise InputError(f"warm start has length {start.shape[0]}, the problem has {n} unknowns")
-        # a history keeps a row per iteration; without one a call makes as many iterations as about
-        # _CHUNK_WORK operations (n^3 / 3 for the factorisation) before the caps are checked
-        chunk = 1 if rec.keep else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
-        cap = rec.max_iter if rec.max_iter is not None else np.iinfo(np.int64).max
-        ks[K_STOP] = 0 if rec.keep else min(chunk, cap)
-        eps_rel, tol, norm_r = float(options.params["eps_rel"]), float(options.tol), float(problem.norm_r)
+        eps_rel, tol = float(options.params["eps_rel"]), float(options.tol)
         # rho of a global problem is contact_steps's (N's diagonal blocks from D and M, not from the
         # formed N, which differs from them by round-off)
         build, rho_given = True, problem.is_global
+        # the options read and checked, the clock starts (Recorder): from here every line is the solve's
+        rec = Recorder(options, "siconos_error", self.extras, self.max_iter(options))
+        # a history keeps a row per iteration; without one a call makes as many iterations as about
+        # _CHUNK_WORK operations (n^3 / 3 for the factorisation) before the caps are checked
+        chunk = 1 if rec.keep else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
+        cap = rec.max_iter if rec.max_iter is not None else _NO_CAP
+        W, r, mu = problem.N, problem.r, problem.mu
+        floats, ks = np.empty(_dense_length(n, n_c, d)), np.zeros(K_FAILURES + 1, dtype=np.int64)
+        ks[K_STOP] = 0 if rec.keep else min(chunk, cap)
         while True:
             if rho_given and build:
                 _dense_row(floats, _RHO, n, n_c, d)[:] = contact_steps(problem)
-            code = _dense_call(W.indptr, W.indices, W.data, r, mu, d, eps_rel, tol, norm_r, floats, ks, start, build,
-                               rho_given)
+            code = _dense_call(W.indptr, W.indices, W.data, r, mu, d, eps_rel, tol, floats, ks, start, build, rho_given)
+            if code == CONVERGED and not rec.keep:   # the common end: the clock stops at once
+                rec.stop_clock()
+                stop = StopCause.CONVERGED
+                break
             if code == NEEDS_STEPS:          # a contact no body moves: contact_steps's fallback, then again
                 rho_given = True
                 continue
@@ -432,7 +444,9 @@ class NewtonSolver(NCPMethod):
             if stop is not None:
                 break
             ks[K_STOP] = min(k + chunk, cap)
-        rec.stop_clock()
+        if rec.seconds is None:
+            rec.stop_clock()
+        k = int(ks[K_ITER])
         nu = _dense_row(floats, _NU, n, n_c, d).copy()
         result.nu, result.iterations = nu, k
         result.solver_status = result.solver_status or stop.value

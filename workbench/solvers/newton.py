@@ -408,15 +408,17 @@ class NewtonSolver(NCPMethod):
         # rho of a global problem is contact_steps's (N's diagonal blocks from D and M, not from the
         # formed N, which differs from them by round-off)
         build, rho_given = True, problem.is_global
-        # the options read and checked, the clock starts (Recorder): from here every line is the solve's
-        rec = Recorder(options, "siconos_error", self.extras, self.max_iter(options))
         # a history keeps a row per iteration; without one a call makes as many iterations as about
         # _CHUNK_WORK operations (n^3 / 3 for the factorisation) before the caps are checked
-        chunk = 1 if rec.keep else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
-        cap = rec.max_iter if rec.max_iter is not None else _NO_CAP
+        max_iter = self.max_iter(options)
+        cap = max_iter if max_iter is not None else _NO_CAP
+        chunk = 1 if options.keep_history else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
+        first_stop = 0 if options.keep_history else min(chunk, cap)
+        # the options read and checked, the clock starts (Recorder): from here every line is the solve's
+        rec = Recorder(options, "siconos_error", self.extras, max_iter)
         W, r, mu = problem.N, problem.r, problem.mu
         floats, ks = np.empty(_dense_length(n, n_c, d)), np.zeros(K_FAILURES + 1, dtype=np.int64)
-        ks[K_STOP] = 0 if rec.keep else min(chunk, cap)
+        ks[K_STOP] = first_stop
         while True:
             if rho_given and build:
                 _dense_row(floats, _RHO, n, n_c, d)[:] = contact_steps(problem)

@@ -129,3 +129,22 @@ def test_inactive_step_outside_its_range_is_refused(step):
     from workbench.errors import InputError
     with pytest.raises(InputError, match="inactive_step"):
         _admm(_local_pyramid(), inactive_step=step)
+
+
+@pytest.mark.parametrize("acceleration", [True, False])
+def test_a_run_whose_iterates_leave_floating_point_stops_at_once(acceleration):
+    """W x 1e-30 and q x 1e150: impulses of about 1e180, whose squares overflow. Both ADMM variants
+    used to run 10,000 iterations of non-finite iterates to their cap; the run now stops at the first
+    (stop cause failed, info["diverged"]) and is not solved, while the same problem at unit scale is."""
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(9, 9))
+    W = A @ A.T + 9 * np.eye(9)
+    q = rng.normal(size=9)
+    q[::3] = -np.abs(q[::3]) - 0.5
+    unit = TimeStepProblem(W=W, q=q, mu=np.full(3, 0.3), d=3)
+    wild = TimeStepProblem(W=W * 1e-30, q=q * 1e150, mu=np.full(3, 0.3), d=3)
+    options = dict(acceleration=acceleration)
+    assert _admm(unit, **options).status == "solved"
+    res = solve(wild, "anti-relaxed", "admm", SolveOptions(tol=1e-6, params=options))
+    assert res.status != "solved" and res.stop.value == "failed"
+    assert res.iterations <= 2 and res.info["diverged"].startswith("non-finite iterate at iteration")

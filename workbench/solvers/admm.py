@@ -63,7 +63,8 @@ iteration that a small rho can make diverge (measured: the step taken after a fe
 at the first check sent a box pyramid's iterates to nan). From the first step on, a check whose
 stopping measure is not below the one where the step was taken (or not finite) puts the run back
 there: z, the shift and rho as they were, w = 0 as it was, the factorisation redone, and no more such
-steps in that run (info["inactive_step_undone"]: the iteration).
+steps in that run (info["inactive_step_undone"]: the iteration). Outside such a step, an iterate that is
+not finite ends the run at once (stop cause failed, info["diverged"]): nothing can make it finite again.
 
 The x-update without N on global problems (Woodbury, N = C^T M^-1 C, any SPD M):
 
@@ -254,6 +255,12 @@ class ADMMSolver(IterativeSolver):
                 z_hat, w_hat = z, w
             Nz = run.apply_N(z)
             if run.tick(z, Nz + run.r0):
+                break
+            if not run.error < np.inf and self._step_taken is None and not np.isfinite(z).all():
+                # a non-finite iterate stays so (inf - inf is nan) and no guarded step can restore the run:
+                # it diverged; without this stop it ran to its iteration cap or time limit on nan
+                run.stopped = StopCause.FAILED
+                run.info["diverged"] = f"non-finite iterate at iteration {run.k}"
                 break
             if run.mode == "inner":
                 r = run.linear_term

@@ -43,8 +43,8 @@ class NCPModel(CCQOModel):
     def scale(self) -> DataScale:
         """formulations.base.data_scale of the problem, made when a solver first asks (the projected
         quasi-Newton method does; the nonsmooth Newton method does not, and on a problem of a few contacts
-        the scales cost a third of its solve): on the solver's clock then, and an UnsupportedError from
-        there is raised through workbench.solvers.base.execute as bad input, as at build time."""
+        the scales are a large part of its solve): on the solver's clock then, and an UnsupportedError
+        from there is raised through workbench.solvers.base.execute as bad input, as at build time."""
         return data_scale(self.problem)
 
     def error(self, nu: np.ndarray, u: np.ndarray) -> float:

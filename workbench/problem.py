@@ -226,8 +226,7 @@ def canonical_csr(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n: 
     """The n x n csr_matrix of arrays a compiled pass of this module made canonical (int32 indices,
     sorted within rows, no duplicates, float data): with scipy's own attributes (those its constructor
     sets, checked once against an instance it made) but without its checks, which cost more than a
-    one-contact solve (about 10 us, twice that with cold caches); scipy's constructor where its
-    attributes differ from those known here."""
+    one-contact solve; scipy's constructor where its attributes differ from those known here."""
     if not _CSR_TRUSTED:
         return sp.csr_matrix((data, indices, indptr), shape=(n, n))
     A = object.__new__(sp.csr_matrix)

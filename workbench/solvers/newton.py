@@ -423,11 +423,9 @@ class NewtonSolver(NCPMethod):
             if rho_given and build:
                 _dense_row(floats, _RHO, n, n_c, d)[:] = contact_steps(problem)
             code = _dense_call(W.indptr, W.indices, W.data, r, mu, d, eps_rel, tol, floats, ks, start, build, rho_given)
-            if code == CONVERGED and not rec.keep:   # the common end: the clock stops at once
+            if code == CONVERGED:            # the point is chosen: the clock stops at once (the rest is bookkeeping)
                 rec.stop_clock()
-                stop = StopCause.CONVERGED
-                break
-            if code == NEEDS_STEPS:          # a contact no body moves: contact_steps's fallback, then again
+            elif code == NEEDS_STEPS:        # a contact no body moves: contact_steps's fallback, then again
                 rho_given = True
                 continue
             build = False
@@ -448,7 +446,6 @@ class NewtonSolver(NCPMethod):
             ks[K_STOP] = min(k + chunk, cap)
         if rec.seconds is None:
             rec.stop_clock()
-        k = int(ks[K_ITER])
         nu = _dense_row(floats, _NU, n, n_c, d).copy()
         result.nu, result.iterations = nu, k
         result.solver_status = result.solver_status or stop.value

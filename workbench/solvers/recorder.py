@@ -147,7 +147,7 @@ class Recorder:
         self._last: np.ndarray | None = None
         self.forecast: dict[str, float] | None = None
         # the clock starts last: the recorder's own set-up is bookkeeping, not the solver's work (on a
-        # problem of a few contacts it was a tenth of the solve)
+        # problem of a few contacts it is a visible part of the solve)
         self.t0 = time.perf_counter()
 
     def elapsed(self) -> float:

@@ -163,6 +163,26 @@ def test_the_diagonal_condensation_is_the_products_of_the_sparse_path():
     assert not TimeStepProblem(M=M, D=D, k=exact.k, mu=[0.3], d=3).M_is_diagonal
 
 
+def test_the_diagonal_condensation_sums_over_the_dofs_in_order():
+    """The bits of a diagonal-M condensation are those of one stated order, summed here in plain
+    Python: W[a, c] = sum over the dofs i = 0, 1, ... of (D_ia / M_ii) D_ic, symmetrised as (W + W^T) / 2,
+    and q_a = b_a + sum_i D_ia (k_i / M_ii); so they depend on no BLAS (numpy's products do)."""
+    p = random_problem(5, 4, seed=21)
+    assert p.M_is_diagonal and p.condensable
+    D, minv, k, b = p.D.toarray(), 1.0 / p.M.diagonal(), p.k, p.b
+    n_dof, m = D.shape
+    W, q = np.zeros((m, m)), np.zeros(m)
+    for a in range(m):
+        for i in range(n_dof):
+            if D[i, a] != 0:
+                q[a] += D[i, a] * (k[i] * minv[i])
+                for c in range(m):
+                    if D[i, c] != 0:
+                        W[a, c] += (D[i, a] * minv[i]) * D[i, c]
+    np.testing.assert_array_equal(p.condensed.N.toarray(), (W + W.T) * 0.5)
+    np.testing.assert_array_equal(p.condensed.r, b + q)
+
+
 def test_a_canonical_csr_matrix_is_what_scipys_constructor_makes():
     """problem.canonical_csr, which skips scipy's checks, gives a matrix with the constructor's attributes
     and values, which scipy's own operations take as theirs."""

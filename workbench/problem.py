@@ -207,6 +207,28 @@ def _symmetric_csr(W, q):
 
 
 @njit(cache=True)
+def _diagonal_condensation(indptr, indices, data, m_inv, k, b, m):
+    """(indptr, indices, data) of W = D^T M^-1 D in CSR as :func:`_symmetric_csr` gives them, and
+    q = b + D^T M^-1 k, for a diagonal M (``m_inv`` its inverse) and D in canonical CSR (rows the dofs,
+    ``m`` columns): W[a, c] sums (D_ia M^-1_ii) D_ic, and q_a sums D_ia (k_i M^-1_ii), over the dofs i
+    in increasing order from 0, so the bits depend on no BLAS, kernel or thread count. Empty arrays
+    (and q) when an entry overflows."""
+    W = np.zeros((m, m))
+    q = np.zeros(m)
+    for i in range(indptr.shape[0] - 1):
+        weight, load = m_inv[i], k[i] * m_inv[i]
+        for aa in range(indptr[i], indptr[i + 1]):
+            a, scaled = indices[aa], data[aa] * weight
+            q[a] += data[aa] * load
+            for cc in range(indptr[i], indptr[i + 1]):
+                W[a, indices[cc]] += scaled * data[cc]
+    for a in range(m):
+        q[a] = b[a] + q[a]
+    indptr_W, indices_W, data_W = _symmetric_csr(W, q)
+    return indptr_W, indices_W, data_W, q
+
+
+@njit(cache=True)
 def _csr_is_diagonal(indptr, indices):
     """Whether every stored entry of a CSR matrix is on its diagonal."""
     for row in range(indptr.shape[0] - 1):
@@ -454,16 +476,17 @@ class TimeStepProblem:
     @cached_property
     def _condensation(self) -> tuple | None:
         """(L, X, z) with M = L L^T (dense Cholesky), X = L^-1 D, z = L^-1 k, for a global problem without
-        joints within CONDENSE_MAX_DOF and CONDENSE_MAX_UNKNOWNS; (None, D, k) for a diagonal M, whose
-        M^-1 is applied as it always is (no square roots: D^T M^-1 D keeps the sparse path's arithmetic,
-        so an N with exact entries, such as Melanz et al. 2015 eq. 46, stays exact); None otherwise, and
+        joints within CONDENSE_MAX_DOF and CONDENSE_MAX_UNKNOWNS; (None, None, None) for a diagonal M,
+        whose W is summed from D's sparse arrays in a fixed order (:func:`_diagonal_condensation`: no
+        square roots, so an N with exact entries, such as Melanz et al. 2015 eq. 46, stays exact, and no
+        BLAS); None otherwise, and
         None when M is singular or numerically so (a pivot L_jj^2 <= n_dof eps max_i M_ii): such a
         problem keeps the sparse path, which reports a singular M as it always did."""
         if (not self.is_global or self._G is not None or self.n_dof > CONDENSE_MAX_DOF
                 or self.n_contact_unknowns > CONDENSE_MAX_UNKNOWNS):
             return None
         if self.M_is_diagonal:
-            return None, self._D.toarray(), self._k
+            return None, None, None     # D^T M^-1 D from D's sparse arrays (:func:`_diagonal_condensation`)
         from scipy.linalg.lapack import dpotrf, dtrtrs  # LAPACK itself: the wrappers' checks cost more here
         M = self._M.toarray()
         L, info = dpotrf(M, lower=1, clean=1)
@@ -483,22 +506,22 @@ class TimeStepProblem:
     def condensed(self) -> "TimeStepProblem | None":
         """The local problem (W, q) of a small global one (CONDENSE_MAX_DOF), W = D^T M^-1 D = X^T X
         and q = b + D^T M^-1 k = b + X^T z from the dense Cholesky factor M = L L^T (X = L^-1 D,
-        z = L^-1 k); None where :attr:`_condensation` is (too large, joints, a singular M) or where W
-        or q overflowed. Its arrays derive from this problem's checked data, so it is built without
-        the constructor's checks of outside data (they cost more than a small solve)."""
+        z = L^-1 k), or for a diagonal M summed from D's sparse arrays in a fixed order (no BLAS); None
+        where :attr:`_condensation` is (too large, joints, a singular M) or where W or q overflowed. Its
+        arrays derive from this problem's checked data, so it is built without the constructor's checks
+        of outside data (they cost more than a small solve)."""
         if self._condensation is None:
             return None
         L, X, z = self._condensation
-        if L is None:                       # a diagonal M: X = D, z = k
-            W = X.T @ (X * self._M_inv_diag[:, None])
-            q = self._b + X.T @ (self._M_inv_diag * z)
+        # (W + W^T) / 2, the finiteness checks and the CSR arrays in one compiled pass (in numpy a dozen
+        # calls on a few contacts cost several times the solve; docs/solvers-performance.md, the lean path)
+        if L is None:                       # a diagonal M: M^-1 applied as the sparse path applies it
+            D = self._D
+            indptr, indices, data, q = _diagonal_condensation(D.indptr, D.indices, D.data, self._M_inv_diag,
+                                                              self._k, self._b, D.shape[1])
         else:
-            W = X.T @ X
             q = self._b + X.T @ z
-        # (W + W^T) / 2, the finiteness checks and the CSR arrays in one compiled pass (:func:`_symmetric_csr`;
-        # in numpy a dozen calls on a few contacts cost several times the solve); the products stay NumPy's
-        # (docs/solvers-performance.md, the lean path)
-        indptr, indices, data = _symmetric_csr(np.ascontiguousarray(W), q)
+            indptr, indices, data = _symmetric_csr(np.ascontiguousarray(X.T @ X), q)
         if indptr.shape[0] == 0:            # W or q overflowed
             return None
         for a in (data, indices, indptr, q):

@@ -25,8 +25,9 @@ iterate within 1e-6 of the relaxed objective: BoxesStack1 725,485 -> 382,277, On
 7,854; Siconos error 1e-8: PerioBox 503 -> 264, a 1,064-contact packing 16,464 -> 8,807) and about
 as many on the well-conditioned ones. Where the operator iterated with is not symmetric (an
 anti-relaxed local problem keeps W, which Siconos dumps with asymmetry 1e-4..1e-3), the QP argument
-does not apply and the default is 1 / lambda_max of the symmetric part. options.params["omega"]
-overrides either.
+does not apply and the default is 1 / lambda_max of the symmetric part. The estimate is rounded to 20
+significant bits, so the last digits of LAPACK's and ARPACK's eigenvalues, which move with the BLAS,
+never reach the iterates. options.params["omega"] overrides either.
 
 Anti-relaxed runs update the shift a after each iteration (inner) or per outer loop
 (workbench.solvers.iterative). The iteration and its stopping measure run in one compiled loop
@@ -35,6 +36,8 @@ outer_patience, device (cpu | gpu | numpy: workbench.solvers.xp_first_order).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -80,6 +83,19 @@ def scaled_spectrum_bounds(run: IterativeRun, eta: np.ndarray, W: sp.spmatrix | 
     return 0.0, float(spla.eigsh(op, k=1, which="LA", tol=1e-6, v0=v0, return_eigenvectors=False)[0])
 
 
+#: significant bits the estimated step keeps (:func:`_coarse`)
+_STEP_BITS = 20
+
+
+def _coarse(omega: float) -> float:
+    """``omega`` rounded to :data:`_STEP_BITS` significant bits (a relative change of at most 1e-6, far
+    below what the spectrum estimate means for the step): LAPACK's and ARPACK's eigenvalues differ in
+    their last digits with the BLAS kernel and thread count, and this keeps those digits out of the
+    iterates, so a run's iterations and status do not depend on the BLAS."""
+    mantissa, exponent = math.frexp(omega)
+    return math.ldexp(round(mantissa * (1 << _STEP_BITS)) / (1 << _STEP_BITS), exponent)
+
+
 class JacobiSolver(xp_first_order.OnDevice, IterativeSolver):
     name = "jacobi"
     summary = "projected Jacobi with per-contact diagonal scaling (compiled loop)"
@@ -96,7 +112,7 @@ class JacobiSolver(xp_first_order.OnDevice, IterativeSolver):
         if omega is None:
             W = None if run.problem.is_global else run.N_matrix
             lam_min, lam_max = scaled_spectrum_bounds(run, self._eta, W)
-            omega = 2.0 * _STEP_FRACTION / (lam_max + lam_min) if run.operator_is_symmetric else 1.0 / lam_max
+            omega = _coarse(2.0 * _STEP_FRACTION / (lam_max + lam_min) if run.operator_is_symmetric else 1.0 / lam_max)
         elif not float(omega) > 0:
             raise InputError(f"jacobi: omega must be positive, got {omega}")
         self._step = float(omega) * self._eta

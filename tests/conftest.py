@@ -108,6 +108,8 @@ FAST = {
 FAST_EXEMPT = {
     "test_fuzz_files.py": "the generated fuzz suite of the readers: hundreds of child processes by construction",
     "test_fuzz_options.py": "the generated fuzz suite of the options: hundreds of command lines by construction",
+    "test_blas_independence.py": "its one test solves a panel with every solver in three fresh interpreters, one per "
+                                 "BLAS setting",
 }
 
 

@@ -14,6 +14,11 @@ blocks under ``prange``, the plain one runs them in a loop (or whole, when eleme
 drivers the other modules share are written once here and specialised per kernel:
 :func:`over_contacts` (an element-wise loop over contacts, blocks of :data:`CONTACT_BLOCK` contacts)
 and :func:`three_sums` (three reductions in one pass, added block by block).
+
+The drivers and the reductions are inlined into their callers by numba (``inline="always"``): a
+compiled function that contains a call to a parallel kernel, even on a branch not taken, is not
+inlined by the compiler, and each call of it costs tens of nanoseconds of call and reference counting,
+which a solve of a few contacts pays several times per iteration (docs/solvers-performance.md).
 """
 
 from __future__ import annotations
@@ -173,7 +178,7 @@ def _csr_matvec_parallel(indptr, indices, data, x, out):
         csr_rows(indptr, indices, data, x, out, b * BLOCK, min(n, (b + 1) * BLOCK))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def csr_matvec(indptr, indices, data, x, out):
     """out = A x for A in CSR form, row by row (the order of scipy's own CSR product, so the sums are
     the same), compiled: scipy's ``A @ x`` spends about 5 microseconds dispatching before it
@@ -204,7 +209,7 @@ def _block_sums_parallel(x, y, scale, part):
         part[b] = _block_sum(x, y, scale, b * BLOCK, min(n, (b + 1) * BLOCK))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sum_by_blocks(x, y, scale):
     """The block sums of :func:`_block_sum` over all of x, added in block order (module docstring)."""
     n = x.shape[0]
@@ -223,13 +228,13 @@ def _sum_by_blocks(x, y, scale):
     return acc
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def dot(x, y):
     """x . y summed by blocks (module docstring): the same number for any thread count."""
     return _sum_by_blocks(x, y, None)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sum_squares(x):
     """x . x by blocks (:func:`dot`)."""
     return dot(x, x)
@@ -245,7 +250,7 @@ def _max_abs_parallel(x, part):
         part[b] = top
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def max_abs(x):
     n = x.shape[0]
     if threaded(n):
@@ -258,7 +263,7 @@ def max_abs(x):
     return top
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def norm(x):
     """||x||_2, scaled by max |x_k| so that it neither overflows nor underflows; by blocks."""
     top = max_abs(x)

@@ -112,7 +112,7 @@ def _residual_of_of(x, out, o, d):
     return residual
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _projected_steps(lo, hi, d, args):
     """The contacts [lo, hi) of :func:`projected_step` (a kernel of workbench.blocks.over_contacts)."""
     x, g, h, a, t, mu, residual, out = args

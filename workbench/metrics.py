@@ -94,7 +94,7 @@ def dual_objective(problem: TimeStepProblem, nu: np.ndarray, u: np.ndarray | Non
     return float(0.5 * nu @ (u + problem.r))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _natural_map(nu, w, a, step, mu, d, out):
     """out = nu - P(nu - step (w + a)), a (None: 0) nonzero in the normal entries only (cones.projected_step)."""
     return projected_step(nu, w, None, a, step, mu, d, out, nu)
@@ -113,7 +113,7 @@ def _squares_block(lo, hi, nu, u, out):
 _squares = three_sums(_squares_block)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _stopping_sums(nu, u, a, step, mu, d, de_saxce, out):
     if de_saxce:                    # a_i = [mu_i ||u_t,i||, 0, 0] from this u
         _write_de_saxce_shift(u, mu, d, a)

@@ -291,7 +291,7 @@ def _weighted_column_blocks(ptr, idx, val, w, d, blocks):
                 blocks[i, c, a] = acc
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_operator(op, tmp, x, out):
     """out = N x for the operator ``op`` of :attr:`TimeStepProblem.compiled_operator` (row by row, in
     the order of scipy's CSR product, so that the sums are those of :meth:`TimeStepProblem.apply_N`);

@@ -400,7 +400,7 @@ def unit_step_holds(map_sq, scale, target):
     return math.sqrt(map_sq) / scale <= target
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def stopping_measure(x, u, a, mu, d, inner, step, norm_r0, target, scratch):
     """The stopping measure of :meth:`IterativeRun.tick` for compiled loops: (err, scale, converged) for the
     iterate x with u = N x + r_0 and the shift a (inner runs: a(u) written into a, err the Siconos

@@ -91,25 +91,26 @@ def alart_curnier(problem, nu: np.ndarray, u: np.ndarray, rho: np.ndarray, jacob
 
 @njit(cache=True)
 def _alart_curnier(nu, u, rho, mu, d, phi, A, B, jacobian):
-    """:func:`alart_curnier` contact by contact (A, B zero on entry)."""
+    """:func:`alart_curnier` contact by contact (A, B zero on entry). The tangential part z of a
+    contact (d = 2 or 3: one or two entries) is held in scalars, z2 = 0 when d = 2: a solve of a few
+    contacts calls this pass several times per iteration, and a work array allocated per call was a
+    large part of its cost."""
     n_c = mu.shape[0]
-    z = np.empty(d)
     for i in range(n_c):
         o = d * i
         rc = rho[o]
         xi = nu[o] - rc * u[o]
         act = xi > 0
         R = mu[i] * max(xi, 0.0)
-        nz = 0.0
-        for j in range(1, d):
-            z[j] = nu[o + j] - rc * u[o + j]
-            nz += z[j] * z[j]
-        nz = np.sqrt(nz)
+        z1 = nu[o + 1] - rc * u[o + 1]
+        z2 = nu[o + 2] - rc * u[o + 2] if d == 3 else 0.0
+        nz = np.sqrt(z1 * z1 + z2 * z2)
         stick = nz <= R and R > 0               # R = 0 (open or frictionless): Phi_t = gamma_t
         safe = nz if nz > 0 else 1.0
         phi[o] = nu[o] - max(xi, 0.0)
-        for j in range(1, d):
-            phi[o + j] = nu[o + j] - (z[j] if stick else R * z[j] / safe)
+        phi[o + 1] = nu[o + 1] - (z1 if stick else R * z1 / safe)
+        if d == 3:
+            phi[o + 2] = nu[o + 2] - (z2 if stick else R * z2 / safe)
         if not jacobian:
             continue
         A[i, 0, 0] = 0.0 if act else 1.0
@@ -117,16 +118,18 @@ def _alart_curnier(nu, u, rho, mu, d, phi, A, B, jacobian):
         ratio = 0.0 if stick else R / safe     # sliding (or R = 0): Phi_t = g_t - R z_hat
         dR = mu[i] if act and not stick else 0.0   # dR = mu (dg_n - rho du_n) where xi > 0
         for j in range(1, d):
+            zj = z1 if j == 1 else z2
             for l in range(1, d):
+                zl = z1 if l == 1 else z2
                 eye = 1.0 if j == l else 0.0
                 if stick:
                     B[i, j, l] = rc * eye
                 else:
-                    tang = eye - z[j] * z[l] / (safe * safe)
+                    tang = eye - zj * zl / (safe * safe)
                     A[i, j, l] = eye - ratio * tang
                     B[i, j, l] = rc * ratio * tang
-            A[i, j, 0] = -dR * z[j] / safe
-            B[i, j, 0] = dR * rc * z[j] / safe
+            A[i, j, 0] = -dR * zj / safe
+            B[i, j, 0] = dR * rc * zj / safe
     for k in range(d * n_c, nu.shape[0]):
         phi[k] = rho[k] * u[k]
 

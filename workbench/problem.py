@@ -207,16 +207,18 @@ def _symmetric_csr(W, q):
 
 
 @njit(cache=True)
-def _diagonal_condensation(indptr, indices, data, m_inv, k, b, m):
+def _diagonal_condensation(indptr, indices, data, m_diag, k, b, m):
     """(indptr, indices, data) of W = D^T M^-1 D in CSR as :func:`_symmetric_csr` gives them, and
-    q = b + D^T M^-1 k, for a diagonal M (``m_inv`` its inverse) and D in canonical CSR (rows the dofs,
+    q = b + D^T M^-1 k, for a diagonal M (``m_diag`` its diagonal; M^-1_ii = 1 / M_ii, the division
+    :attr:`TimeStepProblem._M_inv_diag` makes) and D in canonical CSR (rows the dofs,
     ``m`` columns): W[a, c] sums (D_ia M^-1_ii) D_ic, and q_a sums D_ia (k_i M^-1_ii), over the dofs i
     in increasing order from 0, so the bits depend on no BLAS, kernel or thread count. Empty arrays
     (and q) when an entry overflows."""
     W = np.zeros((m, m))
     q = np.zeros(m)
     for i in range(indptr.shape[0] - 1):
-        weight, load = m_inv[i], k[i] * m_inv[i]
+        weight = 1.0 / m_diag[i]
+        load = k[i] * weight
         for aa in range(indptr[i], indptr[i + 1]):
             a, scaled = indices[aa], data[aa] * weight
             q[a] += data[aa] * load
@@ -516,8 +518,8 @@ class TimeStepProblem:
         # (W + W^T) / 2, the finiteness checks and the CSR arrays in one compiled pass (in numpy a dozen
         # calls on a few contacts cost several times the solve; docs/solvers-performance.md, the lean path)
         if L is None:                       # a diagonal M: M^-1 applied as the sparse path applies it
-            D = self._D
-            indptr, indices, data, q = _diagonal_condensation(D.indptr, D.indices, D.data, self._M_inv_diag,
+            D = self._D       # a diagonal M's stored values are its diagonal, in row order (canonical CSR)
+            indptr, indices, data, q = _diagonal_condensation(D.indptr, D.indices, D.data, self._M.data,
                                                               self._k, self._b, D.shape[1])
         else:
             q = self._b + X.T @ z

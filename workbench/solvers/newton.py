@@ -47,7 +47,6 @@ from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from numba import njit
 
 from workbench.blocks import sum_squares
@@ -401,6 +400,9 @@ class NewtonSolver(NCPMethod):
         problem = model.problem
         n, n_c, d = problem.n_unknowns, problem.n_contacts, problem.d
         if n > DENSE_MAX:
+            # SuperLU loaded here, before the clock; a dense solve never needs it (a cold process's
+            # import of scipy.sparse.linalg is tens of milliseconds)
+            import scipy.sparse.linalg  # noqa: F401
             return super().solve(model, options)
         result = self.new_result(model)
         warm = options.warm_start
@@ -460,6 +462,7 @@ class NewtonSolver(NCPMethod):
     def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:
         """The sparse iteration (above DENSE_MAX unknowns): J filled on a fixed pattern by one compiled
         pass, SuperLU's LU of it (J's CSR arrays read as CSC are J^T, factorised and solved transposed)."""
+        import scipy.sparse.linalg as spla  # loaded by solve() before the clock
         problem = model.problem
         eps_rel = float(options.params["eps_rel"])
         N = problem.N.tocsr()

@@ -322,9 +322,16 @@ def cold_command(cmd: list[str], repeats: int) -> dict:
             "MiB": mib, "exit": codes}
 
 
+#: the floor of a cold command that solves with a compiled kernel: Python, numpy, scipy.sparse and numba
+#: imported and one of the workbench's smallest cached kernels called (numba's first call of a cached
+#: kernel loads its typing and lowering registries), nothing else
+FLOOR_CODE = "import numpy, scipy.sparse; from workbench.blocks import n_blocks; n_blocks(3)"
+
+
 def cold(rows, repeats: int) -> dict:
     """``workbench --version``, ``workbench solve`` of the 4-contact COLD_FILE with our best method on it
-    in this run (apgd if none), and the plain Siconos script on it, each in new processes."""
+    in this run (apgd if none), the floor under it (FLOOR_CODE) and the plain Siconos script on it, each
+    in new processes."""
     exe = Path(sys.executable).with_name("workbench")
     wb = [str(exe)] if exe.exists() else [sys.executable, "-m", "workbench.cli"]
     row = next((r for r in rows if r["problem"] == COLD_FILE), None)
@@ -332,7 +339,9 @@ def cold(rows, repeats: int) -> dict:
     method = next((m for m in OURS if label(m) == ours[0]), OURS[0]) if ours else OURS[0]
     out = {"version": cold_command(wb + ["--version"], repeats),
            "solve": cold_command(wb + ["solve", f"shared:{COLD_FILE}", "-f", method[0], "-s", method[1], "--tol",
-                                       f"{TOL:g}"], repeats)}
+                                       f"{TOL:g}"], repeats),
+           "floor": cold_command([sys.executable, "-c", FLOOR_CODE], repeats)}
+    out["floor"]["command"] = f"python -c \"{FLOOR_CODE}\""
     path = shared_data_dir() / COLD_FILE
     out["siconos"] = cold_command([SICONOS_PYTHON, "-I", str(peer_process.PLAIN), str(path), sic[0] if sic else "NSGS",
                                    "1"], repeats)

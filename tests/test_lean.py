@@ -17,7 +17,7 @@ from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions, StopCause
 from workbench.solvers.iterative import IterativeSolver
 
-LEAN = ["apgd", "bb"]
+LEAN = ["apgd", "bb", "pgs"]
 OPTIONS = [dict(tol=1e-8), dict(tol=1e-8, max_iter=7), dict(tol=1e-13, max_iter=2000)]
 
 

@@ -63,9 +63,9 @@ from numba import njit
 from workbench.cones import project_contact
 from workbench.errors import InputError
 from workbench.params import Param
-from workbench.problem import csr_matvec
-from workbench.solvers.iterative import (GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_OWN, K_STARTED, IterativeRun,
-                                         IterativeSolver, count_and_check, intermediate_length)
+from workbench.problem import _csr_diagonal_blocks, csr_matvec
+from workbench.solvers.iterative import (F_OWN, GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_OWN, K_STARTED, IterativeRun,
+                                         IterativeSolver, LeanRun, count_and_check, intermediate_length, lean_state)
 
 __all__ = ["PGSSolver", "local_factors", "solve_local"]
 
@@ -436,6 +436,65 @@ def _local_factors(S, mu, G, lam):
                 G[i, j, l] = acc
 
 
+def _omega(params) -> float:
+    """The relaxation omega of ``params``, in (0, 2)."""
+    omega = float(params["omega"])
+    if not 0.0 < omega < 2.0:
+        raise InputError(f"pgs: omega must lie in (0, 2), got {omega}")
+    return omega
+
+
+#: the fs slots of a lean run: the shared ones (PGS has none of its own)
+_FS = F_OWN
+
+
+def _lean_floats(n: int, n_c: int, d: int) -> int:
+    """Length of a lean run's buffer: fs, x, a, the work rows, S and G (n_c, d, d), Lam (n_c, d)."""
+    return _FS + (2 + _ROWS) * n + 2 * n_c * d * d + n_c * d
+
+
+@njit(cache=True)
+def _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, k_stop, target, norm_r0, d, omega):
+    """One call of a lean run (IterativeSolver._lean_solve) on the local W in CSR (ptr, idx, val), in
+    the contacts' own order: its arrays are views of ``floats`` (fs, x, a, the work rows, the local
+    factors: :func:`_lean_floats`) and ``ks`` (zero from the caller; the sweep order after the state).
+    The first call (ks[K_D] still 0) sets the state of :func:`lean_state`, nu = 0, a = 0 and the set-up
+    of :meth:`PGSSolver.setup` (the symmetric parts of W's diagonal blocks, :func:`_local_factors`; a
+    local problem has no joints); then :func:`_iterations`."""
+    n, n_c = r0.shape[0], mu.shape[0]
+    fs = floats[:_FS]
+    x, a = floats[_FS:_FS + n], floats[_FS + n:_FS + 2 * n]
+    o = _FS + 2 * n
+    work = floats[o:o + _ROWS * n].reshape((_ROWS, n))
+    o += _ROWS * n
+    S = floats[o:o + n_c * d * d].reshape((n_c, d, d))
+    G = floats[o + n_c * d * d:o + 2 * n_c * d * d].reshape((n_c, d, d))
+    o += 2 * n_c * d * d
+    lam = floats[o:o + n_c * d].reshape((n_c, d))
+    joints = floats[o:o]                    # none on a local problem
+    order = ks[K_N_C + 1:]
+    if ks[K_D] == 0:
+        lean_state(fs, ks, max_iter, k_stop, target, norm_r0, d)
+        ks[K_N_C] = n_c
+        S[:] = 0.0
+        _csr_diagonal_blocks(ptr, idx, val, d, n_c, S)
+        for i in range(n_c):                # IterativeRun.diagonal_blocks: the symmetric parts
+            for j in range(d):
+                for l in range(j + 1, d):
+                    s = 0.5 * (S[i, j, l] + S[i, l, j])
+                    S[i, j, l] = s
+                    S[i, l, j] = s
+        _local_factors(S, mu, G, lam)
+        for k in range(order.shape[0]):
+            order[k] = k
+        x[:] = 0.0
+        a[:] = 0.0
+    none = np.zeros(1, dtype=np.int32)
+    cols = (none, none, np.zeros(0), none, none, np.zeros(0))
+    return _iterations((ptr, idx, val, ptr, idx, val, False), cols, False, x, r0, r0, a, mu, S, G, lam, joints,
+                       order, omega, work, fs, ks)
+
+
 class PGSSolver(IterativeSolver):
     name = "pgs"
     summary = "projected Gauss-Seidel / SOR over contacts, exact local solver (numba)"
@@ -445,10 +504,30 @@ class PGSSolver(IterativeSolver):
         Param("seed", int, 0, "seed of the random order"),
     )
 
+    has_lean = True
+
+    def lean_fits(self, model, options) -> bool:
+        """IterativeSolver.lean_fits, in the contacts' own order (a random order is drawn in Python
+        before each sweep)."""
+        return super().lean_fits(model, options) and not options.params["random_order"]
+
+    def iteration_work(self, entries: int, n: int) -> int:
+        return entries + 30 * n
+
+    def lean(self, W, r0, mu, d, max_iter, chunk, target, norm_r0, params) -> LeanRun:
+        """:func:`_lean` on its two buffers, one made for the run."""
+        omega = _omega(params)
+        n, n_c = r0.shape[0], mu.shape[0]
+        floats = np.empty(_lean_floats(n, n_c, d))
+        ks = np.zeros(K_N_C + 1 + n_c, dtype=np.int64)      # the state, then the sweep order
+        ptr, idx, val = W.indptr, W.indices, W.data
+        best = _FS + (2 + _BEST) * n
+        return LeanRun(lambda: _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, chunk, target, norm_r0, d, omega),
+                       None, floats[:_FS], ks, floats[best:best + n],
+                       lambda: {"local_failures": int(ks[K_FAILURES]), "velocity_form": False})
+
     def setup(self, run: IterativeRun) -> None:
-        omega = float(run.params["omega"])
-        if not 0.0 < omega < 2.0:
-            raise InputError(f"pgs: omega must lie in (0, 2), got {omega}")
+        omega = _omega(run.params)
         p = run.problem
         S, joints = run.diagonal_blocks
         if np.any(joints <= 0):

@@ -97,6 +97,7 @@ FAST = {
     "test_stacks.py": ("test_geometry",),
     "test_study.py": ("test_bad_study_files_exit_2_with_one_line_naming_the_problem",),
     "test_study_scale.py": ("test_scale_study_parses_and_plans",),
+    "test_blas_independence.py": ("test_the_jacobi_step_keeps_its_stated_bits_and_passes_a_non_finite_one",),
     "test_threads.py": ("test_blas_one_thread_numba_every_core_by_default",),
     "test_time_limit.py": ("test_a_limited_solve_gives_the_same_result_as_an_unlimited_one",),
     "test_time_limit_forecast.py": ("test_a_stretch_forecast_past_the_limit_is_refused_and_the_result_says_so",),
@@ -108,8 +109,6 @@ FAST = {
 FAST_EXEMPT = {
     "test_fuzz_files.py": "the generated fuzz suite of the readers: hundreds of child processes by construction",
     "test_fuzz_options.py": "the generated fuzz suite of the options: hundreds of command lines by construction",
-    "test_blas_independence.py": "its one test solves a panel with every solver in three fresh interpreters, one per "
-                                 "BLAS setting",
 }
 
 

@@ -71,3 +71,19 @@ def test_statuses_are_the_same_under_every_blas_kernel_and_thread_count():
             assert row[:3] == ref[:3], (setting, ref, row)
             if row[0] in COMPILED and row[1] in NO_LAPACK:
                 assert row[3] == ref[3], (setting, ref, row)
+
+
+def test_the_jacobi_step_keeps_its_stated_bits_and_passes_a_non_finite_one():
+    """jacobi._coarse: the estimated step rounded to _STEP_BITS significant bits (within half a unit of
+    the last kept bit, at most 2^-_STEP_BITS relative), so that two estimates a few ulps apart give the same step; inf and nan pass as
+    they are (the run then fails on its own, never on the rounding)."""
+    import math
+
+    from workbench.solvers.jacobi import _STEP_BITS, _coarse
+    for x in (1 / 3, 0.95 * 2 / 7.3, 1e-300, 3e300):
+        y = _coarse(x)
+        mantissa, _ = math.frexp(y)
+        assert abs(y - x) <= math.ldexp(1.0, math.frexp(x)[1] - _STEP_BITS - 1) <= abs(x) * 2.0 ** -_STEP_BITS
+        assert (mantissa * 2 ** _STEP_BITS).is_integer()
+        assert _coarse(x * (1 + 4 * 2.0 ** -52)) == y or _coarse(x * (1 - 4 * 2.0 ** -52)) == y
+    assert _coarse(math.inf) == math.inf and math.isnan(_coarse(math.nan))

@@ -91,7 +91,9 @@ def _coarse(omega: float) -> float:
     """``omega`` rounded to :data:`_STEP_BITS` significant bits (a relative change of at most 1e-6, far
     below what the spectrum estimate means for the step): LAPACK's and ARPACK's eigenvalues differ in
     their last digits with the BLAS kernel and thread count, and this keeps those digits out of the
-    iterates, so a run's iterations and status do not depend on the BLAS."""
+    iterates, so a run's iterations and status do not depend on the BLAS. Not finite: as it is."""
+    if not math.isfinite(omega):
+        return omega
     mantissa, exponent = math.frexp(omega)
     return math.ldexp(round(mantissa * (1 << _STEP_BITS)) / (1 << _STEP_BITS), exponent)
 

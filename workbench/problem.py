@@ -517,8 +517,8 @@ class TimeStepProblem:
         L, X, z = self._condensation
         # (W + W^T) / 2, the finiteness checks and the CSR arrays in one compiled pass (in numpy a dozen
         # calls on a few contacts cost several times the solve; docs/solvers-performance.md, the lean path)
-        if L is None:                       # a diagonal M: M^-1 applied as the sparse path applies it
-            D = self._D       # a diagonal M's stored values are its diagonal, in row order (canonical CSR)
+        if L is None:       # a diagonal M: its stored values are its diagonal, in row order (canonical CSR)
+            D = self._D
             indptr, indices, data, q = _diagonal_condensation(D.indptr, D.indices, D.data, self._M.data,
                                                               self._k, self._b, D.shape[1])
         else:

@@ -84,7 +84,7 @@ __all__ = ["IterativeSolver", "IterativeRun", "CONVERGED", "MAX_ITER", "CHUNK_DO
            "apply_operator", "intermediate_length", "stopping_measure", "measure_and_keep", "lipschitz_ratio",
            "ccp_rule", "unit_step_holds", "NOT_YET", "HOLDS", "CHECK_UNIT_STEP", "ANTI_RELAXATION_MODES", "ITERATIVE_PARAMS",
            "F_BEST", "F_MEASURE", "F_SCALE", "F_COPIED", "F_STEP", "F_NORM_R0", "F_TARGET", "F_OWN",
-           "K_ITER", "K_STOP", "K_MAX_ITER", "K_D", "K_INNER", "K_STARTED", "K_OWN"]
+           "K_ITER", "K_STOP", "K_MAX_ITER", "K_D", "K_INNER", "K_STARTED", "K_OWN", "symmetrise_blocks"]
 
 ANTI_RELAXATION_MODES = ("inner", "outer")
 #: settings every iterative solver understands (options.params); a solver's ``params`` start with these
@@ -193,8 +193,9 @@ class IterativeRun:
     def diagonal_blocks(self) -> tuple[np.ndarray, np.ndarray]:
         """Symmetric parts of the d x d contact diagonal blocks of N (n_c, d, d) and the joint
         diagonal entries (n_b,) (N is formed, sparse, only for joints with a non-diagonal M)."""
-        B = self.problem.N_diagonal_blocks
-        return 0.5 * (B + np.transpose(B, (0, 2, 1))), metrics.joint_diagonal(self.problem)
+        S = self.problem.N_diagonal_blocks.copy()
+        symmetrise_blocks(S)
+        return S, metrics.joint_diagonal(self.problem)
 
     @property
     def linear_term(self) -> np.ndarray:
@@ -497,6 +498,19 @@ def lean_state(fs, ks, max_iter, k_stop, target, norm_r0, d):
     fs[F_BEST], fs[F_MEASURE], fs[F_SCALE], fs[F_COPIED] = np.inf, np.inf, 1.0, 0.0
     fs[F_STEP], fs[F_NORM_R0], fs[F_TARGET] = 1.0, norm_r0, target
     ks[K_ITER], ks[K_STOP], ks[K_MAX_ITER], ks[K_D], ks[K_INNER], ks[K_STARTED] = 0, k_stop, max_iter, d, 1, 0
+
+
+@njit(cache=True)
+def symmetrise_blocks(S):
+    """S_i <- (S_i + S_i^T) / 2 in place for each d x d block of S (n_c, d, d): the symmetric parts of
+    N's diagonal blocks that Gauss-Seidel's local solver takes (:attr:`IterativeRun.diagonal_blocks`,
+    and a lean run's set-up in compiled code)."""
+    for i in range(S.shape[0]):
+        for j in range(S.shape[1]):
+            for l in range(j + 1, S.shape[1]):
+                s = 0.5 * (S[i, j, l] + S[i, l, j])
+                S[i, j, l] = s
+                S[i, l, j] = s
 
 
 class LeanRun:

@@ -65,7 +65,8 @@ from workbench.errors import InputError
 from workbench.params import Param
 from workbench.problem import _csr_diagonal_blocks, csr_matvec
 from workbench.solvers.iterative import (F_OWN, GO_ON, ITERATIVE_PARAMS, K_D, K_INNER, K_OWN, K_STARTED, IterativeRun,
-                                         IterativeSolver, LeanRun, count_and_check, intermediate_length, lean_state)
+                                         IterativeSolver, LeanRun, count_and_check, intermediate_length, lean_state,
+                                         symmetrise_blocks)
 
 __all__ = ["PGSSolver", "local_factors", "solve_local"]
 
@@ -478,12 +479,7 @@ def _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, k_stop, target, norm_r0, 
         ks[K_N_C] = n_c
         S[:] = 0.0
         _csr_diagonal_blocks(ptr, idx, val, d, n_c, S)
-        for i in range(n_c):                # IterativeRun.diagonal_blocks: the symmetric parts
-            for j in range(d):
-                for l in range(j + 1, d):
-                    s = 0.5 * (S[i, j, l] + S[i, l, j])
-                    S[i, j, l] = s
-                    S[i, l, j] = s
+        symmetrise_blocks(S)
         _local_factors(S, mu, G, lam)
         for k in range(order.shape[0]):
             order[k] = k

@@ -188,24 +188,43 @@ SINGULAR, NEEDS_STEPS = 4, 5
 #: named layout of the dense loop's integer state ``ks`` and float state ``fs``
 K_ITER, K_STOP, K_FAILURES = 0, 1, 2    # ks: iterations done, the count at which the call returns, line-search failures
 F_ERR, F_PSI, F_NORM_R = 0, 1, 2        # fs: siconos_error and merit psi of the current iterate, ||r||
-#: the start of a cold run (nu = 0): an empty array, so that the compiled call has one signature
-_NO_START = np.zeros(0)
+#: the start of a cold run (nu = 0), and rho when the compiled call computes it: empty arrays, so that
+#: the compiled call has one signature
+_NO_START = _NO_RHO = np.zeros(0)
 #: the iteration count of a run without a cap
 _NO_CAP = int(np.iinfo(np.int64).max)
 #: rows of length n of the dense run's buffer, after fs, N, J, A and B (:func:`_dense_views`)
 _NU, _U, _RHO, _PHI, _DNU, _TRIAL_NU, _TRIAL_U, _DU, _A, _SCRATCH, _VECTORS = range(11)
 
 
-def _dense_length(n: int, n_c: int, d: int) -> int:
-    """Length of the dense run's one buffer (:func:`_dense_views`); plain Python (a compiled call's
-    dispatch costs more than this arithmetic)."""
-    return _vectors_at.py_func(n, n_c, d) + _VECTORS * n
-
-
 @njit(cache=True)
 def _vectors_at(n, n_c, d):
     """Where the rows of length n start in the dense run's buffer, after fs, N, J, A and B."""
     return F_NORM_R + 1 + 2 * n * n + 2 * n_c * d * d
+
+
+@njit(cache=True)
+def _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, stop, rho):
+    """The first call of the dense run: its buffers, ``floats`` (:func:`_dense_views`) and ``ks``
+    (K_*, ks[K_STOP] = ``stop``), allocated here rather than by numpy's calls from Python, which on a
+    problem of a few contacts cost as much as the iterations; rho copied in when given (length n), else
+    computed (``rho`` empty); then :func:`_dense_call`. Returns (code, floats, ks)."""
+    n = r.shape[0]
+    floats = np.empty(_vectors_at(n, mu.shape[0], d) + _VECTORS * n)
+    ks = np.zeros(K_FAILURES + 1, dtype=np.int64)
+    ks[K_STOP] = stop
+    given = rho.shape[0] == n
+    if given:
+        o = _vectors_at(n, mu.shape[0], d) + _RHO * n
+        floats[o:o + n] = rho
+    code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, ks, start, True, given)
+    return code, floats, ks
+
+
+def _dense_data(problem) -> tuple:
+    """The arrays of the dense run: N's CSR arrays, r and mu."""
+    W = problem.N
+    return W.indptr, W.indices, W.data, problem.r, problem.mu
 
 
 def _dense_row(floats, row: int, n: int, n_c: int, d: int) -> np.ndarray:
@@ -394,9 +413,9 @@ class NewtonSolver(NCPMethod):
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         """Up to DENSE_MAX unknowns the whole iteration runs compiled (:func:`_dense_newton`, called
-        through :func:`_dense_call`, which also makes the dense N, rho and the start from N's CSR arrays
-        in one buffer); larger problems go through the template (:meth:`iterate`, a sparse LU per
-        iteration)."""
+        through :func:`_dense_start`, which allocates the run's buffer, and :func:`_dense_call`, which
+        makes the dense N, rho and the start from N's CSR arrays in it); larger problems go through the
+        template (:meth:`iterate`, a sparse LU per iteration)."""
         problem = model.problem
         n, n_c, d = problem.n_unknowns, problem.n_contacts, problem.d
         if n > DENSE_MAX:
@@ -410,28 +429,31 @@ class NewtonSolver(NCPMethod):
         if warm is not None and start.shape[0] != n:
             raise InputError(f"warm start has length {start.shape[0]}, the problem has {n} unknowns")
         eps_rel, tol = float(options.params["eps_rel"]), float(options.tol)
-        # rho of a global problem is contact_steps's (N's diagonal blocks from D and M, not from the
-        # formed N, which differs from them by round-off)
-        build, rho_given = True, problem.is_global
         # a history keeps a row per iteration; without one a call makes as many iterations as about
         # _CHUNK_WORK operations (n^3 / 3 for the factorisation) before the caps are checked
         max_iter = self.max_iter(options)
         cap = max_iter if max_iter is not None else _NO_CAP
         chunk = 1 if options.keep_history else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
         first_stop = 0 if options.keep_history else min(chunk, cap)
+        # a local problem's W, r and mu are its data as read: fetched before the clock, as the peer's
+        # driver is handed its problem object; a global problem's N is computed, on the clock
+        data = None if problem.is_global else _dense_data(problem)
         # the options read and checked, the clock starts (Recorder): from here every line is the solve's
         rec = Recorder(options, "siconos_error", self.extras, max_iter)
-        W, r, mu = problem.N, problem.r, problem.mu
-        floats, ks = np.empty(_dense_length(n, n_c, d)), np.zeros(K_FAILURES + 1, dtype=np.int64)
-        ks[K_STOP] = first_stop
+        ptr, idx, val, r, mu = data or _dense_data(problem)
+        # rho of a global problem is contact_steps's (N's diagonal blocks from D and M, not from the
+        # formed N, which differs from them by round-off)
+        rho = contact_steps(problem) if problem.is_global else _NO_RHO
+        build = True
         while True:
-            if rho_given and build:
-                _dense_row(floats, _RHO, n, n_c, d)[:] = contact_steps(problem)
-            code = _dense_call(W.indptr, W.indices, W.data, r, mu, d, eps_rel, tol, floats, ks, start, build, rho_given)
+            if build:
+                code, floats, ks = _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, first_stop, rho)
+            else:
+                code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, ks, start, False, True)
             if code == CONVERGED:            # the point is chosen: the clock stops at once (the rest is bookkeeping)
                 rec.stop_clock()
             elif code == NEEDS_STEPS:        # a contact no body moves: contact_steps's fallback, then again
-                rho_given = True
+                rho = contact_steps(problem)
                 continue
             build = False
             k = int(ks[K_ITER])

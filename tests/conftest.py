@@ -28,6 +28,7 @@ FAST = {
     "test_environment_and_api.py": ("test_solve_options_are_checked_at_construction_with_the_clis_words",),
     "test_families.py": ("test_names_address_a_family_and_each_member",),
     "test_fuzz_scales.py": ("test_reproducer_mu_1e300_ncp_newton_is_not_solved",),
+    "test_rescaled.py": ("test_the_exponent_is_zero_within_the_safe_range_and_brings_the_data_near_one",),
     "test_admm.py": ("test_a_non_symmetric_W_takes_the_lu",),
     "test_lean.py": ("test_a_lean_run_takes_the_fallback_start_when_line_6_gives_no_ratio",
                      "test_the_condensed_matrix_is_numpys_symmetric_part_in_csr"),

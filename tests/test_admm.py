@@ -12,7 +12,8 @@ import pytest
 
 from factories import nonsymmetric_local
 from problems.stacks import box_pyramid
-from workbench.method import solve
+from workbench.judging import finalize
+from workbench.method import Method, solve
 from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions
 import workbench.solvers.admm as admm
@@ -134,8 +135,12 @@ def test_inactive_step_outside_its_range_is_refused(step):
 @pytest.mark.parametrize("acceleration", [True, False])
 def test_a_run_whose_iterates_leave_floating_point_stops_at_once(acceleration):
     """W x 1e-30 and q x 1e150: impulses of about 1e180, whose squares overflow. Both ADMM variants
-    used to run 10,000 iterations of non-finite iterates to their cap; the run now stops at the first
-    (stop cause failed, info["diverged"]) and is not solved, while the same problem at unit scale is."""
+    used to run 10,000 iterations of non-finite iterates to their cap; handed the problem as it is, the
+    run now stops at the first (stop cause failed, info["diverged"]) and is not solved, while the same
+    problem at unit scale is. Through workbench.method, which solves such a problem with its linear term
+    divided by a power of two (TimeStepProblem.working_exponent), the iterates stay finite; what is left is
+    a question of units (W x 1e-30: impulses 1e30 times the velocities), which the judge's scaled measures
+    decide."""
     rng = np.random.default_rng(1)
     A = rng.normal(size=(9, 9))
     W = A @ A.T + 9 * np.eye(9)
@@ -145,6 +150,11 @@ def test_a_run_whose_iterates_leave_floating_point_stops_at_once(acceleration):
     wild = TimeStepProblem(W=W * 1e-30, q=q * 1e150, mu=np.full(3, 0.3), d=3)
     options = dict(acceleration=acceleration)
     assert _admm(unit, **options).status == "solved"
-    res = solve(wild, "anti-relaxed", "admm", SolveOptions(tol=1e-6, params=options))
+    method = Method("anti-relaxed", "admm", options)
+    res = finalize(*method._execute(wild, SolveOptions(tol=1e-6, params=method.solver_params)), SolveOptions(tol=1e-6))
     assert res.status != "solved" and res.stop.value == "failed"
     assert res.iterations <= 2 and res.info["diverged"].startswith("non-finite iterate at iteration")
+    assert wild.working_exponent != 0
+    rescaled = solve(wild, "anti-relaxed", "admm", SolveOptions(tol=1e-6, params=options))
+    assert "rescaled" in rescaled.info and "diverged" not in rescaled.info
+    assert rescaled.status == "solved" or "balanced units" in rescaled.message

@@ -47,6 +47,11 @@ from workbench.status import UNAVAILABLE
 
 __all__ = ["Method", "solve", "pairings", "warm_up_problems", "formulations_for"]
 
+#: model kinds whose problems with a linear term far outside the double range's middle are solved
+#: rescaled (TimeStepProblem.working_exponent): the in-house models judged by the workbench's metrics
+#: alone, whose objective is one of them; a cvxpy model scales its data itself (formulations.base.data_scale)
+RESCALED_KINDS = ("ccqo", "ncp")
+
 
 def _kinds(formulation, solver) -> list[str]:
     """The model kinds ``solver`` takes that ``formulation`` builds, in the solver's order of preference."""
@@ -186,6 +191,13 @@ class Method:
         if not ok:
             return SolveResult(solver=self.solver_name, formulation=self.formulation_name, status=UNAVAILABLE,
                                message=why)
+        e = problem.working_exponent if self.kind in RESCALED_KINDS else 0
+        if e:
+            return self._solve_rescaled(problem, e, options)
+        return finalize(*self._execute(problem, options), options)
+
+    def _execute(self, problem: TimeStepProblem, options: SolveOptions):
+        """The build and the solver's run, not judged: (result, the model to judge it by)."""
         form = self.formulation
         if form.needs_global:
             problem.require_global(f"formulation {form.name}")
@@ -193,12 +205,12 @@ class Method:
             t0 = time.perf_counter()
             local = problem.condensed
             if local is not None:
-                return self._solve_condensed(problem, local, time.perf_counter() - t0, options)
+                return self._execute_condensed(problem, local, time.perf_counter() - t0, options)
         model = form.build_checked(problem, self.kind, self.formulation_params)
-        return finalize(execute(self.solver, model, options), model, options)
+        return execute(self.solver, model, options), model
 
-    def _solve_condensed(self, problem: TimeStepProblem, local: TimeStepProblem, seconds: float,
-                         options: SolveOptions) -> SolveResult:
+    def _execute_condensed(self, problem: TimeStepProblem, local: TimeStepProblem, seconds: float,
+                           options: SolveOptions):
         """A small global ``problem`` solved by this same method on its ``local`` problem
         (TimeStepProblem.condensed: (W, q) = (D^T M^-1 D, b + D^T M^-1 k) from a dense Cholesky factor
         of M, made in ``seconds``, counted in the build time as the formulation's build is): the
@@ -211,6 +223,35 @@ class Method:
             result.v = problem.velocity(result.nu)
         result.info["condensed"] = (f"solved on the local problem W = D^T M^-1 D, q = b + D^T M^-1 k "
                                     f"(dense Cholesky of M, {problem.n_dof} dofs)")
+        return result, dataclasses.replace(model, problem=problem)
+
+    def _solve_rescaled(self, problem: TimeStepProblem, e: int, options: SolveOptions) -> SolveResult:
+        """``problem`` solved as TimeStepProblem.rescaled(e) (its linear term divided by 2^e, made in the
+        build time) and judged on ``problem`` itself: the impulses, velocities and the sampled iterates
+        times 2^e, the objectives (the solver's own, the history's column) times 2^(2e), exact; the
+        history's other columns are the rescaled problem's (its errors are relative: the same numbers).
+        ``info["rescaled"]`` says so. A warm start is divided by 2^e first."""
+        t0 = time.perf_counter()
+        scaled = problem.rescaled(e)
+        seconds = time.perf_counter() - t0
+        if options.warm_start is not None:
+            options = dataclasses.replace(options, warm_start=np.ldexp(np.asarray(options.warm_start, dtype=float), -e))
+        result, model = self._execute(scaled, options)
+        result.build_seconds += seconds
+        for name in ("nu", "v"):
+            x = getattr(result, name)
+            if x is not None:
+                setattr(result, name, np.ldexp(x, e))
+        if result.sampled_iterates:
+            result.sampled_iterates = {row: np.ldexp(x, e) for row, x in result.sampled_iterates.items()}
+        with np.errstate(over="ignore"):     # an objective past the doubles' range is inf, as evaluated
+            if result.solver_objective is not None:
+                result.solver_objective = float(np.ldexp(result.solver_objective, 2 * e))
+            if result.history is not None and "objective" in result.history:
+                result.history["objective"] = np.ldexp(result.history["objective"].to_numpy(dtype=float), 2 * e)
+        result.info["rescaled"] = (f"solved with the linear term divided by 2^{e} (TimeStepProblem.working_exponent: "
+                                   f"impulses and velocities times 2^{e} back, exact; the history's columns but "
+                                   f"the objective are the rescaled problem's)")
         return finalize(result, dataclasses.replace(model, problem=problem), options)
 
     def warm_up(self, like: TimeStepProblem | None = None, history: bool = True, warm_start: bool = True) -> float:

@@ -322,7 +322,8 @@ def evaluate(problem: TimeStepProblem, nu: np.ndarray, *, reference: np.ndarray 
     out: dict[str, float] = {"dual_objective": 0.5 * dual2}
     if problem.is_global:
         v = problem.velocity(nu)
-        out["primal_objective"] = float(0.5 * v @ (problem.M @ v) - problem.k @ v)
+        with np.errstate(over="ignore", invalid="ignore"):     # beyond the doubles' range: inf, or nan for inf - inf
+            out["primal_objective"] = float(0.5 * v @ (problem.M @ v) - problem.k @ v)
     out["duality_gap"] = gap
     norm_r = problem.norm_r
     scale = normalisation(norm_r, math.sqrt(nu_sq), math.sqrt(u_sq))

@@ -240,6 +240,26 @@ def _csr_is_diagonal(indptr, indices):
     return True
 
 
+#: the binary exponent beyond which a solver is not handed a problem as it is: impulses or velocities
+#: near 2^SAFE_EXPONENT (about 1e120) or 2^-SAFE_EXPONENT have squares near the ends of the double range
+#: (2^1023, 2^-1022), where the norms of every stopping test overflow or lose their digits
+#: (:attr:`TimeStepProblem.working_exponent`)
+SAFE_EXPONENT = 400
+#: :func:`_largest_exponent` of a vector of zeros
+NO_EXPONENT = -(1 << 30)
+
+
+@njit(cache=True)
+def _largest_exponent(x):
+    """The binary exponent (math.frexp's: |x_k| < 2^e) of the largest |x_k|; NO_EXPONENT when all are 0."""
+    top = NO_EXPONENT
+    for k in range(x.shape[0]):
+        m, e = math.frexp(x[k])
+        if m != 0 and e > top:
+            top = e
+    return top
+
+
 #: the attributes of a scipy csr_matrix (scipy 1.17) and a reference instance made by its constructor,
 #: for :func:`canonical_csr`
 _CSR_REFERENCE = sp.csr_matrix((np.zeros(0), np.zeros(0, np.int32), np.zeros(2, np.int32)), shape=(1, 1))
@@ -503,6 +523,48 @@ class TimeStepProblem:
     def condensable(self) -> bool:
         """True when this global problem is condensed through a dense factor of M (:attr:`condensed`)."""
         return self.condensed is not None
+
+    @cached_property
+    def working_exponent(self) -> int:
+        """e such that the solvers work on this problem with its linear term divided by 2^e
+        (:meth:`rescaled`; workbench.method.Method.solve): 0 for nearly every problem.
+
+        The Coulomb problem is positively homogeneous: q (or k, b, b_G) divided by s divides the
+        solution's impulses and velocities by s and leaves every relative error of workbench.metrics as
+        it is; with s = 2^e exactly so (only exponents change). From the data alone (nothing a solver
+        computes, so nothing of a solve's work is done before its clock): the velocities' binary exponent
+        e_u from q (from b, b_G and D M^-1 k: e(k) - e(M) + e(C)), the Delassus matrix's e_w from W (from
+        2 e(C) - e(M)), the impulses' e_u - e_w, each from the largest entry. When either is beyond
+        SAFE_EXPONENT, e = e_u - floor(e_w / 2) brings the velocities to about 2^(e_w / 2) and the
+        impulses to 2^(-e_w / 2), as near 1 as one common factor brings both; 0 when both are within it,
+        when the linear term is 0 (the solution is 0) or when that factor would bring neither nearer."""
+        top = _largest_exponent
+        if not self.is_global:
+            e_u, e_w = top(self._q), top(self._W.data)
+        else:
+            e_c = max(top(self._D.data), NO_EXPONENT if self._G is None else top(self._G.data))
+            e_m = top(self._M.data)
+            e_u = max(top(self._b), NO_EXPONENT if self._G is None else top(self._bG), top(self._k) - e_m + e_c)
+            e_w = 2 * e_c - e_m
+        if e_u < NO_EXPONENT // 2 or e_w < NO_EXPONENT // 2:
+            return 0
+        e_r = e_u - e_w
+        if max(abs(e_u), abs(e_r)) <= SAFE_EXPONENT:
+            return 0
+        e = e_u - e_w // 2
+        return e if max(abs(e_u - e), abs(e_r - e)) < max(abs(e_u), abs(e_r)) else 0
+
+    def rescaled(self, e: int) -> "TimeStepProblem":
+        """This problem with its linear term divided by 2^e: q (local), or k, b and b_G (global); mu,
+        W, M, D and G as they are. Its solution is this problem's divided by 2^e (:attr:`working_exponent`),
+        exactly but for entries pushed below the smallest normal double."""
+        def down(x):
+            return None if x is None else np.ldexp(x, -int(e))
+        common = {"mu": self._mu, "d": self._d, "h": self._h, "name": self._name, "metadata": self._metadata}
+        if self.is_global:
+            return TimeStepProblem(M=self._M, D=self._D, k=down(self._k), b=down(self._b), G=self._G,
+                                   b_G=down(self._bG), **common)
+        return TimeStepProblem(W=self._W, q=down(self._q), **common)
 
     @cached_property
     def condensed(self) -> "TimeStepProblem | None":

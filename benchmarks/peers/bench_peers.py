@@ -56,7 +56,8 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.peers import peer_process
-from benchmarks.peers.measure import (CLARABEL_DEFAULTS, COLD_FILE, FIRST_ORDER, ONE_CONTACT, RELAXED_CAP_FACTOR,
+from benchmarks.peers.measure import (CLARABEL_DEFAULTS, COLD_FILE, FIRST_ORDER, FLOOR_LABEL, ONE_CONTACT,
+                                      RELAXED_CAP_FACTOR,
                                       RELAXED_MIN_CAP, SCALING, SETTLED, TOL, best, cold, measure_exact, overhead,
                                       relaxed, siconos_check, warm_up)
 from workbench.errors import InputError
@@ -480,6 +481,7 @@ def render(data: dict) -> str:
     lines += table(["method", "whole solve() call [us]", "build + solve [us]"],
                    [[o["method"], f"{o['call_us']:.0f}", f"{o['solver_us']:.0f}"] for o in data.get("overhead", [])],
                    "|---|---:|---:|")
+    lines += ["", floor_reach(data)]
     for name, why in sorted(data.get("failed_sections", {}).items()):
         lines += ["", f"Section {name} failed and was not measured: {why}"]
     rel = data.get("relaxed")
@@ -515,6 +517,30 @@ def render(data: dict) -> str:
                       "and calls one of the workbench's smallest cached kernels, and nothing else: what any cold "
                       "command that solves with a compiled kernel pays before its own work."]
     return "\n".join(lines) + "\n"
+
+
+def floor_reach(data: dict) -> str:
+    """The floor row of the overhead table (measure.FloorSolver) against the exact table: the counted problems
+    whose best Siconos time is below the floor over issue 47's worst-problem target, where no in-house method
+    called through workbench.method.solve can meet that target."""
+    floor = next((o["solver_us"] for o in data.get("overhead", []) if o["method"] == FLOOR_LABEL), None)
+    if floor is None:
+        return "The floor was not measured in this run."
+    worst = TARGETS_47["worst"]
+    below = []
+    for row in data.get("exact", []):
+        sic = best(row, "siconos")
+        if not row.get("degenerate") and sic is not None:
+            t = float(np.median(sic[1]["solver"])) * 1e6
+            if floor / t > worst:
+                below.append(f"{row['problem']} ({sic[0]}, {t:.1f} us)")
+    head = (f"The floor (`measure.FloorSolver`: the NCP model's build, the recorder, one compiled call with the "
+            f"dense Newton run's arguments that returns at once, judged as every solve) is {floor:.1f} us of "
+            f"build + solve, the least any in-house method reports through `workbench.method.solve`. ")
+    if not below:
+        return head + f"No counted problem has a best Siconos time below it / {worst:g}."
+    return (head + f"Counted problems whose best Siconos time is below the floor / {worst:g}, where the "
+            f"worst-problem target ({worst:g}) is out of reach of every in-house method: " + ", ".join(below) + ".")
 
 
 def floor_note(cold: dict | None) -> str:

@@ -242,7 +242,7 @@ class FloorSolver(Solver):
     def solve(self, model, options: SolveOptions) -> SolveResult:
         problem = model.problem
         result = self.new_result(model)
-        data = None if problem.is_global else newton._dense_data(problem)
+        data = newton._given_data(problem)
         rec = Recorder(options, "siconos_error", (), 1)
         ptr, idx, val, r, mu = data or newton._dense_data(problem)
         _returns_at_once(ptr, idx, val, r, mu, problem.d, 1e-2, float(options.tol), newton._NO_START, 1, newton._NO_RHO)

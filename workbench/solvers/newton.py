@@ -227,6 +227,13 @@ def _dense_data(problem) -> tuple:
     return W.indptr, W.indices, W.data, problem.r, problem.mu
 
 
+def _given_data(problem) -> tuple | None:
+    """:func:`_dense_data` of a local problem, whose W, r and mu are its data as read: fetched before the
+    clock, as the peer's driver is handed its problem object; None for a global problem, whose N is
+    computed, on the clock."""
+    return None if problem.is_global else _dense_data(problem)
+
+
 def _dense_row(floats, row: int, n: int, n_c: int, d: int) -> np.ndarray:
     """One of the rows _NU ... _SCRATCH of the dense run's buffer, a view."""
     o = _vectors_at(n, n_c, d) + row * n
@@ -435,9 +442,7 @@ class NewtonSolver(NCPMethod):
         cap = max_iter if max_iter is not None else _NO_CAP
         chunk = 1 if options.keep_history else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
         first_stop = 0 if options.keep_history else min(chunk, cap)
-        # a local problem's W, r and mu are its data as read: fetched before the clock, as the peer's
-        # driver is handed its problem object; a global problem's N is computed, on the clock
-        data = None if problem.is_global else _dense_data(problem)
+        data = _given_data(problem)
         # the options read and checked, the clock starts (Recorder): from here every line is the solve's
         rec = Recorder(options, "siconos_error", self.extras, max_iter)
         ptr, idx, val, r, mu = data or _dense_data(problem)

@@ -17,6 +17,34 @@ from workbench.solvers import SolveOptions
 from workbench.sources import load
 
 
+@numba.njit
+def _scale_through_borrowed(A, factor):
+    """Scales the strided view A through a borrowed view of it, by rows handed to a helper; returns
+    its shape and strides and the sum of the borrowed view's entries afterwards."""
+    B = blocks.borrowed(A)
+    for i in range(B.shape[0]):
+        _scale_row(B[i], factor)
+    return B.shape, B.strides, B.sum()
+
+
+@numba.njit
+def _scale_row(row, factor):
+    for j in range(row.shape[0]):
+        row[j] *= factor
+
+
+def test_a_borrowed_view_is_the_same_array():
+    """workbench.blocks.borrowed: the same data, shape and strides (a strided view of a larger array
+    included), so writes through it and its slices land in the owner's memory."""
+    owner = np.arange(24.0).reshape(4, 6)
+    A = owner[::2, 1::2]                               # not contiguous
+    expected = A * 3.0
+    shape, strides, total = _scale_through_borrowed(A, 3.0)
+    assert shape == A.shape and strides == A.strides
+    assert np.array_equal(A, expected) and total == expected.sum()
+    assert owner[1, 0] == 6.0 and owner[0, 0] == 0.0     # entries outside the view untouched
+
+
 def test_kernels_against_numpy():
     rng = np.random.default_rng(3)
     n = 5 * blocks.PARALLEL_MIN + 17                   # whole blocks, a partial one, threaded

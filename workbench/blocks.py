@@ -28,6 +28,8 @@ import types
 
 import numpy as np
 from numba import njit, prange
+from numba.core import cgutils
+from numba.extending import intrinsic
 from numba.np.ufunc.parallel import _launch_threads
 
 # The thread pool must exist before a cached kernel that uses it is loaded from the on-disk cache:
@@ -44,7 +46,7 @@ except ValueError as _exc:      # NUMBA_THREADING_LAYER names a layer numba does
                      "an available one (default, safe, threadsafe, forksafe, omp, workqueue)") from None
 
 __all__ = ["BLOCK", "CONTACT_BLOCK", "PARALLEL_MIN", "threaded", "n_blocks", "over_contacts", "three_sums",
-           "csr_rows", "csr_matvec", "dot", "sum_squares", "norm", "max_abs"]
+           "csr_rows", "csr_matvec", "dot", "sum_squares", "norm", "max_abs", "borrowed"]
 
 #: entries per block of a reduction (a multiple of 2 and 3: whole contacts of d = 2 or 3); fixed, so that
 #: the sums do not depend on the thread count
@@ -53,6 +55,30 @@ BLOCK = 3072
 PARALLEL_MIN = 4 * BLOCK
 #: contacts per block of a loop over contacts (a block of entries when d = 3)
 CONTACT_BLOCK = BLOCK // 3
+
+
+@intrinsic
+def borrowed(typingctx, array):
+    """A view of ``array`` (same data, shape and strides) that holds no reference to its owner: its
+    meminfo and parent are null, so numba's runtime neither counts references to it nor to the views
+    taken of it.
+
+    Numba counts a reference (an atomic add, then an atomic subtract) for each array argument of a
+    compiled call that it does not inline, and for each view it makes; a loop over a few contacts that
+    calls its helpers (the local solve, the stopping measure) several times per iteration spent more
+    in those atomics than in its arithmetic (docs/solvers-performance.md). A compiled entry point
+    borrows its arrays once and hands the borrowed views on.
+
+    Borrow only the calling function's own arguments, which its caller holds for the whole call (an
+    array made inside a function may be freed after its last use by name, while a borrowed view of it
+    is still in use: such scratch is made by a caller and handed in), and never return a borrowed
+    view or store it."""
+    def codegen(context, builder, signature, args):
+        view = cgutils.create_struct_proxy(signature.return_type)(context, builder, value=args[0])
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        view.parent = cgutils.get_null_value(view.parent.type)
+        return view._getvalue()
+    return array(array), codegen
 
 
 @njit(cache=True)

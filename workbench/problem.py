@@ -31,7 +31,7 @@ from numba import njit
 
 from workbench.errors import ProblemDataError
 from workbench.blocks import csr_matvec  # the compiled product (also importable from here, as before workbench.blocks)
-from workbench.blocks import sum_squares
+from workbench.blocks import borrowed, sum_squares
 
 if TYPE_CHECKING:  # loaded where a general M is factorised: a cold solve with a diagonal M never needs it
     import scipy.sparse.linalg as spla
@@ -324,6 +324,14 @@ def apply_operator(op, tmp, x, out):
         csr_matvec(b_ptr, b_idx, b_val, tmp, out)
     else:
         csr_matvec(a_ptr, a_idx, a_val, x, out)
+
+
+@njit(cache=True, inline="always")
+def borrowed_operator(op):
+    """The operator ``op`` of :func:`apply_operator` with its arrays borrowed (workbench.blocks.borrowed),
+    for a compiled loop that applies it every iteration; only of an operator given to the caller."""
+    return (borrowed(op[0]), borrowed(op[1]), borrowed(op[2]), borrowed(op[3]), borrowed(op[4]), borrowed(op[5]),
+            op[6])
 
 
 def intermediate_length(op: tuple) -> int:

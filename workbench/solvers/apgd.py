@@ -65,7 +65,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from workbench.blocks import BLOCK, csr_matvec, csr_rows, n_blocks, threaded, three_sums
+from workbench.blocks import BLOCK, borrowed, csr_matvec, csr_rows, n_blocks, threaded, three_sums
+from workbench.problem import borrowed_operator
 from workbench.cones import projected_step
 from workbench.solvers import xp_first_order
 from workbench.solvers.iterative import (CHUNK_DONE, CONVERGED, F_OWN, ITERATIVE_PARAMS, K_D, K_INNER, K_ITER,
@@ -187,6 +188,9 @@ def _iterations(op, mu, x0, r0, a, work, fs, ks):
     is that of :meth:`IterativeRun.tick`: inner runs the Siconos error with a = a(u) written into ``a`` and
     r = r_0 + a; relaxed runs (a fixed) eq. 39 / s <= max(target, CCP_RESOLUTION) and then the
     natural map with step 1 <= target. The best iterate is copied into row _BEST."""
+    # the arrays borrowed once (workbench.blocks.borrowed): the calls of each iteration count no references
+    op, mu, x0, r0, a = borrowed_operator(op), borrowed(mu), borrowed(x0), borrowed(r0), borrowed(a)
+    work, fs, ks = borrowed(work), borrowed(fs), borrowed(ks)
     d, inner, max_iter, k_stop = ks[K_D], ks[K_INNER] != 0, ks[K_MAX_ITER], ks[K_STOP]
     rows, tmp = work_rows(work, r0.shape[0])
     if ks[K_STARTED] == 0:
@@ -302,6 +306,8 @@ def _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, k_stop, target, norm_r0, 
     ``ks`` (zero from the caller); the first call (ks[K_D] still 0) sets the state of :func:`lean_state`
     with theta = 1, x0 = 0 and the shift a = 0; then :func:`_iterations`. Returns its code."""
     n = r0.shape[0]
+    ptr, idx, val, mu, r0 = borrowed(ptr), borrowed(idx), borrowed(val), borrowed(mu), borrowed(r0)
+    floats, ks = borrowed(floats), borrowed(ks)
     fs = floats[:_FS]
     x0 = floats[_FS:_FS + n]
     a = floats[_FS + n:_FS + 2 * n]

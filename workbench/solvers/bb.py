@@ -45,7 +45,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from workbench.blocks import BLOCK
+from workbench.blocks import BLOCK, borrowed
+from workbench.problem import borrowed_operator
 from workbench.cones import _project_rows
 from workbench.errors import InputError
 from workbench.params import Param
@@ -159,6 +160,9 @@ def _iterations(op, mu, x, r0, a, work, past, fs, ks):
     BB's own slots F_SIGMA, F_SIGMA_MIN, F_SIGMA_MAX, F_QUAD, K_BACKTRACKS and K_STORED. The first call
     sets sigma_0 = 1 / L_0 from line 6 of Melanz et al. 2015, or returns NEEDS_L when that gives no
     positive finite L_0: the caller then sets fs[F_SIGMA] = 1 / L_0 and calls again."""
+    # the arrays borrowed once (workbench.blocks.borrowed): the calls of each iteration count no references
+    op, mu, x, r0, a = borrowed_operator(op), borrowed(mu), borrowed(x), borrowed(r0), borrowed(a)
+    work, past, fs, ks = borrowed(work), borrowed(past), borrowed(fs), borrowed(ks)
     n = x.shape[0]
     rows, tmp = work[:_ROWS * n].reshape((_ROWS, n)), work[_ROWS * n:]
     Nx, r, dv, Nd, u, scratch, best_x = rows[_NX], rows[_R], rows[_D], rows[_ND], rows[_U], rows[_SCRATCH], rows[_BEST]
@@ -247,6 +251,8 @@ def _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, k_stop, target, norm_r0, 
     allocation, made by the caller) and ``ks`` (zero from the caller); the first call (ks[K_D] still 0)
     sets the state of :func:`lean_state` and nu = 0, a = 0; then :func:`_iterations`. Returns its code."""
     n = r0.shape[0]
+    ptr, idx, val, mu, r0 = borrowed(ptr), borrowed(idx), borrowed(val), borrowed(mu), borrowed(r0)
+    floats, ks = borrowed(floats), borrowed(ks)
     fs = floats[:_FS]
     x, a = floats[_FS:_FS + n], floats[_FS + n:_FS + 2 * n]
     work = floats[_FS + 2 * n:_FS + (2 + _ROWS) * n]

@@ -44,7 +44,9 @@ from numba import njit
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from workbench.blocks import borrowed
 from workbench.errors import InputError
+from workbench.problem import borrowed_operator
 from workbench.metrics import unknown_diagonal
 from workbench.params import Param
 from workbench.cones import _project_rows
@@ -145,6 +147,9 @@ def _iterations(op, mu, x, r0, a, step, work, fs, ks):
     it holds, the iteration cap is reached or the count reaches ks[K_STOP] (:func:`count_and_check`); one compiled call,
     x updated in place. ``work``: the rows _U, _SCRATCH, _BEST, then the intermediate vector of the
     operator; ``fs`` and ``ks``: the state of workbench.solvers.iterative's layout (F_*, K_*)."""
+    # the arrays borrowed once (workbench.blocks.borrowed): the calls of each iteration count no references
+    op, mu, x, r0, a = borrowed_operator(op), borrowed(mu), borrowed(x), borrowed(r0), borrowed(a)
+    step, work, fs, ks = borrowed(step), borrowed(work), borrowed(fs), borrowed(ks)
     n = x.shape[0]
     u, scratch, best_x = work[_U * n:(_U + 1) * n], work[_SCRATCH * n:(_SCRATCH + 1) * n], work[_BEST * n:(_BEST + 1) * n]
     tmp = work[_ROWS * n:]

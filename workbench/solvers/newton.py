@@ -49,7 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from workbench.blocks import sum_squares
+from workbench.blocks import borrowed, sum_squares
 from workbench.errors import InputError
 from workbench.metrics import dual_objective, unknown_diagonal
 from workbench.params import Param
@@ -265,7 +265,11 @@ def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, ks, start, build,
     :func:`_dense_newton`."""
     n = r.shape[0]
     n_c = mu.shape[0]
-    fs, N, J, A, B, rows = _dense_views(floats, n, n_c, d)
+    # every array of the run borrowed once (workbench.blocks.borrowed): the helpers called per iteration
+    # then count no references
+    ptr, idx, val, r, mu, start = borrowed(ptr), borrowed(idx), borrowed(val), borrowed(r), borrowed(mu), borrowed(start)
+    ks = borrowed(ks)
+    fs, N, J, A, B, rows = _dense_views(borrowed(floats), n, n_c, d)
     nu, u, rho = rows[_NU], rows[_U], rows[_RHO]
     if build:
         N[:] = 0.0

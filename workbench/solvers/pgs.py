@@ -60,6 +60,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from workbench.blocks import borrowed
 from workbench.cones import project_contact
 from workbench.errors import InputError
 from workbench.params import Param
@@ -234,10 +235,11 @@ def _local_velocity(rlin, indptr, indices, data, v, i, d, w):
 
 
 @njit(cache=True)
-def _sweep(indptr, indices, data, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c):
+def _sweep(indptr, indices, data, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c, local):
     """One Gauss-Seidel sweep in ``order`` (contacts < n_c, then joints), in place on x, reading the rows
-    of N (CSR). Returns the number of local problems without a boundary root."""
-    w, c, xs, trial, work = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty((4, d))
+    of N (CSR); ``local`` (_LOCAL_ROWS, d) is the scratch of the local solves. Returns the number of
+    local problems without a boundary root."""
+    w, c, xs, trial, work, _ = _local_rows(borrowed(local))
     failures = 0
     for idx in range(order.shape[0]):
         i = order[idx]
@@ -252,12 +254,12 @@ def _sweep(indptr, indices, data, x, rlin, mu, S, G, lam, joint_diag, order, ome
 
 
 @njit(cache=True)
-def _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c):
+def _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c,
+                    local):
     """The same sweep without N: with z = M^-1 C x kept up to date, (N x)_row = C[:, row] . z, and
     updating unknown row by delta adds delta M^-1 C[:, row] to z. C (cp, ci, cx) and B = M^-1 C (bp, bi,
     bx) are CSC; x and z are updated in place."""
-    w, c, xs, trial, work = np.empty(d), np.empty(d), np.empty(d), np.empty(d), np.empty((4, d))
-    old = np.empty(d)
+    w, c, xs, trial, work, old = _local_rows(borrowed(local))
     failures = 0
     for idx in range(order.shape[0]):
         i = order[idx]
@@ -282,6 +284,17 @@ def _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_dia
     return failures
 
 
+#: rows of the scratch of the local solves (length d each): the local velocity w, c, the local solution,
+#: the relaxed trial, solve_local's work (4 rows), the contact's previous impulse
+_LOCAL_ROWS = 9
+
+
+@njit(cache=True, inline="always")
+def _local_rows(local):
+    """w, c, xs, trial, work (4, d) and old of the scratch ``local`` (_LOCAL_ROWS, d)."""
+    return local[0], local[1], local[2], local[3], local[4:8], local[8]
+
+
 #: rows of the work array: z = M^-1 C x (velocity form), u, the natural map, the best iterate
 _Z, _U, _SCRATCH, _BEST, _ROWS = 0, 1, 2, 3, 4
 #: PGS's own slots of the compiled state (workbench.solvers.iterative's F_* and K_* layout): local
@@ -300,7 +313,16 @@ def _iterations(op, cols, velocity, x, r0, rlin, a, mu, S, G, lam, joint_diag, o
     ``fs`` and ``ks``: the state of workbench.solvers.iterative's layout (F_*, K_*) with PGS's own slots
     K_FAILURES and K_N_C."""
     d, n_c, anti = ks[K_D], ks[K_N_C], ks[K_INNER] != 0
-    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, chain = op
+    # the scratch of the local solves, owned here and handed to each sweep; every other array borrowed
+    # once (workbench.blocks.borrowed): the calls per contact and per sweep then count no references
+    local = np.empty((_LOCAL_ROWS, d))
+    a_ptr, a_idx, a_val = borrowed(op[0]), borrowed(op[1]), borrowed(op[2])
+    b_ptr, b_idx, b_val = borrowed(op[3]), borrowed(op[4]), borrowed(op[5])
+    cp, ci, cx = borrowed(cols[0]), borrowed(cols[1]), borrowed(cols[2])
+    bp, bi, bx = borrowed(cols[3]), borrowed(cols[4]), borrowed(cols[5])
+    x, r0, rlin, a, mu = borrowed(x), borrowed(r0), borrowed(rlin), borrowed(a), borrowed(mu)
+    S, G, lam, joint_diag, order = borrowed(S), borrowed(G), borrowed(lam), borrowed(joint_diag), borrowed(order)
+    work, fs, ks = borrowed(work), borrowed(fs), borrowed(ks)
     n = r0.shape[0]
     z, u, scratch, best_x = work[_Z, :a_ptr.shape[0] - 1], work[_U, :n], work[_SCRATCH, :n], work[_BEST, :n]
     if velocity and ks[K_STARTED] == 0:
@@ -308,12 +330,13 @@ def _iterations(op, cols, velocity, x, r0, rlin, a, mu, S, G, lam, joint_diag, o
     ks[K_STARTED] = 1
     while True:
         if velocity:
-            ks[K_FAILURES] += _sweep_velocity(cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], z, x, rlin, mu, S, G,
-                                     lam, joint_diag, order, omega, anti, d, n_c)
+            ks[K_FAILURES] += _sweep_velocity(cp, ci, cx, bp, bi, bx, z, x, rlin, mu, S, G, lam, joint_diag, order,
+                                              omega, anti, d, n_c, local)
             csr_matvec(a_ptr, a_idx, a_val, x, z)              # M^-1 C x afresh: no drift
             csr_matvec(b_ptr, b_idx, b_val, z, u)
         else:
-            ks[K_FAILURES] += _sweep(a_ptr, a_idx, a_val, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c)
+            ks[K_FAILURES] += _sweep(a_ptr, a_idx, a_val, x, rlin, mu, S, G, lam, joint_diag, order, omega, anti, d, n_c,
+                                     local)
             csr_matvec(a_ptr, a_idx, a_val, x, u)
         for k in range(u.shape[0]):
             u[k] += r0[k]
@@ -384,9 +407,19 @@ def _local_factors(S, mu, G, lam):
     """:func:`local_factors` contact by contact, compiled (S regularised in place), with explicit
     d x d arithmetic (Cholesky, triangular inverse, Jacobi eigen-decompositions): a solve of a few
     contacts would otherwise pay the fixed cost of a dozen batched numpy calls."""
+    d = S.shape[1]
+    _factors_into(S, mu, G, lam, np.empty((4, d, d)), np.empty((2, d)))
+
+
+@njit(cache=True)
+def _factors_into(S, mu, G, lam, squares, rows):
+    """:func:`_local_factors` with its scratch given: ``squares`` (4, d, d) and ``rows`` (2, d), all
+    arrays borrowed (workbench.blocks.borrowed), as the eigen-decompositions are two calls per contact."""
+    S, mu, G, lam, squares, rows = borrowed(S), borrowed(mu), borrowed(G), borrowed(lam), borrowed(squares), borrowed(rows)
     n_c, d = S.shape[0], S.shape[1]
-    A, V, Linv, B = np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d))
-    ev, tinv = np.empty(d), np.ones(d)
+    A, V, Linv, B = squares[0], squares[1], squares[2], squares[3]
+    ev, tinv = rows[0], rows[1]
+    tinv[:] = 1.0
     for i in range(n_c):
         A[:, :] = S[i]
         _symmetric_eig(A, ev, V)
@@ -463,6 +496,8 @@ def _lean(ptr, idx, val, mu, r0, floats, ks, max_iter, k_stop, target, norm_r0, 
     of :meth:`PGSSolver.setup` (the symmetric parts of W's diagonal blocks, :func:`_local_factors`; a
     local problem has no joints); then :func:`_iterations`."""
     n, n_c = r0.shape[0], mu.shape[0]
+    ptr, idx, val, mu, r0 = borrowed(ptr), borrowed(idx), borrowed(val), borrowed(mu), borrowed(r0)
+    floats, ks = borrowed(floats), borrowed(ks)
     fs = floats[:_FS]
     x, a = floats[_FS:_FS + n], floats[_FS + n:_FS + 2 * n]
     o = _FS + 2 * n

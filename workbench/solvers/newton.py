@@ -185,9 +185,12 @@ def _fill_newton_matrix(N_ptr, N_idx, N_val, J_ptr, J_idx, J_val, A, B, rho, eps
 #: :func:`_dense_call` when a contact's diagonal is not positive and finite (rho then comes from
 #: :func:`contact_steps`'s fallback)
 SINGULAR, NEEDS_STEPS = 4, 5
-#: named layout of the dense loop's integer state ``ks`` and float state ``fs``
-K_ITER, K_STOP, K_FAILURES = 0, 1, 2    # ks: iterations done, the count at which the call returns, line-search failures
-F_ERR, F_PSI, F_NORM_R = 0, 1, 2        # fs: siconos_error and merit psi of the current iterate, ||r||
+#: named layout of the dense loop's state ``fs``, the head of its buffer: the siconos_error and merit psi
+#: of the current iterate, ||r||, and three counts held as floats (exact up to 2^53), so that the run's
+#: state is one array (each array a compiled call hands back to Python is a numpy object made for it):
+#: iterations done, the count at which the call returns, line-search failures
+F_ERR, F_PSI, F_NORM_R, F_ITER, F_STOP, F_FAILURES = range(6)
+_HEAD = F_FAILURES + 1
 #: the start of a cold run (nu = 0), and rho when the compiled call computes it: empty arrays, so that
 #: the compiled call has one signature
 _NO_START = _NO_RHO = np.zeros(0)
@@ -200,25 +203,25 @@ _NU, _U, _RHO, _PHI, _DNU, _TRIAL_NU, _TRIAL_U, _DU, _A, _SCRATCH, _VECTORS = ra
 @njit(cache=True)
 def _vectors_at(n, n_c, d):
     """Where the rows of length n start in the dense run's buffer, after fs, N, J, A and B."""
-    return F_NORM_R + 1 + 2 * n * n + 2 * n_c * d * d
+    return _HEAD + 2 * n * n + 2 * n_c * d * d
 
 
 @njit(cache=True)
 def _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, stop, rho):
-    """The first call of the dense run: its buffers, ``floats`` (:func:`_dense_views`) and ``ks``
-    (K_*, ks[K_STOP] = ``stop``), allocated here rather than by numpy's calls from Python, which on a
+    """The first call of the dense run: its buffer ``floats`` (:func:`_dense_views`; the state fs[F_*]
+    zero but fs[F_STOP] = ``stop``), allocated here rather than by numpy's calls from Python, which on a
     problem of a few contacts cost as much as the iterations; rho copied in when given (length n), else
-    computed (``rho`` empty); then :func:`_dense_call`. Returns (code, floats, ks)."""
+    computed (``rho`` empty); then :func:`_dense_call`. Returns (code, floats)."""
     n = r.shape[0]
     floats = np.empty(_vectors_at(n, mu.shape[0], d) + _VECTORS * n)
-    ks = np.zeros(K_FAILURES + 1, dtype=np.int64)
-    ks[K_STOP] = stop
+    floats[:_HEAD] = 0.0
+    floats[F_STOP] = stop
     given = rho.shape[0] == n
     if given:
         o = _vectors_at(n, mu.shape[0], d) + _RHO * n
         floats[o:o + n] = rho
-    code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, ks, start, True, given)
-    return code, floats, ks
+    code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, True, given)
+    return code, floats
 
 
 def _dense_data(problem) -> tuple:
@@ -236,25 +239,25 @@ def _given_data(problem) -> tuple | None:
 
 def _dense_row(floats, row: int, n: int, n_c: int, d: int) -> np.ndarray:
     """One of the rows _NU ... _SCRATCH of the dense run's buffer, a view."""
-    o = _vectors_at(n, n_c, d) + row * n
+    o = _vectors_at.py_func(n, n_c, d) + row * n      # the formula, without a compiled call's dispatch
     return floats[o:o + n]
 
 
 @njit(cache=True)
 def _dense_views(floats, n, n_c, d):
     """fs, N (n, n), J (n, n), A and B (n_c, d, d) and the vectors (_VECTORS, n) of the buffer."""
-    o = F_NORM_R + 1
+    o = _HEAD
     N = floats[o:o + n * n].reshape((n, n))
     J = floats[o + n * n:o + 2 * n * n].reshape((n, n))
     o += 2 * n * n
     A = floats[o:o + n_c * d * d].reshape((n_c, d, d))
     B = floats[o + n_c * d * d:o + 2 * n_c * d * d].reshape((n_c, d, d))
     o = _vectors_at(n, n_c, d)
-    return floats[:F_NORM_R + 1], N, J, A, B, floats[o:o + _VECTORS * n].reshape((_VECTORS, n))
+    return floats[:_HEAD], N, J, A, B, floats[o:o + _VECTORS * n].reshape((_VECTORS, n))
 
 
 @njit(cache=True)
-def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, ks, start, build, rho_given):
+def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, build, rho_given):
     """One call of the dense run on the views of ``floats`` (:func:`_dense_views`). The first
     (``build``): N dense from its CSR arrays (ptr, idx, val; duplicates added), ||r|| into fs[F_NORM_R]
     (by workbench.blocks.sum_squares, as TimeStepProblem.norm_r: the same number, without a Python
@@ -268,7 +271,6 @@ def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, ks, start, build,
     # every array of the run borrowed once (workbench.blocks.borrowed): the helpers called per iteration
     # then count no references
     ptr, idx, val, r, mu, start = borrowed(ptr), borrowed(idx), borrowed(val), borrowed(r), borrowed(mu), borrowed(start)
-    ks = borrowed(ks)
     fs, N, J, A, B, rows = _dense_views(borrowed(floats), n, n_c, d)
     nu, u, rho = rows[_NU], rows[_U], rows[_RHO]
     if build:
@@ -297,19 +299,19 @@ def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, ks, start, build,
         for k in range(n):
             u[k] += r[k]
     return _dense_newton(N, r, mu, d, rho, eps_rel, tol, fs[F_NORM_R], nu, u, rows[_PHI], A, B, J, rows[_DNU],
-                         rows[_TRIAL_NU], rows[_TRIAL_U], rows[_DU], rows[_A], rows[_SCRATCH], ks, fs)
+                         rows[_TRIAL_NU], rows[_TRIAL_U], rows[_DU], rows[_A], rows[_SCRATCH], fs)
 
 
 @njit(cache=True)
 def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, dnu, trial_nu, trial_u, du, a,
-                  scratch, ks, fs):
+                  scratch, fs):
     """The Newton iteration of :class:`NewtonSolver` on a dense N, whole iterations in one compiled call.
 
     At each iterate (nu, u = N nu + r): Phi, A, B (:func:`_alart_curnier`), the merit psi and the
     workbench's siconos_error (:func:`workbench.solvers.iterative.stopping_measure`, the measure every
     other solver is judged by) go to ``fs``; the call returns CONVERGED when the error is <= tol,
-    CHUNK_DONE when ks[K_ITER] reaches ks[K_STOP] (the driver then records, checks its caps and moves
-    ks[K_STOP] on), SINGULAR when even the shifted J has a zero (or non-finite) pivot. Otherwise one
+    CHUNK_DONE when fs[F_ITER] reaches fs[F_STOP] (the driver then records, checks its caps and moves
+    fs[F_STOP] on), SINGULAR when even the shifted J has a zero (or non-finite) pivot. Otherwise one
     Newton step: J = A + B N + eps_k I, dnu by Gaussian elimination with partial pivoting
     (:func:`_gauss_solve`), Armijo backtracking on psi, nu += t dnu and u = N nu + r afresh."""
     n = nu.shape[0]
@@ -324,7 +326,7 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, d
         fs[F_ERR], fs[F_PSI] = err, psi
         if converged:
             return CONVERGED
-        if ks[K_ITER] >= ks[K_STOP]:
+        if fs[F_ITER] >= fs[F_STOP]:
             return CHUNK_DONE
         for i in range(n_c):                      # J = A + B N, contact rows
             for j in range(d):
@@ -361,13 +363,13 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, d
                 break
             t *= 0.5
         if trial_psi > psi:
-            ks[K_FAILURES] += 1
+            fs[F_FAILURES] += 1.0
         for k in range(n):
             nu[k] += t * dnu[k]
         _matvec(N, nu, u)                         # afresh rather than u + t du: no drift over many iterations
         for k in range(n):
             u[k] += r[k]
-        ks[K_ITER] += 1
+        fs[F_ITER] += 1.0
 
 
 @njit(cache=True)
@@ -456,16 +458,16 @@ class NewtonSolver(NCPMethod):
         build = True
         while True:
             if build:
-                code, floats, ks = _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, first_stop, rho)
+                code, floats = _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, first_stop, rho)
             else:
-                code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, ks, start, False, True)
+                code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, False, True)
             if code == CONVERGED:            # the point is chosen: the clock stops at once (the rest is bookkeeping)
                 rec.stop_clock()
             elif code == NEEDS_STEPS:        # a contact no body moves: contact_steps's fallback, then again
                 rho = contact_steps(problem)
                 continue
             build = False
-            k = int(ks[K_ITER])
+            k = int(floats[F_ITER])
             if rec.keep:
                 nu, u = _dense_row(floats, _NU, n, n_c, d), _dense_row(floats, _U, n, n_c, d)
                 rec.record(k, dual_objective(problem, nu, u), floats[F_ERR], floats[F_PSI])
@@ -479,13 +481,13 @@ class NewtonSolver(NCPMethod):
             stop = rec.capped(k)
             if stop is not None:
                 break
-            ks[K_STOP] = min(k + chunk, cap)
+            floats[F_STOP] = min(k + chunk, cap)
         if rec.seconds is None:
             rec.stop_clock()
         nu = _dense_row(floats, _NU, n, n_c, d).copy()
         result.nu, result.iterations = nu, k
         result.solver_status = result.solver_status or stop.value
-        result.info["line_search_failures"] = int(ks[K_FAILURES])
+        result.info["line_search_failures"] = int(floats[F_FAILURES])
         if problem.is_global:
             result.v = problem.velocity(nu)
         return rec.finish(result, stop)

@@ -27,7 +27,7 @@ import math
 import types
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.ufunc.parallel import _launch_threads
@@ -172,29 +172,42 @@ def three_sums(kernel):
     return njit(cache=True, inline="always")(_specialise(_three_sums, kernel, parallel=parallel))
 
 
+@njit(cache=True, inline="always")
+def _row_tail(indices, data, x, acc, start, end):
+    """acc plus data[jj] x[indices[jj]] for jj in [start, end) (unsigned positions), left to right."""
+    for k in range(start, end):
+        jj = uint64(k)
+        acc += data[jj] * x[uint64(indices[jj])]
+    return acc
+
+
 @njit(cache=True)
 def csr_rows(indptr, indices, data, x, out, lo, hi):
     """out[i] = sum_jj data[jj] x[indices[jj]] for the rows [lo, hi), each sum left to right in the
-    stored order (scipy's). Four products are formed before they are added, one by one in that order:
-    the same roundings as one product and one addition at a time (no contraction into fused
-    multiply-adds: numba compiles without fast-math), with the loads and products of four entries
-    free to overlap. Measured 2026-11-28 on the two products of N x of the committed scaling-02560 step
-    (about 16 and 9 entries per row), one thread, load 5 on 2 cores, least CPU time of 9 x 100: 633 us
-    one entry at a time, 566 us four at a time (two at a time: 573 us, eight: 566 us)."""
-    for i in range(lo, hi):
-        acc = 0.0
-        jj, end = indptr[i], indptr[i + 1]
-        while jj + 3 < end:
-            t0 = data[jj] * x[indices[jj]]
-            t1 = data[jj + 1] * x[indices[jj + 1]]
-            t2 = data[jj + 2] * x[indices[jj + 2]]
-            t3 = data[jj + 3] * x[indices[jj + 3]]
-            acc = (((acc + t0) + t1) + t2) + t3
-            jj += 4
-        while jj < end:
-            acc += data[jj] * x[indices[jj]]
-            jj += 1
-        out[i] = acc
+    stored order (scipy's): one product and one addition at a time, the same roundings as scipy's CSR
+    product (numba compiles without fast-math: no contraction into fused multiply-adds).
+
+    Two rows advance together over their common length, then each finishes alone: two independent
+    chains of additions, where one row's chain (an addition's latency per entry) bounds the loop. The
+    positions and the column indices are unsigned integers: numba indexes with a signed integer by
+    first testing it for a negative value (Python's wraparound), two tests per entry that cost more
+    than the entry's arithmetic. The indices are a checked CSR matrix's (non-negative; a problem's
+    matrices are checked on construction, workbench.problem). docs/solvers-performance.md (the CPU
+    against its bound)."""
+    i = lo
+    while i + 1 < hi:
+        p0, p1, p2 = uint64(indptr[i]), uint64(indptr[i + 1]), uint64(indptr[i + 2])
+        m = min(p1 - p0, p2 - p1)
+        s0 = s1 = 0.0
+        for k in range(m):
+            a, b = p0 + uint64(k), p1 + uint64(k)
+            s0 += data[a] * x[uint64(indices[a])]
+            s1 += data[b] * x[uint64(indices[b])]
+        out[i] = _row_tail(indices, data, x, s0, p0 + m, p1)
+        out[i + 1] = _row_tail(indices, data, x, s1, p1 + m, p2)
+        i += 2
+    if i < hi:
+        out[i] = _row_tail(indices, data, x, 0.0, uint64(indptr[i]), uint64(indptr[i + 1]))
 
 
 @njit(cache=True, parallel=True)
@@ -220,7 +233,7 @@ def csr_matvec(indptr, indices, data, x, out):
 def _block_sum(x, y, scale, lo, hi):
     """sum_k x_k y_k over [lo, hi), or with ``scale`` (None: resolved when compiling) sum_k (x_k / scale)^2."""
     acc = 0.0
-    for k in range(lo, hi):
+    for k in range(uint64(lo), uint64(hi)):    # unsigned: no wraparound test per entry (csr_rows)
         if scale is None:
             acc += x[k] * y[k]
         else:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, uint64
 
 from workbench.blocks import dot, sum_squares, three_sums
 from workbench.cones import project_contact_at, projected_step
@@ -103,7 +103,7 @@ def _natural_map(nu, w, a, step, mu, d, out):
 @njit(cache=True)
 def _squares_block(lo, hi, nu, u, out):
     nu_sq = u_sq = map_sq = 0.0
-    for k in range(lo, hi):
+    for k in range(uint64(lo), uint64(hi)):    # unsigned: no wraparound test per entry (csr_rows)
         nu_sq += nu[k] * nu[k]
         u_sq += u[k] * u[k]
         map_sq += out[k] * out[k]

@@ -63,7 +63,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, uint64
 
 from workbench.blocks import BLOCK, borrowed, csr_matvec, csr_rows, n_blocks, threaded, three_sums
 from workbench.problem import borrowed_operator
@@ -87,7 +87,7 @@ def _gradient_step(y, N_y, r, t, mu, d, out):
 @njit(cache=True)
 def _terms_block(lo, hi, new, y, gamma, N_new, N_y, r):
     curvature = length = g_step = 0.0
-    for k in range(lo, hi):
+    for k in range(uint64(lo), uint64(hi)):    # unsigned: no wraparound test per entry (csr_rows)
         delta = new[k] - y[k]
         curvature += delta * (N_new[k] - N_y[k])
         length += delta * delta
@@ -121,7 +121,7 @@ def _product_and_test_terms(op, tmp, new, y, gamma, N_new, N_y, r):
 
 @njit(cache=True)
 def _momentum_block(new, gamma, N_new, N_gamma, beta, r0, y, N_y, u, lo, hi):
-    for k in range(lo, hi):
+    for k in range(uint64(lo), uint64(hi)):    # unsigned: no wraparound test per entry (csr_rows)
         y[k] = new[k] + beta * (new[k] - gamma[k])
         N_y[k] = N_new[k] + beta * (N_new[k] - N_gamma[k])
         u[k] = N_new[k] + r0[k]

@@ -47,7 +47,7 @@ from typing import Iterator
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+from numba import njit, uint64
 
 from workbench.blocks import borrowed, sum_squares
 from workbench.errors import InputError
@@ -331,7 +331,7 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, d
         for i in range(n_c):                      # J = A + B N, contact rows
             for j in range(d):
                 row = d * i + j
-                for col in range(n):
+                for col in range(uint64(n)):      # unsigned: no wraparound tests (blocks.csr_rows)
                     s = 0.0
                     for l in range(d):
                         s += B[i, j, l] * N[d * i + l, col]
@@ -374,10 +374,10 @@ def _dense_newton(N, r, mu, d, rho, eps_rel, tol, norm_r, nu, u, phi, A, B, J, d
 
 @njit(cache=True)
 def _matvec(N, x, out):
-    """out = N x for a dense N."""
-    for i in range(N.shape[0]):
+    """out = N x for a dense N (unsigned indices: no wraparound tests, workbench.blocks.csr_rows)."""
+    for i in range(uint64(N.shape[0])):
         acc = 0.0
-        for j in range(N.shape[1]):
+        for j in range(uint64(N.shape[1])):
             acc += N[i, j] * x[j]
         out[i] = acc
 
@@ -388,11 +388,12 @@ def _gauss_solve(J, x):
     False when a pivot is zero or not finite. Written out rather than LAPACK through numba's
     np.linalg.solve, whose compilation took about 20 s (once per machine) for a system of at most
     DENSE_MAX unknowns."""
-    n = x.shape[0]
+    n = uint64(x.shape[0])     # unsigned positions: no wraparound tests (workbench.blocks.csr_rows)
+    one = uint64(1)
     for c in range(n):
         p = c
         best = abs(J[c, c])
-        for i in range(c + 1, n):
+        for i in range(c + one, n):
             if abs(J[i, c]) > best:
                 best, p = abs(J[i, c]), i
         if not (best > 0.0 and best < np.inf):
@@ -401,15 +402,16 @@ def _gauss_solve(J, x):
             for j in range(c, n):
                 J[c, j], J[p, j] = J[p, j], J[c, j]
             x[c], x[p] = x[p], x[c]
-        for i in range(c + 1, n):
+        for i in range(c + one, n):
             f = J[i, c] / J[c, c]
             if f != 0.0:
-                for j in range(c + 1, n):
+                for j in range(c + one, n):
                     J[i, j] -= f * J[c, j]
                 x[i] -= f * x[c]
-    for c in range(n - 1, -1, -1):
+    for back in range(n):
+        c = n - one - back
         acc = x[c]
-        for j in range(c + 1, n):
+        for j in range(c + one, n):
             acc -= J[c, j] * x[j]
         x[c] = acc / J[c, c]
     for c in range(n):

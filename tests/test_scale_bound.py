@@ -30,6 +30,7 @@ def test_iteration_bytes_of_a_global_problem(packing):
     assert out["factors"] == factors
     assert out["vectors"] == 8 * 26 * n + 8 * p.n_contacts
     assert out["total"] == factors + out["vectors"]
+    assert out["backtrack"] == factors + 8 * 11 * n + 8 * p.n_contacts     # gradient step, product input, test terms
 
 
 def test_iteration_bytes_of_a_local_problem(packing):
@@ -67,6 +68,16 @@ def test_each_cpu_row_against_its_bound():
     assert "4.00x its bandwidth bound (target 1.5x: missed)" in cpu["target"]
     other = bench_scale.verdicts(_size(rows, label="100k"), cores=2)[0]
     assert other["target"] == "1.00x its bandwidth bound"       # no target at other sizes
+
+
+def test_backtracks_count_in_the_bound():
+    """27 backtracks over 270 iterations, 1 GB each: 0.1 GB more per iteration, a bound of 105 ms at 20 GB/s;
+    the row says how far it is without them too."""
+    size = _size([{**REF, "backtracks": 27}])
+    size["iteration_bytes"]["backtrack"] = 1_000_000_000
+    cpu1 = bench_scale.verdicts(size, cores=2)[0]
+    assert cpu1["bound_ms"] == pytest.approx(105.0) and cpu1["vs_bound"] == pytest.approx(100.0 / 105.0)
+    assert cpu1["target"] == "0.95x its bandwidth bound (target 1.5x: met) (27 backtracks counted; without them 1.00x)"
 
 
 @pytest.mark.parametrize("extra, met", [(0, True), (iteration_margin(270), True), (iteration_margin(270) + 1, False)])

@@ -46,6 +46,7 @@ FAST = {
     "test_bad_input.py": ("test_the_corpus_is_large_enough",),
     "test_benchmarks.py": ("test_one_sided_failure_counts_as_the_time_limit",),
     "test_blocks.py": ("test_kernels_against_numpy",),
+    "test_kernel_cache.py": ("test_a_first_check_clears_and_stamps_then_the_cache_is_kept",),
     "test_calibrate.py": ("test_bisection_finds_the_floor_of_a_falling_step_count",),
     "test_cli.py": ("test_info_and_list",),
     "test_check_export.py": ("test_what_it_cannot_check_is_one_line",),

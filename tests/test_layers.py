@@ -27,7 +27,7 @@ BENCHMARKS_OUTSIDE_ROOMS = {"benchmarks", "benchmarks.pages"}
 LAYERS = [
     ("foundation", ["workbench.errors", "workbench.files", "workbench.params", "workbench.numbers",
                     "workbench.shared_data", "workbench.provenance", "workbench.limits",
-                    "workbench.process_start", "workbench.status", "workbench.progress"]),
+                    "workbench.process_start", "workbench.status", "workbench.progress", "workbench.kernel_cache"]),
     ("time-step problem", ["workbench", "workbench.threads", "workbench.blocks", "workbench.problem",
                            "workbench.cones", "workbench.metrics", "workbench.lcp_metrics"]),
     ("I/O", ["workbench.io"]),

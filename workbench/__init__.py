@@ -8,6 +8,7 @@ gamma the contact impulses.
 import os
 
 from workbench.process_start import START_LOAD  # noqa: F401 - taken now, at the run's start
+from workbench.kernel_cache import keep_true as _keep_true
 
 __version__ = "0.1.0"
 
@@ -29,6 +30,10 @@ _threads = os.environ.get("WORKBENCH_THREADS", "").strip()
 if _threads.isdigit() and int(_threads) > 0:     # a bad value is reported by workbench.threads.from_env
     os.environ["NUMBA_NUM_THREADS"] = str(min(int(_threads), len(os.sched_getaffinity(0))
                                               if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+# the compiled kernels' on-disk cache cleared when the sources changed since it was made (numba checks
+# only each kernel's own file): before any kernel is loaded (workbench.kernel_cache)
+_keep_true(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 __all__ = ["TimeStepProblem", "THREAD_ENV", "START_LOAD", "__version__"]
 

@@ -31,10 +31,11 @@ STAMP = "numba-sources.stamp"
 _CACHE_SUFFIXES = (".nbi", ".nbc")
 
 
-def _walk(root: str):
-    """(folder, file names) of ``root`` and its sub-folders, hidden ones aside, in a fixed order."""
+def _walk(root: str, caches: bool):
+    """(folder, file names) of ``root`` and its sub-folders, hidden ones aside, in a fixed order; the
+    ``__pycache__`` folders only when ``caches`` (the check on every import lists the sources alone)."""
     for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and (caches or d != "__pycache__"))
         yield folder, sorted(files)
 
 
@@ -43,7 +44,7 @@ def fingerprint(base: str, packages=PACKAGES) -> str:
     modification time in ns (the text itself is the stamp: no hash library loaded at import)."""
     lines = []
     for package in packages:
-        for folder, files in _walk(os.path.join(base, package)):
+        for folder, files in _walk(os.path.join(base, package), caches=False):
             for name in files:
                 if name.endswith(".py"):
                     path = os.path.join(folder, name)
@@ -69,7 +70,7 @@ def keep_true(base: str, packages=PACKAGES) -> int:
         pass
     deleted = 0
     for package in packages:
-        for cache, files in _walk(os.path.join(base, package)):
+        for cache, files in _walk(os.path.join(base, package), caches=True):
             if os.path.basename(cache) != "__pycache__":
                 continue
             for name in files:

@@ -155,3 +155,34 @@ def test_a_condensed_diagonal_mass_keeps_exact_entries_exact():
     assert p.condensable
     assert p.N.toarray().tolist() == [[1.0, 0.0], [0.0, 3.5]]
     assert [round(float(x), 12) for x in p.r] == [-0.0981, 2.0]
+
+
+def still_sphere_with_a_free_contact() -> TimeStepProblem:
+    """The sliding sphere with a second contact that no dof moves (D's columns zero, so N's block is
+    zero): the dense Newton run's step for it comes from contact_steps's fallback (NEEDS_STEPS)."""
+    problem, _, _ = sliding_sphere(rotate=False)
+    D = np.hstack([problem.D.toarray(), np.zeros((6, 3))])
+    return TimeStepProblem(M=problem.M, D=D, k=problem.k, mu=[0.2, 0.5], d=3, h=problem.h, name="two contacts")
+
+
+@pytest.mark.parametrize("history", [False, True])
+def test_newton_condenses_in_its_run_to_the_bits_of_the_local_problem(small_global, history):
+    """The dense Newton run condenses a global problem with a diagonal M itself (its compiled call forms
+    W and q with workbench.problem's condense_diagonal and symmetric_part): the same iterations and the
+    same impulses, to the bit, as the same method on TimeStepProblem.condensed's local problem, cold, warm
+    started, capped (later calls of the run: one iteration per call with a history) and with a contact
+    no body moves; a non-diagonal M goes through the local problem of its Cholesky factor."""
+    method = Method("ncp", "newton")
+    cases = [fresh(p) for p in small_global.values()] + [still_sphere_with_a_free_contact()]
+    for p in cases:
+        for options in (SolveOptions(tol=1e-10, keep_history=history),
+                        SolveOptions(tol=1e-10, keep_history=history, max_iter=2),
+                        SolveOptions(tol=1e-10, keep_history=history, warm_start=np.full(p.n_unknowns, 1e-3))):
+            own = method.solve(fresh(p), options)
+            local = method.solve(p.condensed, options)
+            how = "a diagonal M, in the dense run's compiled call" if p.M_is_diagonal else "dense Cholesky of M"
+            assert how in own.info["condensed"], p.name
+            assert own.iterations == local.iterations and own.stop == local.stop, p.name
+            assert np.array_equal(own.nu, local.nu), p.name
+            if history:
+                assert np.array_equal(own.history["error"].to_numpy(), local.history["error"].to_numpy()), p.name

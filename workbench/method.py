@@ -42,7 +42,7 @@ from workbench.errors import InputError, UnsupportedError
 from workbench.problem import TimeStepProblem
 from workbench.solvers import SolveOptions, SolveResult, get_solver, split_params
 from workbench.judging import finalize
-from workbench.solvers.base import execute
+from workbench.solvers.base import condensed_note, execute
 from workbench.status import UNAVAILABLE
 
 __all__ = ["Method", "solve", "pairings", "warm_up_problems", "formulations_for"]
@@ -221,8 +221,8 @@ class Method:
         result = execute(self.solver, model, options)
         if result.nu is not None and np.isfinite(result.nu).all():
             result.v = problem.velocity(result.nu)
-        result.info["condensed"] = (f"solved on the local problem W = D^T M^-1 D, q = b + D^T M^-1 k "
-                                    f"(dense Cholesky of M, {problem.n_dof} dofs)")
+        result.info["condensed"] = condensed_note("a diagonal M" if problem.M_is_diagonal else "dense Cholesky of M",
+                                                  problem.n_dof)
         return result, dataclasses.replace(model, problem=problem)
 
     def _solve_rescaled(self, problem: TimeStepProblem, e: int, options: SolveOptions) -> SolveResult:

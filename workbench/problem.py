@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # loaded where a general M is factorised: a cold solve with a
     import scipy.sparse.linalg as spla
 
 __all__ = ["TimeStepProblem", "check_compressed", "problem_digest", "cached_property", "apply_operator",
-           "intermediate_length", "CONDENSE_MAX_DOF", "CONDENSE_MAX_UNKNOWNS"]
+           "intermediate_length", "CONDENSE_MAX_DOF", "CONDENSE_MAX_UNKNOWNS", "symmetric_part",
+           "condense_diagonal"]
 
 #: A global problem without joints of at most this many degrees of freedom and CONDENSE_MAX_UNKNOWNS
 #: contact unknowns d n_c is condensed to its local problem through a dense Cholesky factor of M
@@ -176,20 +177,33 @@ def _matrix(name: str, A, shape: tuple[int | None, int | None]) -> sp.csr_matrix
 
 
 @njit(cache=True)
-def _symmetric_csr(W, q):
-    """(indptr, indices, data) of the nonzero entries of (W + W^T) / 2 (W square, exactly symmetric
-    then) in CSR, int32 indices, rows in order, for :attr:`TimeStepProblem.condensed`; empty arrays when
-    an entry of W or q is not finite."""
+def symmetric_part(W, q, S):
+    """S = (W + W^T) / 2 (W square; exactly symmetric then, a zero entry +0.0), for a condensed problem
+    (:attr:`TimeStepProblem.condensed`, the dense Newton run's own condensation); False, S partly
+    written, when an entry of W or q is not finite."""
     m = W.shape[0]
-    S = np.empty((m, m))
-    count = 0
     for i in range(m):
         if not np.isfinite(q[i]):
-            return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0)
+            return False
         for j in range(m):
-            S[i, j] = (W[i, j] + W[j, i]) * 0.5
-            if not np.isfinite(S[i, j]):
-                return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0)
+            s = (W[i, j] + W[j, i]) * 0.5
+            if not np.isfinite(s):
+                return False
+            S[i, j] = s if s != 0 else 0.0
+    return True
+
+
+@njit(cache=True)
+def _symmetric_csr(W, q):
+    """(indptr, indices, data) of the nonzero entries of :func:`symmetric_part` in CSR, int32 indices,
+    rows in order; empty arrays when an entry of W or q is not finite."""
+    m = W.shape[0]
+    S = np.empty((m, m))
+    if not symmetric_part(W, q, S):
+        return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0)
+    count = 0
+    for i in range(m):
+        for j in range(m):
             if S[i, j] != 0:
                 count += 1
     indptr = np.zeros(m + 1, np.int32)
@@ -207,37 +221,37 @@ def _symmetric_csr(W, q):
 
 
 @njit(cache=True)
-def _diagonal_condensation(indptr, indices, data, m_diag, k, b, m):
-    """(indptr, indices, data) of W = D^T M^-1 D in CSR as :func:`_symmetric_csr` gives them, and
-    q = b + D^T M^-1 k, for a diagonal M (``m_diag`` its diagonal; M^-1_ii = 1 / M_ii, the division
-    :attr:`TimeStepProblem._M_inv_diag` makes) and D in canonical CSR (rows the dofs,
-    ``m`` columns): W[a, c] sums (D_ia M^-1_ii) D_ic, and q_a sums D_ia (k_i M^-1_ii), over the dofs i
-    in increasing order from 0, so the bits depend on no BLAS, kernel or thread count. Empty arrays
-    (and q) when an entry overflows."""
-    W = np.zeros((m, m))
-    q = np.zeros(m)
+def condense_diagonal(m_val, indptr, indices, data, k, b, W, q):
+    """W = D^T M^-1 D and q = b + D^T M^-1 k for a diagonal M in canonical CSR (its stored values
+    ``m_val`` are then its diagonal, in row order; M^-1_ii = 1 / M_ii, the division
+    :attr:`TimeStepProblem._M_inv_diag` makes) and D in canonical CSR (rows the dofs): W[a, c] sums
+    (D_ia M^-1_ii) D_ic, and q_a sums D_ia (k_i M^-1_ii), over the dofs i in increasing order from 0,
+    so the bits depend on no BLAS, kernel or thread count; no square roots, so an N with exact entries
+    (Melanz et al. 2015 eq. 46) stays exact. W (m, m) and q (m) are overwritten."""
+    W[:] = 0.0
+    q[:] = 0.0
     for i in range(indptr.shape[0] - 1):
-        weight = 1.0 / m_diag[i]
+        weight = 1.0 / m_val[i]
         load = k[i] * weight
         for aa in range(indptr[i], indptr[i + 1]):
             a, scaled = indices[aa], data[aa] * weight
             q[a] += data[aa] * load
             for cc in range(indptr[i], indptr[i + 1]):
                 W[a, indices[cc]] += scaled * data[cc]
-    for a in range(m):
+    for a in range(q.shape[0]):
         q[a] = b[a] + q[a]
-    indptr_W, indices_W, data_W = _symmetric_csr(W, q)
-    return indptr_W, indices_W, data_W, q
 
 
 @njit(cache=True)
-def _csr_is_diagonal(indptr, indices):
-    """Whether every stored entry of a CSR matrix is on its diagonal."""
-    for row in range(indptr.shape[0] - 1):
-        for jj in range(indptr[row], indptr[row + 1]):
-            if indices[jj] != row:
-                return False
-    return True
+def _diagonal_condensation(m_val, indptr, indices, data, k, b, m):
+    """(indptr, indices, data, q): W = D^T M^-1 D (:func:`condense_diagonal`, M diagonal, its stored
+    values ``m_val``) in CSR as :func:`_symmetric_csr` gives it, and q = b + D^T M^-1 k, for D in
+    canonical CSR with ``m`` columns; empty arrays (and q) when an entry overflows."""
+    W = np.empty((m, m))
+    q = np.empty(m)
+    condense_diagonal(m_val, indptr, indices, data, k, b, W, q)
+    indptr_W, indices_W, data_W = _symmetric_csr(W, q)
+    return indptr_W, indices_W, data_W, q
 
 
 #: the binary exponent beyond which a solver is not handed a problem as it is: impulses or velocities
@@ -486,9 +500,11 @@ class TimeStepProblem:
 
     @cached_property
     def M_is_diagonal(self) -> bool:
-        """Whether every stored entry of M (canonical CSR: no duplicates, no explicit zeros) is on its
-        diagonal; one compiled pass over M's indices (scipy's diagonal() costs microseconds)."""
-        return self.is_global and _csr_is_diagonal(self._M.indptr, self._M.indices)
+        """Whether M is diagonal: the constructor makes M canonical CSR (no duplicates, no explicit zeros)
+        with every diagonal entry positive, so stored, and M is diagonal exactly when it stores n_dof
+        entries (no pass over its indices; a compiled one cost a microsecond per fresh problem)."""
+        M = self._M
+        return M is not None and M.data.shape[0] == M.indptr.shape[0] - 1
 
     @cached_property
     def _M_inv_diag(self) -> np.ndarray:
@@ -512,8 +528,7 @@ class TimeStepProblem:
         BLAS); None otherwise, and
         None when M is singular or numerically so (a pivot L_jj^2 <= n_dof eps max_i M_ii): such a
         problem keeps the sparse path, which reports a singular M as it always did."""
-        if (not self.is_global or self._G is not None or self.n_dof > CONDENSE_MAX_DOF
-                or self.n_contact_unknowns > CONDENSE_MAX_UNKNOWNS):
+        if self.condensation_data() is None:
             return None
         if self.M_is_diagonal:
             return None, None, None     # D^T M^-1 D from D's sparse arrays (:func:`_diagonal_condensation`)
@@ -526,6 +541,18 @@ class TimeStepProblem:
         X, _ = dtrtrs(L, self._D.toarray(), lower=1)
         z, _ = dtrtrs(L, self._k, lower=1)
         return L, X, z
+
+    def condensation_data(self) -> tuple | None:
+        """(M's indptr, indices, data, D's indptr, indices, data, k, b) of a global problem without joints
+        within CONDENSE_MAX_DOF and CONDENSE_MAX_UNKNOWNS, the problems :attr:`condensed` condenses
+        (M permitting: not singular); None for any other. The data as given (canonical CSR): for
+        :func:`condense_diagonal` (when :attr:`M_is_diagonal`), here and in a solver that
+        condenses in its own compiled call (workbench.solvers.newton's dense run)."""
+        D = self._D
+        if D is None or self._G is not None or D.shape[0] > CONDENSE_MAX_DOF or D.shape[1] > CONDENSE_MAX_UNKNOWNS:
+            return None
+        M = self._M
+        return M.indptr, M.indices, M.data, D.indptr, D.indices, D.data, self._k, self._b
 
     @property
     def condensable(self) -> bool:
@@ -582,29 +609,27 @@ class TimeStepProblem:
         where :attr:`_condensation` is (too large, joints, a singular M) or where W or q overflowed. Its
         arrays derive from this problem's checked data, so it is built without the constructor's checks
         of outside data (they cost more than a small solve)."""
-        if self._condensation is None:
+        arrays = self.condensation_data()
+        if arrays is None:
             return None
-        L, X, z = self._condensation
-        # (W + W^T) / 2, the finiteness checks and the CSR arrays in one compiled pass (in numpy a dozen
-        # calls on a few contacts cost several times the solve; docs/solvers-performance.md, the lean path)
-        if L is None:       # a diagonal M: its stored values are its diagonal, in row order (canonical CSR)
-            D = self._D
-            indptr, indices, data, q = _diagonal_condensation(D.indptr, D.indices, D.data, self._M.data,
-                                                              self._k, self._b, D.shape[1])
+        if self.M_is_diagonal:
+            # the sums, (W + W^T) / 2, the finiteness checks and the CSR arrays in one compiled pass (in
+            # numpy a dozen calls on a few contacts cost several times the solve;
+            # docs/solvers-performance.md, the lean path)
+            indptr, indices, data, q = _diagonal_condensation(*arrays[2:], self._D.shape[1])
         else:
+            factors = self._condensation
+            if factors is None:
+                return None
+            _, X, z = factors
             q = self._b + X.T @ z
             indptr, indices, data = _symmetric_csr(np.ascontiguousarray(X.T @ X), q)
         if indptr.shape[0] == 0:            # W or q overflowed
             return None
         for a in (data, indices, indptr, q):
             a.setflags(write=False)
-        W = canonical_csr(indptr, indices, data, q.shape[0])
-        local = object.__new__(TimeStepProblem)
-        for key, value in (("_mu", self._mu), ("_d", self._d), ("_M", None), ("_D", None), ("_k", None),
-                           ("_b", None), ("_G", None), ("_bG", None), ("_W", W), ("_q", q), ("_h", self._h),
-                           ("_name", self._name), ("_metadata", self._metadata)):
-            object.__setattr__(local, key, value)
-        return local
+        return _trusted_local(self._mu, self._d, canonical_csr(indptr, indices, data, q.shape[0]), q, self._h,
+                              self._name, self._metadata)
 
     def solve_M(self, x: np.ndarray) -> np.ndarray:
         """M^-1 x for a vector or a dense (n_dof, k) block (a small M through its dense Cholesky factor)."""
@@ -795,6 +820,21 @@ class TimeStepProblem:
         s = self.summary()
         return (f"TimeStepProblem({s['name']!r}, {s['kind']}, n_contacts={s['n_contacts']}, d={s['d']}, "
                 f"n_dof={s['n_dof']}, n_bilateral={s['n_bilateral']})")
+
+
+#: the slots :func:`_trusted_local` sets, in the order of its values, and their setters
+_LOCAL_SLOTS = ("_mu", "_d", "_M", "_D", "_k", "_b", "_G", "_bG", "_W", "_q", "_h", "_name", "_metadata")
+_SLOT_SETTERS = tuple(getattr(TimeStepProblem, key).__set__ for key in _LOCAL_SLOTS)
+
+
+def _trusted_local(mu, d, W, q, h, name, metadata) -> TimeStepProblem:
+    """The local problem (W, q) of arrays derived from a checked problem's (its ``condensed``), made
+    without the constructor's checks of outside data, which cost more than a small solve: its slots
+    set directly (M, D, k, b, G, b_G None), in one pass over their setters."""
+    local = object.__new__(TimeStepProblem)
+    for setter, value in zip(_SLOT_SETTERS, (mu, d, None, None, None, None, None, None, W, q, h, name, metadata)):
+        setter(local, value)
+    return local
 
 
 def problem_digest(problem: TimeStepProblem) -> str:

@@ -270,7 +270,9 @@ class Solver(ABC):
     compiled: ClassVar[bool] = False
     #: True when the solver treats a global problem as its local problem (W, q) = (N, r), through N and
     #: r only: workbench.method.Method then solves a small global problem on its condensed local one
-    #: (workbench.problem.TimeStepProblem.condensed), the same method on an equivalent problem
+    #: (workbench.problem.TimeStepProblem.condensed), the same method on an equivalent problem (a
+    #: solver that condenses in its own run, the nonsmooth Newton's dense one, says False and does so
+    #: itself, to the same numbers)
     condenses: ClassVar[bool] = False
     #: whom a run may hand over to (:class:`HandOver`: PQN's fallback, the fixed point's Newton
     #: polish), None for a solver that runs alone; :meth:`handover_target` reads it, and
@@ -356,6 +358,13 @@ def execute(solver: Solver, model, options: SolveOptions) -> SolveResult:
         result.solve_seconds = time.perf_counter() - t0
         result.info["traceback"] = traceback.format_exc()
         return result
+
+
+def condensed_note(how: str, n_dof: int) -> str:
+    """info["condensed"] of a run on the local problem (W, q) of a small global one
+    (workbench.problem.TimeStepProblem.condensed; workbench.method.Method's condensed path, or a solver
+    that condenses in its own run): ``how`` M^-1 was applied ("a diagonal M", "dense Cholesky of M")."""
+    return f"solved on the local problem W = D^T M^-1 D, q = b + D^T M^-1 k ({how}, {n_dof} dofs)"
 
 
 def handover(kind: str, source: str, target: str, reason: str, at_iteration: int, at_seconds: float,

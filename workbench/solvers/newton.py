@@ -53,8 +53,8 @@ from workbench.blocks import borrowed, sum_squares
 from workbench.errors import InputError
 from workbench.metrics import dual_objective, unknown_diagonal
 from workbench.params import Param
-from workbench.problem import csr_product
-from workbench.solvers.base import SolveOptions, SolveResult, StopCause
+from workbench.problem import condense_diagonal, csr_product, symmetric_part
+from workbench.solvers.base import SolveOptions, SolveResult, StopCause, condensed_note
 from workbench.solvers.iterative import _CHUNK_WORK, CHUNK_DONE, CONVERGED, dot, stopping_measure
 from workbench.solvers.ncp_base import Iterate, NCPMethod
 from workbench.solvers.recorder import Recorder
@@ -185,6 +185,12 @@ def _fill_newton_matrix(N_ptr, N_idx, N_val, J_ptr, J_idx, J_val, A, B, rho, eps
 #: :func:`_dense_call` when a contact's diagonal is not positive and finite (rho then comes from
 #: :func:`contact_steps`'s fallback)
 SINGULAR, NEEDS_STEPS = 4, 5
+#: return code of :func:`_dense_start_condensed` when an entry of D^T M^-1 D or of its linear term is
+#: not finite: the caller takes TimeStepProblem.condensed's route (which refuses it too)
+NOT_FORMED = 6
+#: ``build`` of :func:`_dense_call`: a later call of the run; the first, with N formed from its CSR
+#: arrays; the first, with N already in the buffer (:func:`_dense_start_condensed`)
+_RESUME, _FROM_CSR, _FORMED = 0, 1, 2
 #: named layout of the dense loop's state ``fs``, the head of its buffer: the siconos_error and merit psi
 #: of the current iterate, ||r||, and three counts held as floats (exact up to 2^53), so that the run's
 #: state is one array (each array a compiled call hands back to Python is a numpy object made for it):
@@ -196,8 +202,10 @@ _HEAD = F_FAILURES + 1
 _NO_START = _NO_RHO = np.zeros(0)
 #: the iteration count of a run without a cap
 _NO_CAP = int(np.iinfo(np.int64).max)
-#: rows of length n of the dense run's buffer, after fs, N, J, A and B (:func:`_dense_views`)
+#: rows of length n of the dense run's buffer, after fs, N, J, A and B (:func:`_dense_views`); a run
+#: that condenses its global problem itself keeps the linear term r in one more row, _R
 _NU, _U, _RHO, _PHI, _DNU, _TRIAL_NU, _TRIAL_U, _DU, _A, _SCRATCH, _VECTORS = range(11)
+_R = _VECTORS
 
 
 @njit(cache=True)
@@ -207,21 +215,84 @@ def _vectors_at(n, n_c, d):
 
 
 @njit(cache=True)
-def _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, stop, rho):
-    """The first call of the dense run: its buffer ``floats`` (:func:`_dense_views`; the state fs[F_*]
-    zero but fs[F_STOP] = ``stop``), allocated here rather than by numpy's calls from Python, which on a
-    problem of a few contacts cost as much as the iterations; rho copied in when given (length n), else
-    computed (``rho`` empty); then :func:`_dense_call`. Returns (code, floats)."""
-    n = r.shape[0]
-    floats = np.empty(_vectors_at(n, mu.shape[0], d) + _VECTORS * n)
+def _dense_buffer(n, n_c, d, stop, rho, rows):
+    """The dense run's buffer (:func:`_dense_views`, ``rows`` vectors of length n), allocated in the
+    compiled call rather than by numpy's calls from Python, which on a problem of a few contacts cost as
+    much as the iterations: the state fs[F_*] zero but fs[F_STOP] = ``stop``; rho copied in when given
+    (length n)."""
+    floats = np.empty(_vectors_at(n, n_c, d) + rows * n)
     floats[:_HEAD] = 0.0
     floats[F_STOP] = stop
-    given = rho.shape[0] == n
-    if given:
-        o = _vectors_at(n, mu.shape[0], d) + _RHO * n
+    if rho.shape[0] == n:
+        o = _vectors_at(n, n_c, d) + _RHO * n
         floats[o:o + n] = rho
-    code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, True, given)
+    return floats
+
+
+@njit(cache=True)
+def _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, stop, rho):
+    """The first call of the dense run: its buffer (:func:`_dense_buffer`), rho computed unless given
+    (``rho`` empty), then :func:`_dense_call`. Returns (code, floats)."""
+    n = r.shape[0]
+    floats = _dense_buffer(n, mu.shape[0], d, stop, rho, _VECTORS)
+    code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, _FROM_CSR, rho.shape[0] == n)
     return code, floats
+
+
+@njit(cache=True)
+def _dense_start_condensed(m_val, d_ptr, d_idx, d_val, k, b, mu, d, eps_rel, tol, start, stop, rho):
+    """The first call of the dense run of a small global problem with a diagonal M (its stored values
+    ``m_val``), condensed in it (TimeStepProblem.condensation_data's arrays): W = D^T M^-1 D and
+    r = b + D^T M^-1 k by workbench.problem's :func:`condense_diagonal` (W in the J slot of the buffer)
+    and :func:`symmetric_part` (into N), the numbers TimeStepProblem.condensed's local problem holds, r
+    in the buffer's row _R; then :func:`_dense_call` as :func:`_dense_start`. Returns (code, floats):
+    NOT_FORMED when an entry is not finite (floats empty)."""
+    n_c = mu.shape[0]
+    n = d * n_c
+    floats = _dense_buffer(n, n_c, d, stop, rho, _VECTORS + 1)
+    _, N, J, _, _, _ = _dense_views(floats, n, n_c, d)
+    o = _vectors_at(n, n_c, d) + _R * n
+    r = floats[o:o + n]
+    condense_diagonal(m_val, d_ptr, d_idx, d_val, k, b, J, r)
+    if not symmetric_part(J, r, N):
+        return NOT_FORMED, np.empty(0)
+    # D's arrays stand in for N's CSR arrays, which _FORMED does not read (the call keeps its signature)
+    code = _dense_call(d_ptr, d_idx, d_val, r, mu, d, eps_rel, tol, floats, start, _FORMED, rho.shape[0] == n)
+    return code, floats
+
+
+def _first_global_call(problem, arrays, d, eps_rel, tol, start, stop) -> tuple:
+    """The dense run's first compiled call on a global problem: (code, floats, (ptr, idx, val, r, mu) as
+    its later calls take them, r None when in the buffer's row _R; how the problem was condensed or None). A small one (``arrays``,
+    TimeStepProblem.condensation_data) is condensed as TimeStepProblem.condensed condenses it, to the
+    same numbers: in the compiled call when M is diagonal (:func:`_dense_start_condensed`), else through
+    the local problem of M's dense Cholesky factor; without either (joints, too large, a singular M, an
+    overflow) N is formed sparse and rho is contact_steps's from D and M, not from the formed N, which
+    differs from them by round-off. A contact no body moves (NEEDS_STEPS): contact_steps's fallback,
+    then again (rho given, the call does not ask twice)."""
+    mu = problem.mu
+    if arrays is not None and problem.M_is_diagonal:
+        code, floats = _dense_start_condensed(*arrays[2:], mu, d, eps_rel, tol, start, stop, _NO_RHO)
+        if code == NEEDS_STEPS:
+            code, floats = _dense_start_condensed(*arrays[2:], mu, d, eps_rel, tol, start, stop,
+                                                  contact_steps(problem.condensed))
+        if code != NOT_FORMED:     # r in the buffer's row _R: fetched by a later call only (a view costs)
+            return code, floats, arrays[3:6] + (None, mu), IN_THE_CALL
+    local, how = problem.condensed, None
+    if local is None:
+        source, rho = problem, contact_steps(problem)
+    else:
+        source, rho, how = local, _NO_RHO, THROUGH_CHOLESKY
+    data = _dense_data(source)
+    code, floats = _dense_start(*data, d, eps_rel, tol, start, stop, rho)
+    if code == NEEDS_STEPS:
+        code, floats = _dense_start(*data, d, eps_rel, tol, start, stop, contact_steps(source))
+    return code, floats, data, how
+
+
+#: how :func:`_first_global_call` condensed a global problem (info["condensed"], written after the clock
+#: as workbench.method.Method writes it)
+IN_THE_CALL, THROUGH_CHOLESKY = "a diagonal M, in the dense run's compiled call", "dense Cholesky of M"
 
 
 def _dense_data(problem) -> tuple:
@@ -259,7 +330,8 @@ def _dense_views(floats, n, n_c, d):
 @njit(cache=True)
 def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, build, rho_given):
     """One call of the dense run on the views of ``floats`` (:func:`_dense_views`). The first
-    (``build``): N dense from its CSR arrays (ptr, idx, val; duplicates added), ||r|| into fs[F_NORM_R]
+    (``build`` _FROM_CSR or _FORMED): N dense from its CSR arrays (ptr, idx, val; duplicates added) unless
+    in the buffer already (_FORMED), ||r|| into fs[F_NORM_R]
     (by workbench.blocks.sum_squares, as TimeStepProblem.norm_r: the same number, without a Python
     call), nu = ``start`` (0 when empty), u = N nu + r and, unless ``rho_given`` (written into the buffer
     by the caller), rho of
@@ -273,13 +345,14 @@ def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, build, rho
     ptr, idx, val, r, mu, start = borrowed(ptr), borrowed(idx), borrowed(val), borrowed(r), borrowed(mu), borrowed(start)
     fs, N, J, A, B, rows = _dense_views(borrowed(floats), n, n_c, d)
     nu, u, rho = rows[_NU], rows[_U], rows[_RHO]
-    if build:
+    if build == _FROM_CSR:
         N[:] = 0.0
         for i in range(n):
             for jj in range(ptr[i], ptr[i + 1]):
                 N[i, idx[jj]] += val[jj]
+    if build != _RESUME:
         fs[F_NORM_R] = math.sqrt(sum_squares(r))
-    if build and not rho_given:
+    if build != _RESUME and not rho_given:
         for i in range(n_c):                  # metrics.unknown_diagonal's means, in its order
             t = 0.0
             for j in range(d):
@@ -292,7 +365,7 @@ def _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, build, rho
             if not (np.isfinite(rho[k]) and rho[k] > 0):
                 return NEEDS_STEPS
             rho[k] = 1.0 / rho[k]
-    if build:
+    if build != _RESUME:
         for k in range(n):
             nu[k] = start[k] if start.shape[0] else 0.0
         _matvec(N, nu, u)
@@ -425,6 +498,10 @@ class NewtonSolver(NCPMethod):
     summary = "nonsmooth Newton on Alart-Curnier with Armijo line search (compiled Alart-Curnier pass; dense or sparse LU)"
     params = (Param("eps_rel", float, 1e-2, "relative Levenberg-Marquardt shift eps_k = eps_rel ||Phi|| / ||nu||"),)
     extras = ("merit",)
+    #: a small global problem is condensed by the run itself (:func:`_first_call`), to the numbers
+    #: workbench.method.Method's condensation gives, without its local problem's Python objects (on one
+    #: contact they cost more than the run)
+    condenses = False
 
     def solve(self, model, options: SolveOptions) -> SolveResult:
         """Up to DENSE_MAX unknowns the whole iteration runs compiled (:func:`_dense_newton`, called
@@ -451,24 +528,22 @@ class NewtonSolver(NCPMethod):
         chunk = 1 if options.keep_history else max(1, _CHUNK_WORK // max(1, n ** 3 // 3))
         first_stop = 0 if options.keep_history else min(chunk, cap)
         data = _given_data(problem)
+        arrays = None if data else problem.condensation_data()      # a small global problem's M, D, k, b
         # the options read and checked, the clock starts (Recorder): from here every line is the solve's
         rec = Recorder(options, "siconos_error", self.extras, max_iter)
-        ptr, idx, val, r, mu = data or _dense_data(problem)
-        # rho of a global problem is contact_steps's (N's diagonal blocks from D and M, not from the
-        # formed N, which differs from them by round-off)
-        rho = contact_steps(problem) if problem.is_global else _NO_RHO
-        build = True
+        if data:
+            ptr, idx, val, r, mu = data
+            condensed = None
+            code, floats = _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, first_stop, _NO_RHO)
+            if code == NEEDS_STEPS:          # a contact no body moves: contact_steps's fallback, then again
+                code, floats = _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, first_stop,
+                                            contact_steps(problem))
+        else:
+            code, floats, (ptr, idx, val, r, mu), condensed = _first_global_call(problem, arrays, d, eps_rel, tol,
+                                                                                 start, first_stop)
         while True:
-            if build:
-                code, floats = _dense_start(ptr, idx, val, r, mu, d, eps_rel, tol, start, first_stop, rho)
-            else:
-                code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, False, True)
             if code == CONVERGED:            # the point is chosen: the clock stops at once (the rest is bookkeeping)
                 rec.stop_clock()
-            elif code == NEEDS_STEPS:        # a contact no body moves: contact_steps's fallback, then again
-                rho = contact_steps(problem)
-                continue
-            build = False
             k = int(floats[F_ITER])
             if rec.keep:
                 nu, u = _dense_row(floats, _NU, n, n_c, d), _dense_row(floats, _U, n, n_c, d)
@@ -484,6 +559,9 @@ class NewtonSolver(NCPMethod):
             if stop is not None:
                 break
             floats[F_STOP] = min(k + chunk, cap)
+            if r is None:                    # condensed in the first call: r is in the run's buffer
+                r = _dense_row(floats, _R, n, n_c, d)
+            code = _dense_call(ptr, idx, val, r, mu, d, eps_rel, tol, floats, start, _RESUME, True)
         if rec.seconds is None:
             rec.stop_clock()
         nu = _dense_row(floats, _NU, n, n_c, d).copy()
@@ -492,6 +570,8 @@ class NewtonSolver(NCPMethod):
         result.info["line_search_failures"] = int(floats[F_FAILURES])
         if problem.is_global:
             result.v = problem.velocity(nu)
+        if condensed:
+            result.info["condensed"] = condensed_note(condensed, problem.n_dof)
         return rec.finish(result, stop)
 
     def iterate(self, model, options: SolveOptions, result: SolveResult) -> Iterator[Iterate]:

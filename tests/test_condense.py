@@ -186,3 +186,15 @@ def test_newton_condenses_in_its_run_to_the_bits_of_the_local_problem(small_glob
             assert np.array_equal(own.nu, local.nu), p.name
             if history:
                 assert np.array_equal(own.history["error"].to_numpy(), local.history["error"].to_numpy()), p.name
+
+
+def test_the_condensed_local_problem_sets_every_slot(small_global):
+    """TimeStepProblem.condensed makes its local problem through the slot setters (problem._trusted_local):
+    every slot is set, the global data None, the local data and the shared fields those of the problem."""
+    assert set(problem_module._LOCAL_SLOTS) == set(TimeStepProblem.__slots__) - {"__dict__"}
+    p = fresh(small_global["siconos/GFC3D_Example00.dat"])
+    local = p.condensed
+    assert not local.is_global and local.G is None and local.k is None
+    assert local.name == p.name and local.h == p.h and np.array_equal(local.mu, p.mu) and local.d == p.d
+    assert np.array_equal(local.N.toarray(), p.N.toarray()) and np.array_equal(local.r, p.r)
+    assert not local.r.flags.writeable and not local.N.data.flags.writeable

@@ -234,7 +234,8 @@ def test_pgs_local_solver_is_homogeneous_in_c_down_to_underflow(d, scale):
     """x*(s c) = s x*(c) for s > 0 (the local problem (L) is positively homogeneous in c). With
     |c| ~ 1e-160 (a contact at rest, as met in a 2D granular flow) the squares of the secular equation
     underflow: Newton's derivative was exactly 0 (ZeroDivisionError in the compiled sweep) or the root
-    inaccurate; at 1e160 they overflowed. Boundary cases (c) only: the others are trivially homogeneous."""
+    inaccurate; at 1e160 they overflowed, and so did the apex test's sum of squares (a contact at the
+    apex reported as having no root). Every case, with at least 20 on the boundary (c)."""
     n = 200
     rng, S, G, lam, mu = random_local_blocks(d, n, 5)
     ref, out, work = np.empty(d), np.empty(d), np.empty((4, d))
@@ -243,12 +244,59 @@ def test_pgs_local_solver_is_homogeneous_in_c_down_to_underflow(d, scale):
         c = rng.normal(size=d) * 3
         assert solve_local(S[i], G[i], lam[i], mu[i], c, ref, work)
         s = S[i] @ ref + c
-        if not ref.any() or np.linalg.norm(s) <= 1e-9 * np.linalg.norm(c):
-            continue                                                # apex or interior
-        boundary += 1
+        boundary += bool(ref.any() and np.linalg.norm(s) > 1e-9 * np.linalg.norm(c))
         assert solve_local(S[i], G[i], lam[i], mu[i], scale * c, out, work)
         np.testing.assert_allclose(out / scale, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max())
     assert boundary >= 20
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_pgs_local_solver_hard_case(d):
+    """A diagonal block with c_n = 0 and c_t != 0 (a resting contact of spheres, whose blocks are
+    diagonal in the contact frame): the part of c^ along the positive eigenvector is zero and the
+    secular equation has no root on either branch (the trust-region "hard case"); the solver returned
+    no point, left the impulse unchanged and counted a local failure (five per sweep on a 2D granular
+    flow of the corpus, whose PGS then stalled). The minimiser is at the pole: KKT to round-off, for
+    the secular solver (d = 3, and d = 2 with its factors) and the wedge solver (d = 2), at any scale."""
+    from workbench.solvers.pgs import _solve_secular, _solve_wedge
+    rng = np.random.default_rng(3)
+    work = np.empty((4, d))
+    for _ in range(200):
+        S = np.diag(rng.uniform(0.1, 3000.0, d))
+        mu = rng.uniform(0.1, 1.5)
+        S, G, lam = local_factors(S[None], np.array([mu]), secular=True)
+        for scale in (1e-19, 1.0, 1e160):
+            c = np.r_[0.0, rng.normal(size=d - 1)] * scale
+            solvers = [lambda out: _solve_secular(S[0], G[0], lam[0], mu, c, out, work)]
+            if d == 2:
+                solvers.append(lambda out: _solve_wedge(S[0], mu, c, out) or True)
+            for solver in solvers:
+                out = np.empty(d)
+                assert solver(out)
+                x, s = out / scale, (S[0] @ out + c) / scale
+                assert x[0] > 0 and np.linalg.norm(x[1:]) <= mu * x[0] * (1 + 1e-12)
+                assert mu * np.linalg.norm(s[1:]) <= s[0] + 1e-9 * np.linalg.norm(c / scale)
+                assert abs(x @ s) <= 1e-9 * np.linalg.norm(c / scale) * np.linalg.norm(x)
+
+
+def test_pgs_2d_wedge_solver_agrees_with_the_secular_solver():
+    """For d = 2 the local problem (L) is solved in closed form on the wedge's faces (pgs._solve_wedge);
+    the secular-equation solver (pgs._solve_secular, the d = 3 method, with its factors) is independent
+    of it and gives the same minimiser to round-off, in every case, on random blocks and at scales where
+    squares of c underflow."""
+    from workbench.solvers.pgs import _solve_secular, _solve_wedge
+    rng = np.random.default_rng(11)
+    n = 400
+    A = rng.normal(size=(n, 2, 2))
+    mu = rng.uniform(0.05, 2.0, n)
+    S, G, lam = local_factors(A @ np.transpose(A, (0, 2, 1)) + 0.1 * np.eye(2), mu, secular=True)
+    wedge, secular, work = np.empty(2), np.empty(2), np.empty((4, 2))
+    for scale in (1.0, 1e-160, 1e160):
+        for i in range(n):
+            c = rng.normal(size=2) * 3 * scale
+            _solve_wedge(S[i], mu[i], c, wedge)
+            assert _solve_secular(S[i], G[i], lam[i], mu[i], c, secular, work)
+            np.testing.assert_allclose(wedge, secular, rtol=1e-10, atol=1e-12 * np.abs(secular).max(initial=0.0))
 
 
 @pytest.mark.parametrize("formulation", ["dual", "anti-relaxed"])

@@ -17,7 +17,9 @@ Inner anti-relaxation: w_i is the velocity (N nu + r)_i plus [mu_i ||w_t,i||, 0,
 current velocity, just before the contact is solved - the per-contact form of Melanz et al. 2015 lines 33-37
 (a Gauss-Seidel update of the shift). The outer mode and relaxed runs use the fixed linear term r + a.
 
-Exact solution of (L) (d = 2 or 3, mu > 0). With T = diag(mu, 1, ..) the cone becomes the Lorentz cone
+Exact solution of (L) for d = 2, mu > 0: K_i is a wedge with two edges, so the minimiser is the apex,
+the unconstrained minimiser -S_i^-1 c or the minimiser on the better edge, in closed form
+(:func:`_solve_wedge`). For d = 3 (and any d), mu > 0: with T = diag(mu, 1, ..) the cone becomes the Lorentz cone
 Q = {x0 >= ||x_t||} in x~ = T x, the objective 1/2 x~^T A x~ + c~^T x~ with A = T^-1 S T^-1, c~ = T^-1 c.
 Three cases:
   (a) c~ in Q (= Q^*): x* = 0;
@@ -30,7 +32,7 @@ x~^T R x~ = phi(lambda) = sum_j Lam_j c^_j^2 / (1 - lambda Lam_j)^2. phi increas
 psi(m) = sum_j Lam_j c^_j^2 / (m - Lam_j)^2 (phi with lambda = 1/m, times lambda^2) increases on
 (0, Lam_+): each branch has at most one root, found by safeguarded Newton (bisection when Newton leaves
 the bracket) to machine precision; the root with x~0 > 0 (the KKT point of Q rather than of -Q) is
-the minimiser - the problem is strictly convex, so it is unique. G and Lam are computed once per solve,
+the minimiser - the problem is strictly convex, so it is unique (:func:`_solve_secular`). G and Lam are computed once per solve,
 contact by contact in compiled d x d arithmetic (Cholesky, triangular inverse, cyclic Jacobi
 eigen-decomposition); a sweep costs one pass over the rows of N plus O(d^2) per contact.
 For mu = 0: x* = [max(0, -c_n / S_nn), 0, 0]. A block whose smallest eigenvalue is below 1e-12 times
@@ -56,6 +58,8 @@ options.params: omega (relaxation, 0 < omega < 2, default 1), random_order (defa
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -110,23 +114,109 @@ def _secular_root(ch2, lam, inverted, pole):
 @njit(cache=True)
 def solve_local(S, G, lam, mu, c, out, work):
     """Exact minimiser of 1/2 x^T S x + c^T x over K_mu (module docstring) into ``out``; G and lam are
-    the factors of :func:`local_factors` for this contact, ``work`` a (4, d) scratch array. Returns
-    False if no boundary root has x~0 > 0 (not seen in practice; ``out`` is then left unchanged).
-    Written with explicit loops: d <= 3, where a BLAS call costs more than the arithmetic."""
+    the factors of :func:`local_factors` for this contact (not read for d = 2: :func:`_solve_wedge`),
+    ``work`` a (4, d) scratch array. Returns False if no boundary root has x~0 > 0 (d = 3; rare, and
+    counted in info["local_failures"]; ``out`` is then left unchanged). Written with explicit loops: d <= 3, where a BLAS call
+    costs more than the arithmetic."""
     d = c.shape[0]
     if mu == 0.0:
         for j in range(d):
             out[j] = 0.0
         out[0] = max(0.0, -c[0] / S[0, 0])
         return True
+    if d == 2:
+        _solve_wedge(S, mu, c, out)
+        return True
+    return _solve_secular(S, G, lam, mu, c, out, work)
+
+
+@njit(cache=True)
+def _solve_wedge(S, mu, c, out):
+    """(L) for d = 2, mu > 0, in closed form: the 2D cone K_mu = {|x_t| <= mu x_n} is a wedge with the
+    two edges v = (1, +-mu), so the minimiser of the strictly convex objective is (a) the apex when c
+    is in the dual cone (c_n >= mu |c_t|), else (b) the unconstrained minimiser -S^-1 c when it lies in
+    K_mu, else (c) the minimiser on the better edge, t v with t = -c.v / v^T S v > 0; the edges are
+    compared by -c.v / sqrt(v^T S v), the square root of twice their objective's decrease, with no
+    square of c (a contact at rest has |c| ~ 1e-158). No factors, no iteration."""
+    if c[0] / mu >= abs(c[1]):                              # (a), as the secular solver tests it
+        out[0] = 0.0
+        out[1] = 0.0
+        return
+    s00, s01, s11 = S[0, 0], 0.5 * (S[0, 1] + S[1, 0]), S[1, 1]
+    det = s00 * s11 - s01 * s01
+    x0 = (s01 * c[1] - s11 * c[0]) / det                    # (b) -S^-1 c
+    x1 = (s01 * c[0] - s00 * c[1]) / det
+    if mu * x0 >= abs(x1):
+        out[0] = x0
+        out[1] = x1
+        return
+    best, t_best, slope = -1.0, 0.0, 0.0
+    for sign in (1.0, -1.0):                                # (c) the edges
+        v1 = sign * mu
+        cv = c[0] + v1 * c[1]
+        if cv < 0.0:
+            vsv = s00 + 2.0 * v1 * s01 + v1 * v1 * s11
+            gain = -cv / np.sqrt(vsv)
+            if gain > best:
+                best, t_best, slope = gain, -cv / vsv, v1
+    out[0] = t_best
+    out[1] = t_best * slope
+
+
+@njit(cache=True)
+def _secular_pole(ch, G, lam, big, mu, out, z, cand):
+    """(c) of :func:`_solve_secular` when c^_+ = 0 (the last component, along the eigenvector of the
+    positive eigenvalue Lam_+; a diagonal block with c_n = 0, as at a resting contact of spheres):
+    phi and psi are negative on their whole branches and the multiplier is the pole lambda = 1 / Lam_+
+    itself, the "hard case" of trust-region subproblems. There z_j = -c^_j / (1 - Lam_j / Lam_+) for
+    the negative eigenvalues and z_+ = +-sqrt(-sum_j Lam_j z_j^2 / Lam_+), so that x~^T R x~ = 0; the
+    sign with x~0 > 0 is the minimiser (s = lambda R x~ is then in Q and orthogonal to x~). Computed
+    for c^ / ``big`` and scaled back, as the roots are. False when neither sign has x~0 > 0."""
+    d = ch.shape[0]
+    top = lam[d - 1]
+    acc = 0.0
+    for j in range(d - 1):
+        z[j] = -(ch[j] / big) / (1.0 - lam[j] / top)
+        acc -= lam[j] * z[j] * z[j]
+    root = math.sqrt(acc / top)
+    found = False
+    best0 = 0.0
+    for sign in (1.0, -1.0):
+        z[d - 1] = sign * root
+        for l in range(d):                                 # x~ = G^T z, times big
+            t = 0.0
+            for j in range(d):
+                t += G[j, l] * z[j]
+            cand[l] = t * big
+        if cand[0] > best0:
+            best0 = cand[0]
+            found = True
+            out[0] = cand[0] / mu
+            for j in range(1, d):
+                out[j] = cand[j]
+    return found
+
+
+@njit(cache=True)
+def _tangential_norm(v):
+    """||v_t|| = ||(v_1, .., v_{d-1})|| by hypot, which squares nothing: no overflow at |v| ~ 1e160
+    (the sum of squares overflowed, and a contact at the apex was reported as having no root)."""
+    acc = 0.0
+    for j in range(1, v.shape[0]):
+        acc = math.hypot(acc, v[j])
+    return acc
+
+
+@njit(cache=True)
+def _solve_secular(S, G, lam, mu, c, out, work):
+    """:func:`solve_local` for mu > 0 by the secular equation of the module docstring (any d; used for
+    d = 3)."""
+    d = c.shape[0]
     ch = work[0]
     ch2 = work[1]
     z = work[2]
     cand = work[3]
-    nt = 0.0
-    for j in range(1, d):
-        nt += c[j] * c[j]
-    if c[0] / mu >= np.sqrt(nt):                           # (a) c~ in Q: the apex
+    if c[0] / mu >= _tangential_norm(c):                   # (a) c~ in Q: the apex
         for j in range(d):
             out[j] = 0.0
         return True
@@ -140,10 +230,7 @@ def solve_local(S, G, lam, mu, c, out, work):
         for j in range(d):
             acc -= G[j, l] * ch[j]
         cand[l] = acc
-    nt = 0.0
-    for j in range(1, d):
-        nt += cand[j] * cand[j]
-    if cand[0] >= np.sqrt(nt):
+    if cand[0] >= _tangential_norm(cand):
         out[0] = cand[0] / mu
         for j in range(1, d):
             out[j] = cand[j]
@@ -160,8 +247,8 @@ def solve_local(S, G, lam, mu, c, out, work):
         ch2[j] = (ch[j] / big) ** 2
         phi0 += lam[j] * ch2[j]
         psi0 += ch2[j] / lam[j]
-    if ch2[d - 1] == 0.0:                                    # no pole: neither branch has a root
-        return False
+    if ch2[d - 1] == 0.0:              # c^ has no part along the positive eigenvector: the hard case
+        return _secular_pole(ch, G, lam, big, mu, out, z, cand)
     found = False
     best0 = 0.0
     for branch in range(2):
@@ -345,14 +432,16 @@ def _iterations(op, cols, velocity, x, r0, rlin, a, mu, S, G, lam, joint_diag, o
             return code
 
 
-def local_factors(S: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def local_factors(S: np.ndarray, mu: np.ndarray, secular: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-contact data of the exact local solver: the (regularised) blocks S (n_c, d, d),
     G = V^T L^-1 and the eigenvalues Lam (ascending, the last one positive) of the module docstring.
-    Contacts with mu = 0 get identity factors (their local problem is solved without them)."""
+    Contacts with mu = 0 get identity factors (their local problem is solved without them), and so do
+    all contacts for d = 2 (:func:`_solve_wedge` needs none) unless ``secular`` (the secular solver's
+    factors, for a test that compares the two)."""
     S = np.array(S, dtype=float)
     n_c, d, _ = S.shape
     G, lam = np.empty((n_c, d, d)), np.empty((n_c, d))
-    _local_factors(S, np.ascontiguousarray(mu, dtype=float), G, lam)
+    _factors_into(S, np.ascontiguousarray(mu, dtype=float), G, lam, np.empty((4, d, d)), np.empty((2, d)), secular)
     return S, G, lam
 
 
@@ -408,13 +497,14 @@ def _local_factors(S, mu, G, lam):
     d x d arithmetic (Cholesky, triangular inverse, Jacobi eigen-decompositions): a solve of a few
     contacts would otherwise pay the fixed cost of a dozen batched numpy calls."""
     d = S.shape[1]
-    _factors_into(S, mu, G, lam, np.empty((4, d, d)), np.empty((2, d)))
+    _factors_into(S, mu, G, lam, np.empty((4, d, d)), np.empty((2, d)), False)
 
 
 @njit(cache=True)
-def _factors_into(S, mu, G, lam, squares, rows):
+def _factors_into(S, mu, G, lam, squares, rows, secular):
     """:func:`_local_factors` with its scratch given: ``squares`` (4, d, d) and ``rows`` (2, d), all
-    arrays borrowed (workbench.blocks.borrowed), as the eigen-decompositions are two calls per contact."""
+    arrays borrowed (workbench.blocks.borrowed), as the eigen-decompositions are two calls per contact;
+    for d = 2 the secular solver's factors only when ``secular``."""
     S, mu, G, lam, squares, rows = borrowed(S), borrowed(mu), borrowed(G), borrowed(lam), borrowed(squares), borrowed(rows)
     n_c, d = S.shape[0], S.shape[1]
     A, V, Linv, B = squares[0], squares[1], squares[2], squares[3]
@@ -431,7 +521,7 @@ def _factors_into(S, mu, G, lam, squares, rows):
             for l in range(d):
                 G[i, j, l] = 1.0 if j == l else 0.0
             lam[i, j] = -1.0 if j < d - 1 else 1.0
-        if mu[i] <= 0:
+        if mu[i] <= 0 or (d == 2 and not secular):
             continue
         tinv[0] = 1.0 / mu[i]
         for j in range(d):                                   # A = T^-1 S T^-1 = L L^T (Cholesky)

@@ -179,22 +179,29 @@ def _secular_pole(ch, G, lam, big, mu, out, z, cand):
         z[j] = -(ch[j] / big) / (1.0 - lam[j] / top)
         acc -= lam[j] * z[j] * z[j]
     root = math.sqrt(acc / top)
-    found = False
     best0 = 0.0
     for sign in (1.0, -1.0):
         z[d - 1] = sign * root
-        for l in range(d):                                 # x~ = G^T z, times big
-            t = 0.0
-            for j in range(d):
-                t += G[j, l] * z[j]
-            cand[l] = t * big
-        if cand[0] > best0:
-            best0 = cand[0]
-            found = True
-            out[0] = cand[0] / mu
-            for j in range(1, d):
-                out[j] = cand[j]
-    return found
+        best0 = _keep_candidate(G, z, big, mu, cand, out, best0)
+    return best0 > 0.0
+
+
+@njit(cache=True, inline="always")
+def _keep_candidate(G, z, scale, mu, cand, out, best0):
+    """x~ = G^T z times ``scale`` into cand; when x~0 > best0, x = T^-1 x~ into ``out``. Returns the
+    larger x~0."""
+    d = z.shape[0]
+    for l in range(d):
+        acc = 0.0
+        for j in range(d):
+            acc += G[j, l] * z[j]
+        cand[l] = acc * scale
+    if cand[0] <= best0:
+        return best0
+    out[0] = cand[0] / mu
+    for j in range(1, d):
+        out[j] = cand[j]
+    return cand[0]
 
 
 @njit(cache=True)
@@ -249,7 +256,6 @@ def _solve_secular(S, G, lam, mu, c, out, work):
         psi0 += ch2[j] / lam[j]
     if ch2[d - 1] == 0.0:              # c^ has no part along the positive eigenvector: the hard case
         return _secular_pole(ch, G, lam, big, mu, out, z, cand)
-    found = False
     best0 = 0.0
     for branch in range(2):
         if (phi0 if branch == 0 else psi0) >= 0.0:
@@ -257,18 +263,8 @@ def _solve_secular(S, G, lam, mu, c, out, work):
         root = _secular_root(ch2, lam, branch == 1, 1.0 / top if branch == 0 else top)
         for j in range(d):
             z[j] = -ch[j] / (1.0 - root * lam[j]) if branch == 0 else -ch[j] * root / (root - lam[j])
-        for l in range(d):                                 # x~ = G^T z
-            acc = 0.0
-            for j in range(d):
-                acc += G[j, l] * z[j]
-            cand[l] = acc
-        if cand[0] > best0:
-            best0 = cand[0]
-            found = True
-            out[0] = cand[0] / mu
-            for j in range(1, d):
-                out[j] = cand[j]
-    return found
+        best0 = _keep_candidate(G, z, 1.0, mu, cand, out, best0)
+    return best0 > 0.0
 
 
 @njit(cache=True)

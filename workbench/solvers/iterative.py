@@ -580,13 +580,15 @@ class IterativeSolver(Solver):
         from Python tuples is needed; the calls, caps and result go through the same
         :func:`run_chunks` and Recorder as every run. On a problem of a few contacts the general path's
         Python objects cost several times the iterations (docs/solvers-performance.md). The clock starts
-        before the problem's data are read."""
-        rec = Recorder(options, "siconos_error", ("ccp_residual",), self.max_iter(options))
+        once the options are read and the local problem's given arrays fetched (W, r, mu: the data as
+        read, as the dense Newton run and Siconos's driver take them); ||r||, the buffers and the
+        iterations are on it."""
         p = model.problem
-        r0, W = p.r, p.N
+        r0, W, mu, d = p.r, p.N, p.mu, p.d
         chunk = chunk_of(self.iteration_work(2 * W.data.shape[0], r0.shape[0]))
-        lean = self.lean(W, r0, p.mu, p.d, -1 if rec.max_iter is None else rec.max_iter, chunk, float(options.tol),
-                         p.norm_r, options.params)
+        max_iter, tol = self.max_iter(options), float(options.tol)
+        rec = Recorder(options, "siconos_error", ("ccp_residual",), max_iter)
+        lean = self.lean(W, r0, mu, d, -1 if max_iter is None else max_iter, chunk, tol, p.norm_r, options.params)
         stop = run_chunks(lean.call, lean.start, p, rec, lean.ks, chunk) or StopCause.CONVERGED
         rec.stop_clock()
         copied = bool(lean.fs[F_COPIED])

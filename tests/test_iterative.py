@@ -279,6 +279,36 @@ def test_pgs_local_solver_hard_case(d):
                 assert abs(x @ s) <= 1e-9 * np.linalg.norm(c / scale) * np.linalg.norm(x)
 
 
+@pytest.mark.parametrize("end", ["apex", "unconstrained"])
+def test_pgs_local_solver_at_the_ends_of_its_brackets(end):
+    """Two ends of the secular method's brackets, where rounding decides the tests (a) and (b):
+    c on the boundary of the dual cone (c_n / mu = ||c_t|| to the last digit: a resting contact whose
+    velocity lies on the cone's edge; the minimiser is the apex) and c = -S x_b with x_b on the
+    boundary of K (the unconstrained minimiser is x_b itself: a sliding contact at a converged sweep).
+    About 3 % and 4 % of such problems had no root on either branch (psi(0) or phi(0) zero): the
+    solver returned no point, PGS left the impulse unchanged and counted a local failure (2 and 34 in
+    the corpus's two Capsules problems). Any scale of c, blocks of condition up to 1e4, mu from 0.01
+    to 10."""
+    rng = np.random.default_rng(17)
+    out, work = np.empty(3), np.empty((4, 3))
+    for _ in range(3000):
+        Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+        ev = 10.0 ** rng.uniform(-4, 0, 3)
+        S = (Q * ev) @ Q.T
+        mu = 10.0 ** rng.uniform(-2, 1)
+        theta, size = rng.uniform(0, 2 * np.pi), 10.0 ** rng.uniform(-150, 150)
+        edge = np.array([1.0, np.cos(theta), np.sin(theta)])
+        S_, G, lam = local_factors(S[None], np.array([mu]))
+        if end == "apex":
+            c = size * edge * np.array([1.0, 1.0 / mu, 1.0 / mu])
+            assert solve_local(S_[0], G[0], lam[0], mu, c, out, work)
+            assert np.linalg.norm(out) <= 1e-12 * np.linalg.norm(c) / ev.min()
+        else:
+            x_b = size * edge * np.array([1.0, mu, mu])
+            assert solve_local(S_[0], G[0], lam[0], mu, -S @ x_b, out, work)
+            np.testing.assert_allclose(out, x_b, rtol=1e-10, atol=1e-10 * np.abs(x_b).max())
+
+
 def test_pgs_2d_wedge_solver_agrees_with_the_secular_solver():
     """For d = 2 the local problem (L) is solved in closed form on the wedge's faces (pgs._solve_wedge);
     the secular-equation solver (pgs._solve_secular, the d = 3 method, with its factors) is independent

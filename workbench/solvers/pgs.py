@@ -32,7 +32,9 @@ x~^T R x~ = phi(lambda) = sum_j Lam_j c^_j^2 / (1 - lambda Lam_j)^2. phi increas
 psi(m) = sum_j Lam_j c^_j^2 / (m - Lam_j)^2 (phi with lambda = 1/m, times lambda^2) increases on
 (0, Lam_+): each branch has at most one root, found by safeguarded Newton (bisection when Newton leaves
 the bracket) to machine precision; the root with x~0 > 0 (the KKT point of Q rather than of -Q) is
-the minimiser - the problem is strictly convex, so it is unique (:func:`_solve_secular`). G and Lam are computed once per solve,
+the minimiser - the problem is strictly convex, so it is unique (:func:`_solve_secular`); when
+neither branch has a sign change, the answer sits at an end of a bracket that rounding excluded (the
+apex, or the unconstrained minimiser on the boundary: :func:`_bracket_end`). G and Lam are computed once per solve,
 contact by contact in compiled d x d arithmetic (Cholesky, triangular inverse, cyclic Jacobi
 eigen-decomposition); a sweep costs one pass over the rows of N plus O(d^2) per contact.
 For mu = 0: x* = [max(0, -c_n / S_nn), 0, 0]. A block whose smallest eigenvalue is below 1e-12 times
@@ -264,7 +266,56 @@ def _solve_secular(S, G, lam, mu, c, out, work):
         for j in range(d):
             z[j] = -ch[j] / (1.0 - root * lam[j]) if branch == 0 else -ch[j] * root / (root - lam[j])
         best0 = _keep_candidate(G, z, 1.0, mu, cand, out, best0)
-    return best0 > 0.0
+    if best0 > 0.0:
+        return True
+    return _bracket_end(c, ch, ch2, G, lam, phi0, psi0, mu, out, cand)
+
+
+@njit(cache=True)
+def _bracket_end(c, ch, ch2, G, lam, phi0, psi0, mu, out, cand):
+    """(c) when neither branch gave a point: the solution sits at an end of the brackets, where no open
+    interval holds a sign change, and tests (a) or (b) rejected it by a rounding error:
+
+    - psi(0) = 0 with c~0 > 0 (lambda = infinity): c~ on the boundary of Q, the apex x = 0 is the
+      minimiser (c^T x >= 0 on K). A contact at rest whose velocity lies on the cone's edge to the last
+      digit is such a case;
+    - phi(0) = x~_u^T R x~_u = 0 with x~_u0 > 0 (lambda = 0): the unconstrained minimiser
+      x~_u = -G^T c^ on the boundary of Q, its projection onto Q the minimiser (phi(0) >= 0: x~_u in
+      Q; phi(0) < 0 so small that branch 0 found no root: outside by that rounding, and the projection
+      is the minimiser to the same relative accuracy). A sliding contact at a converged sweep is such a
+      case.
+
+    "= 0" is phi(0) or psi(0) at least -1e-10 times the sum of the magnitudes of its terms. Else False
+    (no point)."""
+    d = ch.shape[0]
+    phi_size = 0.0
+    psi_size = 0.0
+    for j in range(d):
+        phi_size += abs(lam[j]) * ch2[j]
+        psi_size += ch2[j] / abs(lam[j])
+    if c[0] > 0.0 and psi0 >= -1e-10 * psi_size:
+        for j in range(d):
+            out[j] = 0.0
+        return True
+    if phi0 < -1e-10 * phi_size:
+        return False
+    for l in range(d):                                     # x~_u = -G^T c^
+        acc = 0.0
+        for j in range(d):
+            acc -= G[j, l] * ch[j]
+        cand[l] = acc
+    if cand[0] <= 0.0:
+        return False
+    t = _tangential_norm(cand)
+    if t > cand[0]:                                        # onto Q: ((x0 + |x_t|) / 2) (1, x_t / |x_t|)
+        half = 0.5 * (cand[0] + t)
+        cand[0] = half
+        for j in range(1, d):
+            cand[j] *= half / t
+    out[0] = cand[0] / mu
+    for j in range(1, d):
+        out[j] = cand[j]
+    return True
 
 
 @njit(cache=True)

@@ -254,13 +254,14 @@ class IPMSolver(IterativeSolver):
         K, F = self._K, self._F
         full = np.zeros(self._size)
         full[:rhs.size] = rhs
-        diag = K.diagonal()
-        diag[:rhs.size] -= reg
+        shift = np.zeros(self._size)
+        shift[:rhs.size] = reg
         sol = F.solve(full)
         small = 1e-14 * np.linalg.norm(full, np.inf)
         last = np.inf
+        res = np.empty(self._size)
         for _ in range(_REFINE):
-            res = full - (K @ sol + K.T @ sol - diag * sol)
+            _upper_residual(K.indptr, K.indices, K.data, shift, sol, full, res)
             size = np.linalg.norm(res, np.inf)
             if not size < last or size <= small:
                 break
@@ -473,6 +474,24 @@ def _assemble_schur(base, V, count, at, H_inv, out):
                 for c in range(d):
                     acc += T[a, c] * V[i, b, c]
                 out[at[i, a, b]] += acc
+
+
+@njit(cache=True)
+def _upper_residual(ptr, idx, val, shift, x, rhs, out):
+    """out = rhs - (K - diag(shift)) x for the symmetric K given by its upper triangle in CSC (ptr, idx,
+    val): one pass over the stored entries, each off-diagonal one used for both of its positions (the
+    refinement's residual, without forming K's transpose or lower half)."""
+    for i in range(x.shape[0]):
+        out[i] = rhs[i] + shift[i] * x[i]
+    for j in range(x.shape[0]):
+        xj = x[j]
+        acc = 0.0
+        for p in range(ptr[j], ptr[j + 1]):
+            i = idx[p]
+            out[i] -= val[p] * xj
+            if i != j:
+                acc += val[p] * x[i]
+        out[j] -= acc
 
 
 def _entry_positions(K: sp.csc_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

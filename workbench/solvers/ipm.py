@@ -78,40 +78,88 @@ _MIN_STEP = 1e-10           # below it the iteration has stalled (rounding)
 _REFINE = 5                 # iterative refinement steps at most, per solve
 
 
-def _jordan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+# The cone-wise operations, per cone of (n_c, d) arrays, compiled: each iteration makes a few dozen of
+# them, and on a packing of a thousand contacts numpy's per-call cost and temporaries were about as
+# large as the arithmetic. numpy's error model: a division by zero near the end of a run gives inf or
+# NaN (which the step and stall tests read), as the numpy code did, not an exception.
+
+@njit(cache=True, error_model="numpy")
+def _jordan(a, b):
     """a o b per cone (rows of (n_c, d) arrays): (a^T b, a_0 b_1 + b_0 a_1)."""
-    out = a[:, :1] * b + b[:, :1] * a
-    out[:, 0] = np.einsum("ij,ij->i", a, b)
+    out = np.empty_like(a)
+    for k in range(a.shape[0]):
+        acc = 0.0
+        for j in range(a.shape[1]):
+            acc += a[k, j] * b[k, j]
+        out[k, 0] = acc
+        for j in range(1, a.shape[1]):
+            out[k, j] = a[k, 0] * b[k, j] + b[k, 0] * a[k, j]
     return out
 
 
-def _jordan_solve(lam: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+@njit(cache=True, inline="always", error_model="numpy")
+def _det_at(a, k):
+    """a_0^2 - ||a_1||^2 of cone k, as (a_0 - ||a_1||)(a_0 + ||a_1||): no cancellation near the boundary."""
+    acc = 0.0
+    for j in range(1, a.shape[1]):
+        acc += a[k, j] * a[k, j]
+    t = np.sqrt(acc)
+    return (a[k, 0] - t) * (a[k, 0] + t)
+
+
+@njit(cache=True, error_model="numpy")
+def _jordan_solve(lam, rhs):
     """u with lam o u = rhs per cone (lam inside Q)."""
-    u0 = (lam[:, 0] * rhs[:, 0] - np.einsum("ij,ij->i", lam[:, 1:], rhs[:, 1:])) / _det(lam)
     out = np.empty_like(rhs)
-    out[:, 0] = u0
-    out[:, 1:] = (rhs[:, 1:] - u0[:, None] * lam[:, 1:]) / lam[:, :1]
+    for k in range(rhs.shape[0]):
+        acc = lam[k, 0] * rhs[k, 0]
+        for j in range(1, rhs.shape[1]):
+            acc -= lam[k, j] * rhs[k, j]
+        u0 = acc / _det_at(lam, k)
+        out[k, 0] = u0
+        for j in range(1, rhs.shape[1]):
+            out[k, j] = (rhs[k, j] - u0 * lam[k, j]) / lam[k, 0]
     return out
 
 
-def _det(a: np.ndarray) -> np.ndarray:
-    """a_0^2 - ||a_1||^2 per cone, as (a_0 - ||a_1||)(a_0 + ||a_1||): no cancellation near the boundary."""
-    t = np.sqrt(np.einsum("ij,ij->i", a[:, 1:], a[:, 1:]))
-    return (a[:, 0] - t) * (a[:, 0] + t)
+@njit(cache=True, error_model="numpy")
+def _inside(a):
+    """Whether every cone's a is strictly inside Q (det > 0)."""
+    for k in range(a.shape[0]):
+        if not _det_at(a, k) > 0.0:
+            return False
+    return True
 
 
-def _max_step(x: np.ndarray, dx: np.ndarray) -> float:
+@njit(cache=True, error_model="numpy")
+def _max_step(x, dx):
     """The largest alpha with x + alpha dx in Q for every cone (x inside): the first root of
     det(x + alpha dx) = a alpha^2 + 2 b alpha + c, written c / (-b + sqrt(b^2 - a c)) to avoid
-    cancellation."""
-    a = _det(dx)
-    b = x[:, 0] * dx[:, 0] - np.einsum("ij,ij->i", x[:, 1:], dx[:, 1:])
-    c = _det(x)
-    disc = b * b - a * c
-    hits = (a < 0) | ((b < 0) & (disc >= 0))
-    if not hits.any():
-        return np.inf
-    return float(np.min(c[hits] / (-b[hits] + np.sqrt(np.maximum(disc[hits], 0.0)))))
+    cancellation; inf when no cone's boundary is met."""
+    best = np.inf
+    for k in range(x.shape[0]):
+        a = _det_at(dx, k)
+        b = x[k, 0] * dx[k, 0]
+        for j in range(1, x.shape[1]):
+            b -= x[k, j] * dx[k, j]
+        c = _det_at(x, k)
+        disc = b * b - a * c
+        if a < 0.0 or (b < 0.0 and disc >= 0.0):
+            best = min(best, c / (-b + np.sqrt(max(disc, 0.0))))
+    return best
+
+
+@njit(cache=True, error_model="numpy")
+def _times(A, x):
+    """A_k x_k per cone ((n_c, d, d) blocks, (n_c, d) vectors)."""
+    out = np.empty_like(x)
+    for k in range(x.shape[0]):
+        for i in range(x.shape[1]):
+            acc = 0.0
+            for j in range(x.shape[1]):
+                acc += A[k, i, j] * x[k, j]
+            out[k, i] = acc
+    return out
 
 
 def _into_cone(x: np.ndarray) -> None:
@@ -120,25 +168,50 @@ def _into_cone(x: np.ndarray) -> None:
     x[:, 0] += 1.0 + max(t, 0.0)
 
 
-def _nt_scaling(x: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per cone: W, W^-1 (d x d, symmetric) with W z = W^-1 x = lambda, and lambda."""
-    d = x.shape[1]
-    J = np.diag(np.r_[1.0, -np.ones(d - 1)])
-    det_x, det_z = _det(x), _det(z)
-    xb, zb = x / np.sqrt(det_x)[:, None], z / np.sqrt(det_z)[:, None]
-    gamma = np.sqrt(0.5 * (1.0 + np.einsum("ij,ij->i", xb, zb)))
-    w = (xb + zb @ J) / (2.0 * gamma)[:, None]
-    eta = (det_x / det_z) ** 0.25
-    # the hyperbolic rotation of w (det w = 1) times eta, and its inverse (w_t negated) over eta
-    B = np.empty((x.shape[0], d, d))
-    B[:, 0, 0] = w[:, 0]
-    B[:, 1:, 1:] = np.eye(d - 1) + w[:, 1:, None] * w[:, None, 1:] / (1.0 + w[:, 0])[:, None, None]
-    B[:, 0, 1:] = B[:, 1:, 0] = w[:, 1:]
-    W = eta[:, None, None] * B
-    B[:, 0, 1:] = B[:, 1:, 0] = -w[:, 1:]
-    W_inv = B / eta[:, None, None]
-    lam = np.einsum("kij,kj->ki", W, z)
-    return W, W_inv, lam
+@njit(cache=True, error_model="numpy")
+def _nt_scaling(x, z):
+    """Per cone: W, W^-1 (d x d, symmetric) with W z = W^-1 x = lambda, lambda, and the products
+    H = W^-2 and W^2 (the KKT blocks and their inverses). W = eta B(w): the hyperbolic rotation of
+    w = (x/sqrt(det x) + J z/sqrt(det z)) / (2 gamma) (det w = 1, J = diag(1, -1, ..)) times
+    eta = (det x / det z)^(1/4); W^-1 = B with w_t negated, over eta."""
+    n_c, d = x.shape
+    W, W_inv, H, W2 = np.empty((n_c, d, d)), np.empty((n_c, d, d)), np.empty((n_c, d, d)), np.empty((n_c, d, d))
+    lam = np.empty((n_c, d))
+    w = np.empty(d)
+    for k in range(n_c):
+        det_x, det_z = _det_at(x, k), _det_at(z, k)
+        sx, sz = np.sqrt(det_x), np.sqrt(det_z)
+        acc = 0.0
+        for j in range(d):
+            acc += (x[k, j] / sx) * (z[k, j] / sz)
+        gamma = np.sqrt(0.5 * (1.0 + acc))
+        w[0] = (x[k, 0] / sx + z[k, 0] / sz) / (2.0 * gamma)
+        for j in range(1, d):
+            w[j] = (x[k, j] / sx - z[k, j] / sz) / (2.0 * gamma)
+        eta = (det_x / det_z) ** 0.25
+        W[k, 0, 0] = eta * w[0]
+        W_inv[k, 0, 0] = w[0] / eta
+        for i in range(1, d):
+            W[k, 0, i] = W[k, i, 0] = eta * w[i]
+            W_inv[k, 0, i] = W_inv[k, i, 0] = -w[i] / eta
+            for j in range(1, d):
+                t = (1.0 if i == j else 0.0) + w[i] * w[j] / (1.0 + w[0])
+                W[k, i, j] = eta * t
+                W_inv[k, i, j] = t / eta
+        for i in range(d):
+            acc = 0.0
+            for j in range(d):
+                acc += W[k, i, j] * z[k, j]
+            lam[k, i] = acc
+            for j in range(d):
+                h = 0.0
+                q = 0.0
+                for l in range(d):
+                    h += W_inv[k, i, l] * W_inv[k, l, j]
+                    q += W[k, i, l] * W[k, l, j]
+                H[k, i, j] = h
+                W2[k, i, j] = q
+    return W, W_inv, lam, H, W2
 
 
 class IPMSolver(IterativeSolver):
@@ -310,24 +383,23 @@ class IPMSolver(IterativeSolver):
                 return
             xc, zc = x[:m].reshape(n_c, d), z[:m].reshape(n_c, d)
             mu = float(xc.ravel() @ zc.ravel()) / n_c
-            if not (np.all(_det(xc) > 0) and np.all(_det(zc) > 0)):     # rounding put a point on the boundary
+            if not (_inside(xc) and _inside(zc)):     # rounding put a point on the boundary
                 self._stall(run)
                 return
             if not run.rec.affords(self._factor_seconds):   # a factorisation cannot be interrupted
                 run.stopped = StopCause.TIMEOUT
                 return
-            W, W_inv, lam = _nt_scaling(xc, zc)
-            H = W_inv @ W_inv
-            self._factor(H, reg, W @ W)
+            W, W_inv, lam, H, W2 = _nt_scaling(xc, zc)
+            self._factor(H, reg, W2)
             r_d = P_times(x) + c - z
 
             def direction(r_c):
-                v = np.einsum("kij,kj->ki", W_inv, _jordan_solve(lam, r_c))
+                v = _times(W_inv, _jordan_solve(lam, r_c))
                 rhs = -r_d
                 rhs[:m] += v.ravel()
                 dx = self._solve(rhs, reg)
                 dz = np.zeros(n)
-                dz[:m] = (v - np.einsum("kij,kj->ki", H, dx[:m].reshape(n_c, d))).ravel()
+                dz[:m] = (v - _times(H, dx[:m].reshape(n_c, d))).ravel()
                 return dx, dz
 
             def predictor_corrector():
@@ -336,7 +408,7 @@ class IPMSolver(IterativeSolver):
                 dxc, dzc = dx[:m].reshape(n_c, d), dz[:m].reshape(n_c, d)
                 alpha = min(1.0, _max_step(xc, dxc), _max_step(zc, dzc))
                 sigma = (1.0 - alpha) ** 3
-                second = _jordan(np.einsum("kij,kj->ki", W_inv, dxc), np.einsum("kij,kj->ki", W, dzc))
+                second = _jordan(_times(W_inv, dxc), _times(W, dzc))
                 dx, dz = direction(sigma * mu * e - lam_sq - second)
                 dxc, dzc = dx[:m].reshape(n_c, d), dz[:m].reshape(n_c, d)
                 return dx, dz, min(1.0, _FRACTION * _max_step(xc, dxc), _FRACTION * _max_step(zc, dzc))

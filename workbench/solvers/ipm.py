@@ -16,10 +16,16 @@ Nesterov-Todd scaling W (per cone, symmetric, W z = W^-1 x = lambda) and H = W^-
 
 once with r_c = -lambda o lambda (affine direction, largest step alpha_a), once with
 r_c = sigma mu e - lambda o lambda - (W^-1 dx_a) o (W dz_a), sigma = (1 - alpha_a)^3,
-mu = x^T z / n_c, and the step 0.99 of the way to the boundary of Q. The system with P + H is solved
+mu = x^T z / n_c. Then one centrality corrector (Gondzio 1996, here per second-order cone): when that
+direction's step alpha to the boundary is below 1, the scaled products v = (W^-1 x') o (W z') at the
+trial point of step alpha + 0.3 get their Jordan eigenvalues v_0 -+ ||v_1|| moved into
+[0.1, 10] sigma mu, and the direction solved with r_c = t - v (no residual part, the same factors)
+is added when it lengthens the step by at least 0.03; the step is 0.99 of the way to the boundary of Q.
+The corrector costs one more solve with the factors of the iteration, and takes an iteration or a few
+off a run on most problems of the corpus. The system with P + H is solved
 through a sparse quasi-definite matrix K, factorised once per iteration by qdldl (LDL^T, AMD ordering
-and symbolic analysis once per solve); both solves reuse the factors, with one step of iterative
-refinement. Global problems: K = [H, S C^T; C S, -rho M] (n + n_dof; C = [D G]), whose Schur complement
+and symbolic analysis once per solve); every solve of the iteration reuses the factors, with one step of
+iterative refinement. Global problems: K = [H, S C^T; C S, -rho M] (n + n_dof; C = [D G]), whose Schur complement
 is P + H, so N is never formed; without joints and with scikit-sparse installed, K is solved
 through its body-space Schur complement rho M + (C S) H^-1 (C S)^T by CHOLMOD instead (:class:`_BodySchur`;
 on the 2,560-sphere packing about twice as fast, the same iterates) when that complement's Cholesky
@@ -65,7 +71,7 @@ import qdldl
 import scipy.sparse as sp
 from numba import njit
 
-from workbench import metrics
+from workbench import blocks, metrics
 from workbench.params import Param
 from workbench.solvers.base import StopCause
 from workbench.solvers.cholesky import cholesky_flops, cholmod
@@ -74,6 +80,9 @@ from workbench.solvers.iterative import ITERATIVE_PARAMS, IterativeSolver, Itera
 __all__ = ["IPMSolver"]
 
 _FRACTION = 0.99            # of the step to the boundary of Q
+_CORRECTOR_REACH = 0.3      # the centrality corrector aims at the step alpha + this (Gondzio's delta_alpha)
+_CORRECTOR_GAIN = 0.1       # and is kept when the step grows by at least this fraction of the reach
+_BETA = (0.1, 10.0)         # the band, in units of sigma mu, of the scaled products' Jordan eigenvalues
 _MIN_STEP = 1e-10           # below it the iteration has stalled (rounding)
 _REFINE = 5                 # iterative refinement steps at most, per solve
 
@@ -147,6 +156,40 @@ def _max_step(x, dx):
         if a < 0.0 or (b < 0.0 and disc >= 0.0):
             best = min(best, c / (-b + np.sqrt(max(disc, 0.0))))
     return best
+
+
+@njit(cache=True, error_model="numpy")
+def _centrality_correction(W_inv, W, x, z, dx, dz, step, target):
+    """Per cone, t - v: v = (W^-1 (x + step dx)) o (W (z + step dz)), the scaled complementarity
+    products at the trial step, and t the same with its Jordan eigenvalues v_0 -+ ||v_1|| moved into
+    the band _BETA times ``target`` (sigma mu); the right-hand side of Gondzio's corrector."""
+    n_c, d = x.shape
+    out = np.empty((n_c, d))
+    a, b = np.empty(d), np.empty(d)
+    low, high = _BETA[0] * target, _BETA[1] * target
+    for k in range(n_c):
+        for i in range(d):
+            sa = 0.0
+            sb = 0.0
+            for j in range(d):
+                sa += W_inv[k, i, j] * (x[k, j] + step * dx[k, j])
+                sb += W[k, i, j] * (z[k, j] + step * dz[k, j])
+            a[i], b[i] = sa, sb
+        v0 = 0.0
+        for j in range(d):
+            v0 += a[j] * b[j]
+        norm = 0.0
+        for j in range(1, d):
+            out[k, j] = a[0] * b[j] + b[0] * a[j]     # v_1 for now
+            norm += out[k, j] * out[k, j]
+        norm = np.sqrt(norm)
+        first = min(max(v0 - norm, low), high)
+        second = min(max(v0 + norm, low), high)
+        out[k, 0] = 0.5 * (first + second) - v0
+        shrink = 0.5 * (second - first) / norm - 1.0 if norm > 0.0 else -1.0
+        for j in range(1, d):
+            out[k, j] *= shrink
+    return out
 
 
 @njit(cache=True, error_model="numpy")
@@ -349,7 +392,7 @@ class IPMSolver(IterativeSolver):
         S, rho, step = self._S, self._rho, self._step
         r = run.linear_term
         # nu = (gamma / rho) S x: c = S r / gamma, gamma the root mean square of S r (module docstring)
-        gamma = float(np.linalg.norm(S * r)) / np.sqrt(n) or 1.0
+        gamma = float(blocks.norm(S * r)) / np.sqrt(n) or 1.0
         c = S * r / gamma
         unit = gamma / rho
 
@@ -382,7 +425,7 @@ class IPMSolver(IterativeSolver):
             if run.tick(nu, run.apply_N(nu) + run.r0):
                 return
             xc, zc = x[:m].reshape(n_c, d), z[:m].reshape(n_c, d)
-            mu = float(xc.ravel() @ zc.ravel()) / n_c
+            mu = float(blocks.dot(x[:m], z[:m])) / n_c     # by blocks: the same on every BLAS (stall test)
             if not (_inside(xc) and _inside(zc)):     # rounding put a point on the boundary
                 self._stall(run)
                 return
@@ -393,9 +436,9 @@ class IPMSolver(IterativeSolver):
             self._factor(H, reg, W2)
             r_d = P_times(x) + c - z
 
-            def direction(r_c):
+            def direction(r_c, residual=True):
                 v = _times(W_inv, _jordan_solve(lam, r_c))
-                rhs = -r_d
+                rhs = -r_d if residual else np.zeros(n)
                 rhs[:m] += v.ravel()
                 dx = self._solve(rhs, reg)
                 dz = np.zeros(n)
@@ -411,7 +454,17 @@ class IPMSolver(IterativeSolver):
                 second = _jordan(_times(W_inv, dxc), _times(W, dzc))
                 dx, dz = direction(sigma * mu * e - lam_sq - second)
                 dxc, dzc = dx[:m].reshape(n_c, d), dz[:m].reshape(n_c, d)
-                return dx, dz, min(1.0, _FRACTION * _max_step(xc, dxc), _FRACTION * _max_step(zc, dzc))
+                alpha = min(_max_step(xc, dxc), _max_step(zc, dzc))
+                if alpha < 1.0:                           # one centrality corrector (module docstring)
+                    trial = min(1.0, alpha + _CORRECTOR_REACH)
+                    cx, cz = direction(_centrality_correction(W_inv, W, xc, zc, dxc, dzc, trial, sigma * mu),
+                                       residual=False)
+                    cx += dx
+                    cz += dz
+                    grown = min(_max_step(xc, cx[:m].reshape(n_c, d)), _max_step(zc, cz[:m].reshape(n_c, d)))
+                    if grown >= alpha + _CORRECTOR_GAIN * _CORRECTOR_REACH:
+                        dx, dz, alpha = cx, cz, grown
+                return dx, dz, min(1.0, _FRACTION * alpha)
 
             self._residual = 0.0
             dx, dz, alpha = predictor_corrector()

@@ -457,8 +457,12 @@ class IPMSolver(IterativeSolver):
                 alpha = min(_max_step(xc, dxc), _max_step(zc, dzc))
                 if alpha < 1.0:                           # one centrality corrector (module docstring)
                     trial = min(1.0, alpha + _CORRECTOR_REACH)
+                    # its small right-hand side is solved to a larger relative residual: not a sign that
+                    # the body-space complement lost accuracy (the step test judges the corrector)
+                    judged = self._residual
                     cx, cz = direction(_centrality_correction(W_inv, W, xc, zc, dxc, dzc, trial, sigma * mu),
                                        residual=False)
+                    self._residual = judged
                     cx += dx
                     cz += dz
                     grown = min(_max_step(xc, cx[:m].reshape(n_c, d)), _max_step(zc, cz[:m].reshape(n_c, d)))

@@ -189,6 +189,25 @@ def _secular_pole(ch, G, lam, big, mu, out, z, cand):
 
 
 @njit(cache=True, inline="always")
+def _unconstrained(G, ch, cand):
+    """x~_u = -G^T c^ into cand: the unconstrained minimiser, in the coordinates x~ = T x."""
+    d = ch.shape[0]
+    for l in range(d):
+        acc = 0.0
+        for j in range(d):
+            acc -= G[j, l] * ch[j]
+        cand[l] = acc
+
+
+@njit(cache=True, inline="always")
+def _from_tilde(cand, mu, out):
+    """x = T^-1 x~ into ``out`` (T = diag(mu, 1, ..))."""
+    out[0] = cand[0] / mu
+    for j in range(1, cand.shape[0]):
+        out[j] = cand[j]
+
+
+@njit(cache=True, inline="always")
 def _keep_candidate(G, z, scale, mu, cand, out, best0):
     """x~ = G^T z times ``scale`` into cand; when x~0 > best0, x = T^-1 x~ into ``out``. Returns the
     larger x~0."""
@@ -200,9 +219,7 @@ def _keep_candidate(G, z, scale, mu, cand, out, best0):
         cand[l] = acc * scale
     if cand[0] <= best0:
         return best0
-    out[0] = cand[0] / mu
-    for j in range(1, d):
-        out[j] = cand[j]
+    _from_tilde(cand, mu, out)
     return cand[0]
 
 
@@ -234,15 +251,9 @@ def _solve_secular(S, G, lam, mu, c, out, work):
         for l in range(1, d):
             acc += G[j, l] * c[l]
         ch[j] = acc
-    for l in range(d):                                     # (b) x~ = -G^T c^
-        acc = 0.0
-        for j in range(d):
-            acc -= G[j, l] * ch[j]
-        cand[l] = acc
+    _unconstrained(G, ch, cand)                            # (b) x~ = -G^T c^
     if cand[0] >= _tangential_norm(cand):
-        out[0] = cand[0] / mu
-        for j in range(1, d):
-            out[j] = cand[j]
+        _from_tilde(cand, mu, out)
         return True
     top = lam[d - 1]                                       # (c) the positive eigenvalue (ascending)
     # phi and psi are homogeneous in c^: their roots are found for c^ / max|c^_j|, so that a tiny c
@@ -299,22 +310,18 @@ def _bracket_end(c, ch, ch2, G, lam, phi0, psi0, mu, out, cand):
         return True
     if phi0 < -1e-10 * phi_size:
         return False
-    for l in range(d):                                     # x~_u = -G^T c^
-        acc = 0.0
-        for j in range(d):
-            acc -= G[j, l] * ch[j]
-        cand[l] = acc
+    _unconstrained(G, ch, cand)
     if cand[0] <= 0.0:
         return False
+    # onto Q: ((x0 + |x_t|) / 2) (1, x_t / |x_t|), with |x_t| by hypot (cones.project_contact squares
+    # x_t, which underflows at the scales of a contact at rest that this solver is homogeneous down to)
     t = _tangential_norm(cand)
-    if t > cand[0]:                                        # onto Q: ((x0 + |x_t|) / 2) (1, x_t / |x_t|)
+    if t > cand[0]:
         half = 0.5 * (cand[0] + t)
         cand[0] = half
         for j in range(1, d):
             cand[j] *= half / t
-    out[0] = cand[0] / mu
-    for j in range(1, d):
-        out[j] = cand[j]
+    _from_tilde(cand, mu, out)
     return True
 
 
